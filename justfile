@@ -1,0 +1,54 @@
+# wymcp tasks. Every recipe uses the tools in .venv (made by scripts/bootstrap.py).
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+venv := ".venv/bin"
+packages := "-p wymcp.core.schema -p wymcp.core.gates -p wymcp.core.server -p wymcp.conf -p wymcp.transport.aiohttp -p wymcp.testing -p wymcp_tasks -p wymcp_conformance"
+
+# List the recipes.
+default:
+    @just --list
+
+# Create or refresh .venv with every member editable and the dev tools.
+bootstrap:
+    python3 scripts/bootstrap.py
+
+# ruff: lint and formatting.
+lint:
+    {{venv}}/ruff check .
+    {{venv}}/ruff format --check .
+
+# Format the tree in place.
+fmt:
+    {{venv}}/ruff format .
+    {{venv}}/ruff check --fix .
+
+# mypy --strict over every package and service.
+types:
+    {{venv}}/mypy {{packages}}
+
+# The layer contracts (import-linter).
+arch:
+    {{venv}}/lint-imports
+
+# The unit and integration tests (pytest exits 5 on no tests, which fails here too).
+test *args:
+    {{venv}}/pytest {{args}}
+
+# The official MCP conformance suite, three runs, against the fixture server.
+conformance:
+    bash scripts/conformance.sh
+
+# Benchmarks side by side with the peers (long; writes docs/performance.md).
+bench *args:
+    {{venv}}/python benchmarks/run.py {{args}}
+
+# The benchmark harness in smoke mode: a few requests per case, asserts nothing about speed.
+bench-smoke:
+    {{venv}}/python benchmarks/run.py --smoke
+
+# Serve the tasks demo on 127.0.0.1:8000/mcp.
+serve:
+    {{venv}}/wymcp serve --settings wymcp_tasks.settings
+
+# Everything CI runs: lint, types, layer contracts, tests, conformance.
+check: lint types arch test conformance

@@ -1,0 +1,94 @@
+"""What a transport and the engine exchange for one HTTP request.
+
+The transport owns bytes: it bounds and parses the body, checks Origin/Host
+and hands the engine an `Exchange`. The engine answers with a `Reply`, or
+first writes messages to the call's `Stream`, which turns the HTTP response
+into an SSE stream. Nothing here performs I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+import attrs
+
+JSONValue = Any
+"""A decoded JSON value (the decode boundary is the only place Any appears)."""
+
+
+@attrs.frozen
+class Headers:
+    """Request headers: names compared case-insensitively, duplicates kept."""
+
+    pairs: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, items: Iterable[tuple[str, str]]) -> Headers:
+        """Build from (name, value) pairs in arrival order."""
+        return cls(tuple((name.lower(), value) for name, value in items))
+
+    def getall(self, name: str) -> list[str]:
+        """Return every value sent under `name`, in order (empty if none)."""
+        key = name.lower()
+        return [value for n, value in self.pairs if n == key]
+
+    def get(self, name: str) -> str | None:
+        """Return the first value sent under `name`, or None."""
+        key = name.lower()
+        for n, value in self.pairs:
+            if n == key:
+                return value
+        return None
+
+
+@attrs.frozen
+class Exchange:
+    """One HTTP request as the engine sees it.
+
+    `body` is the parsed JSON body of a POST (None for GET and DELETE): the
+    transport has already answered an oversized, malformed or non-JSON body.
+    `principal` is what the transport's auth hook accepted, or None.
+    """
+
+    method: str
+    headers: Headers
+    body: JSONValue = None
+    principal: object | None = None
+
+
+@attrs.frozen
+class Reply:
+    """The engine's answer: an HTTP status, a JSON body or none, extra headers.
+
+    When the engine opened the call's stream, the transport sends `body` as
+    the last SSE event instead (a None body sends nothing more) and ignores
+    `status`.
+    """
+
+    status: int
+    body: JSONValue = None
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+
+class Stream(Protocol):
+    """The response stream of one HTTP request, provided by the transport.
+
+    The first `open` (or `send`) commits a `200 text/event-stream` response
+    with the given headers; later calls to `open` do nothing.
+    """
+
+    @property
+    def opened(self) -> bool:
+        """Whether the SSE response has been committed."""
+        ...
+
+    async def open(self, headers: Mapping[str, str] | None = None) -> None:
+        """Commit the SSE response with extra headers (e.g. Mcp-Session-Id)."""
+        ...
+
+    async def send(
+        self, message: JSONValue | None, *, event_id: str | None = None
+    ) -> None:
+        """Write one SSE event: `message` as JSON data (None: empty data)."""
+        ...
