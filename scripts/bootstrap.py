@@ -7,7 +7,6 @@ workspace member editable plus the `dev` dependency group of the root
 
 from __future__ import annotations
 
-import glob
 import os
 import subprocess
 import sys
@@ -26,8 +25,7 @@ def members() -> list[Path]:
     found: list[Path] = []
     for pattern in patterns:
         found.extend(
-            Path(p) for p in sorted(glob.glob(str(ROOT / pattern)))
-            if (Path(p) / "pyproject.toml").is_file()
+            p for p in sorted(ROOT.glob(pattern)) if (p / "pyproject.toml").is_file()
         )
     return found
 
@@ -42,15 +40,27 @@ def main() -> int:
     quiet = [] if os.environ.get("WYMCP_BOOTSTRAP_VERBOSE") else ["-q"]
     subprocess.run(
         [str(python), "-m", "pip", "install", *quiet, "--upgrade", "pip>=25.1"],
-        check=True, env=env,
+        check=True,
+        env=env,
     )
     editable: list[str] = []
     for member in members():
         editable += ["-e", str(member)]
     print(f"bootstrap: installing {len(editable) // 2} members and the dev group")
     subprocess.run(
-        [str(python), "-m", "pip", "install", *quiet, "--group", f"{ROOT / 'pyproject.toml'}:dev", *editable],
-        check=True, env=env, cwd=ROOT,
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            *quiet,
+            "--group",
+            f"{ROOT / 'pyproject.toml'}:dev",
+            *editable,
+        ],
+        check=True,
+        env=env,
+        cwd=ROOT,
     )
     print("bootstrap: ready (.venv)")
     return 0

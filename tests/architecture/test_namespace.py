@@ -9,8 +9,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = sorted(p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").is_file())
-FORBIDDEN = ("wymcp/__init__.py", "wymcp/core/__init__.py", "wymcp/transport/__init__.py")
+PACKAGES = sorted(
+    p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").is_file()
+)
+FORBIDDEN = (
+    "wymcp/__init__.py",
+    "wymcp/core/__init__.py",
+    "wymcp/transport/__init__.py",
+)
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
@@ -33,7 +39,9 @@ def test_folder_distribution_and_import_name_map_mechanically(package: Path) -> 
 
 def test_every_member_version_moves_in_lockstep() -> None:
     versions = {
-        tomllib.loads((p / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+        tomllib.loads((p / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+            "version"
+        ]
         for p in PACKAGES
     }
     assert len(versions) == 1
