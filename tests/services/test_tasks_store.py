@@ -1,0 +1,186 @@
+"""The demo's SQLite store on a temporary file."""
+
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from wymcp_tasks import (
+    DATABASE_ENVIRONMENT_VARIABLE,
+    StoreError,
+    TaskStore,
+    database_path,
+)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[TaskStore]:
+    store = TaskStore(tmp_path / "tasks.sqlite3")
+    yield store
+    store.close()
+
+
+async def test_a_created_task_is_open_and_gets_an_id(store: TaskStore) -> None:
+    task = await store.create_task(title="Renew passport", due="2026-12-15")
+    assert task["id"] == 1
+    assert task["status"] == "open"
+    assert task["priority"] == 3
+    assert task["due"] == "2026-12-15"
+    assert task["completed_at"] is None
+    assert await store.get_task(1) == task
+
+
+async def test_the_file_is_created_on_first_use(tmp_path: Path) -> None:
+    path = tmp_path / "later.sqlite3"
+    store = TaskStore(path)
+    assert not path.exists()
+    await store.list_tasks()
+    assert path.exists()
+
+
+async def test_a_second_store_on_the_same_file_sees_the_tasks(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite3"
+    await TaskStore(path).create_task(title="Persist me")
+    again = TaskStore(path)
+    assert [t["title"] for t in await again.list_tasks()] == ["Persist me"]
+
+
+async def test_list_filters_combine(store: TaskStore) -> None:
+    await store.create_project("home")
+    await store.create_task(title="a", due="2026-01-10", priority=1)
+    await store.create_task(title="b", due="2026-01-20", project="home")
+    await store.create_task(title="c", priority=1)
+    assert [t["title"] for t in await store.list_tasks()] == ["a", "b", "c"]
+    assert [t["title"] for t in await store.list_tasks(priority=1)] == ["a", "c"]
+    assert [t["title"] for t in await store.list_tasks(due_before="2026-01-20")] == [
+        "a"
+    ]
+    assert [t["title"] for t in await store.list_tasks(due_after="2026-01-10")] == ["b"]
+    assert [t["title"] for t in await store.list_tasks(project="home")] == ["b"]
+    assert [t["title"] for t in await store.list_tasks(limit=1)] == ["a"]
+    assert await store.list_tasks(status="done") == []
+
+
+async def test_search_matches_substrings_and_treats_wildcards_literally(
+    store: TaskStore,
+) -> None:
+    await store.create_task(title="Pay 50% deposit")
+    await store.create_task(title="Call Bob", description="about the PASSPORT")
+    await store.create_task(title="x_y")
+    assert [t["title"] for t in await store.search_tasks("passport")] == ["Call Bob"]
+    assert [t["title"] for t in await store.search_tasks("50%")] == ["Pay 50% deposit"]
+    assert [t["title"] for t in await store.search_tasks("_")] == ["x_y"]
+    assert await store.search_tasks("%") != []
+    assert await store.search_tasks("nothing like it") == []
+
+
+async def test_update_stamps_and_clears_completed_at(store: TaskStore) -> None:
+    await store.create_task(title="a", due="2026-01-01")
+    done = await store.update_task(1, {"status": "done", "due": None})
+    assert done is not None
+    assert done["status"] == "done"
+    assert done["due"] is None
+    assert done["completed_at"] is not None
+    reopened = await store.update_task(1, {"status": "open"})
+    assert reopened is not None
+    assert reopened["completed_at"] is None
+
+
+async def test_complete_is_idempotent(store: TaskStore) -> None:
+    await store.create_task(title="a")
+    first = await store.complete_task(1)
+    second = await store.complete_task(1)
+    assert first is not None
+    assert second is not None
+    assert first["completed_at"] == second["completed_at"]
+
+
+async def test_missing_tasks_answer_none_or_false(store: TaskStore) -> None:
+    assert await store.get_task(7) is None
+    assert await store.update_task(7, {"title": "x"}) is None
+    assert await store.complete_task(7) is None
+    assert await store.delete_task(7) is False
+
+
+async def test_delete_removes_the_task(store: TaskStore) -> None:
+    await store.create_task(title="a")
+    assert await store.delete_task(1) is True
+    assert await store.get_task(1) is None
+
+
+async def test_overdue_counts_open_tasks_due_before_today(store: TaskStore) -> None:
+    today = date(2026, 6, 15)
+    assert store.count_overdue(today) == 0
+    await store.create_task(title="late", due="2026-06-14")
+    await store.create_task(title="today", due="2026-06-15")
+    await store.create_task(title="undated")
+    await store.create_task(title="late but done", due="2026-01-01")
+    await store.complete_task(4)
+    assert store.count_overdue(today) == 1
+
+
+async def test_tasks_need_an_existing_open_project(store: TaskStore) -> None:
+    with pytest.raises(StoreError, match="create it first"):
+        await store.create_task(title="a", project="nowhere")
+    await store.create_project("site")
+    await store.create_task(title="a", project="site")
+    await store.archive_project("site")
+    with pytest.raises(StoreError, match="archived"):
+        await store.create_task(title="b", project="site")
+    await store.create_task(title="c")
+    with pytest.raises(StoreError, match="archived"):
+        await store.update_task(2, {"project": "site"})
+    kept = await store.update_task(1, {"title": "renamed", "project": "site"})
+    assert kept is not None
+    assert kept["project"] == "site"
+
+
+async def test_projects_count_their_tasks_and_hide_when_archived(
+    store: TaskStore,
+) -> None:
+    await store.create_project("site", "The web site")
+    await store.create_project("home")
+    await store.create_task(title="a", project="site")
+    await store.create_task(title="b", project="site")
+    await store.complete_task(2)
+    listed = await store.list_projects()
+    assert [(p["name"], p["open_tasks"], p["done_tasks"]) for p in listed] == [
+        ("home", 0, 0),
+        ("site", 1, 1),
+    ]
+    archived = await store.archive_project("home")
+    assert archived is not None
+    assert archived["archived"] is True
+    assert [p["name"] for p in await store.list_projects()] == ["site"]
+    assert [p["name"] for p in await store.list_projects(include_archived=True)] == [
+        "home",
+        "site",
+    ]
+    assert await store.archive_project("nowhere") is None
+
+
+async def test_a_project_name_is_taken_once(store: TaskStore) -> None:
+    await store.create_project("site")
+    with pytest.raises(StoreError, match="exists already"):
+        await store.create_project("site")
+
+
+async def test_an_unopenable_file_is_a_store_error_without_the_path(
+    tmp_path: Path,
+) -> None:
+    store = TaskStore(tmp_path / "missing-dir" / "tasks.sqlite3")
+    with pytest.raises(StoreError) as caught:
+        await store.list_tasks()
+    assert "missing-dir" not in str(caught.value)
+
+
+def test_the_database_path_comes_from_the_argument_then_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(DATABASE_ENVIRONMENT_VARIABLE, raising=False)
+    assert database_path() == tmp_path / "wymcp-tasks.sqlite3"
+    monkeypatch.setenv(DATABASE_ENVIRONMENT_VARIABLE, str(tmp_path / "env.db"))
+    assert database_path() == tmp_path / "env.db"
+    assert database_path(tmp_path / "arg.db") == tmp_path / "arg.db"
