@@ -1,0 +1,23 @@
+"""Django-style settings for wymcp: load a settings module, check it, build a server.
+
+`load_settings()` reads the module named by its argument or by
+`WYMCP_SETTINGS_MODULE` into a frozen `Settings`; `run_checks()` reports
+problems with stable ids; `build_engine()` turns settings into an engine.
+"""
+
+from wymcp.conf._check_message import CheckMessage
+from wymcp.conf._checks import run_checks
+from wymcp.conf._engine import build_engine
+from wymcp.conf._improperly_configured import ImproperlyConfigured
+from wymcp.conf._loading import ENVIRONMENT_VARIABLE, load_settings
+from wymcp.conf._settings import Settings
+
+__all__ = [
+    "ENVIRONMENT_VARIABLE",
+    "CheckMessage",
+    "ImproperlyConfigured",
+    "Settings",
+    "build_engine",
+    "load_settings",
+    "run_checks",
+]

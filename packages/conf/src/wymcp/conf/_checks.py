@@ -1,0 +1,105 @@
+"""System checks over loaded settings, each with a stable id (`wymcp check`).
+
+Errors (`wymcp.E…`) stop the server; warnings (`wymcp.W…`) point at a risk.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from wymcp.conf._check_message import ERROR, WARNING, CheckMessage
+from wymcp.conf._settings import Settings
+from wymcp.conf._validation import unknown_name_warning
+
+UNUSABLE_TOOLS = "wymcp.E006"
+STATE_SECRET_NOT_SET = "wymcp.W002"  # noqa: S105 - a check id, not a secret
+REMOTE_HOST_NOT_ALLOWED = "wymcp.W003"
+HOST_CHECK_DISABLED = "wymcp.W004"
+NO_TOOLS = "wymcp.W005"
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _tool_problems(settings: Settings) -> list[CheckMessage]:
+    if not settings.TOOLS:
+        return []
+    from wymcp.core.schema import ConfigurationError, prepare_all  # noqa: PLC0415
+
+    try:
+        prepare_all(settings.TOOLS)
+    except ConfigurationError as exc:
+        return [
+            CheckMessage(
+                ERROR,
+                UNUSABLE_TOOLS,
+                f"TOOLS cannot be served: {str(exc)[:2000]}",
+                "Fix the tool declarations named above.",
+            )
+        ]
+    except Exception as exc:  # noqa: BLE001 - anything a tool declaration raises
+        return [
+            CheckMessage(
+                ERROR,
+                UNUSABLE_TOOLS,
+                f"TOOLS cannot be served: preparing them raised "
+                f"{type(exc).__name__}: {str(exc)[:500]}",
+                "Each entry must be a Tool subclass, a Tool instance or a dotted "
+                "path to one.",
+            )
+        ]
+    return []
+
+
+def run_checks(settings: Settings) -> list[CheckMessage]:
+    """Return every problem with `settings`: errors first, each with its id."""
+    found = [unknown_name_warning(name) for name in settings.unknown]
+    if not settings.is_overridden("STATE_SECRET"):
+        found.append(
+            CheckMessage(
+                WARNING,
+                STATE_SECRET_NOT_SET,
+                "STATE_SECRET is not set, so each process makes its own random key "
+                "and request state sealed by one worker fails in another.",
+                "Set STATE_SECRET (32 bytes or more, the same in every worker) for "
+                "multi-worker deployments.",
+            )
+        )
+    if not _is_loopback(settings.HOST) and not settings.ALLOWED_HOSTS:
+        found.append(
+            CheckMessage(
+                WARNING,
+                REMOTE_HOST_NOT_ALLOWED,
+                f"HOST {settings.HOST[:120]!r} is not a loopback address, but only "
+                "loopback Host headers are allowed, so remote clients get 403.",
+                "List the names clients use in ALLOWED_HOSTS, e.g. "
+                '["mcp.example.com"].',
+            )
+        )
+    if "*" in settings.ALLOWED_HOSTS or "*" in settings.ALLOWED_ORIGINS:
+        found.append(
+            CheckMessage(
+                WARNING,
+                HOST_CHECK_DISABLED,
+                'ALLOWED_HOSTS or ALLOWED_ORIGINS holds "*", which turns off the '
+                "protection against DNS rebinding.",
+                "List the exact hosts and origins instead.",
+            )
+        )
+    if not settings.TOOLS:
+        found.append(
+            CheckMessage(
+                WARNING,
+                NO_TOOLS,
+                "TOOLS is empty: the server offers only the built-in help tool.",
+                'Add your tools, e.g. TOOLS = ["myapp.tools.Tasks"].',
+            )
+        )
+    found += _tool_problems(settings)
+    return sorted(found, key=lambda problem: (not problem.is_error, problem.id))

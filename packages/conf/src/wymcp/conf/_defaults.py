@@ -1,0 +1,76 @@
+"""Default wymcp settings, in one readable place.
+
+A settings module (named by ``--settings`` or ``WYMCP_SETTINGS_MODULE``)
+overrides any of these by assigning the same UPPERCASE name. Every value here
+is immutable; ``docs/settings.md`` explains each one and the checks it meets.
+"""
+
+# The tools to serve: dotted paths ("myapp.tools.Tasks"), Tool subclasses or
+# Tool instances. The built-in `help` tool is always added.
+TOOLS: tuple[object, ...] = ()
+
+# Resources and prompts to serve: dotted paths or objects, as for TOOLS.
+RESOURCES: tuple[object, ...] = ()
+PROMPTS: tuple[object, ...] = ()
+
+# The largest request body accepted, in bytes (4 MiB). A larger body is
+# answered 413 and never read past this many bytes.
+BODY_LIMIT: int = 4 * 1024 * 1024
+
+# Seconds a client may take to send the whole body before it is answered 408.
+BODY_TIMEOUT: float = 30.0
+
+# The deepest nesting of arrays and objects a request body may have.
+JSON_DEPTH_LIMIT: int = 100
+
+# True refuses unknown keys in a tool call; False drops them and lists what
+# was dropped in the result's `_meta` (never silently).
+STRICT: bool = True
+
+# Where `wymcp serve` listens, and the endpoint's path.
+HOST: str = "127.0.0.1"
+PORT: int = 8000
+PATH: str = "/mcp"
+
+# Extra Host header values and Origin values the endpoint accepts. The
+# loopback names (127.0.0.1, localhost, [::1], any port) are always accepted.
+# Entries: "host", "host:port", "host:*" / "scheme://host[:port|:*]", or "*".
+ALLOWED_HOSTS: tuple[str, ...] = ()
+ALLOWED_ORIGINS: tuple[str, ...] = ()
+
+# A token validator (dotted path or callable); None serves without auth.
+AUTH: object | None = None
+
+# What the server calls itself in `initialize` and `server/discover`.
+SERVER_NAME: str = "wymcp"
+SERVER_VERSION: str = "0.1.0"
+
+# Free text a client may show its model on connecting; None sends none.
+INSTRUCTIONS: str | None = None
+
+# The MCP revisions served, newest first.
+PROTOCOL_VERSIONS: tuple[str, ...] = (
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+)
+
+# The key that seals request state handed to clients (at least 32 bytes).
+# None: a random key made when the settings are loaded, so it differs per
+# process; set it when more than one worker serves the same clients.
+STATE_SECRET: str | bytes | None = None
+
+# Sessions of the 2025 revisions: seconds of idleness before a session ends,
+# and the most sessions alive at once (more are answered 503 + Retry-After).
+SESSION_IDLE_TIMEOUT: float = 1800.0
+MAX_SESSIONS: int = 10_000
+
+# How many items one page of tools/list (and other lists) holds.
+PAGE_SIZE: int = 100
+
+# Seconds between keep-alive comment lines on an open SSE stream.
+KEEPALIVE_INTERVAL: float = 15.0
+
+# Seconds `wymcp serve` lets calls in flight finish after SIGINT/SIGTERM.
+SHUTDOWN_GRACE: float = 10.0

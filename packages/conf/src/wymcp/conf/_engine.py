@@ -1,0 +1,45 @@
+"""Build the sans-I/O engine a transport serves from loaded settings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from wymcp.conf._settings import Settings
+
+if TYPE_CHECKING:
+    from wymcp.core.server import Engine, EngineOptions
+
+
+def engine_options(settings: Settings) -> EngineOptions:
+    """Translate settings into the engine's options (same names, lower case)."""
+    from wymcp.core.server import EngineOptions  # noqa: PLC0415 - see build_engine
+
+    return EngineOptions(
+        server_name=settings.SERVER_NAME,
+        server_version=settings.SERVER_VERSION,
+        instructions=settings.INSTRUCTIONS,
+        protocol_versions=settings.PROTOCOL_VERSIONS,
+        strict=settings.STRICT,
+        state_secret=settings.STATE_SECRET,
+        page_size=settings.PAGE_SIZE,
+        session_idle_timeout=settings.SESSION_IDLE_TIMEOUT,
+        max_sessions=settings.MAX_SESSIONS,
+    )
+
+
+def build_engine(settings: Settings) -> Engine:
+    """Return an engine serving the settings' tools, resources and prompts.
+
+    Raises `wymcp.core.schema.ConfigurationError` naming the tool, the action
+    and what is wrong when a declaration cannot be served. The engine is
+    imported here, not with `wymcp.conf`, so loading and checking settings
+    stays cheap.
+    """
+    from wymcp.core.server import Engine  # noqa: PLC0415 - imported when needed
+
+    return Engine(
+        tools=settings.TOOLS,
+        resources=settings.RESOURCES,
+        prompts=settings.PROMPTS,
+        options=engine_options(settings),
+    )

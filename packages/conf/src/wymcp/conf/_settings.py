@@ -1,0 +1,73 @@
+"""The frozen value holding every wymcp setting, stored on the app, never global."""
+
+from __future__ import annotations
+
+import secrets
+
+import attrs
+
+from wymcp.conf import _defaults
+from wymcp.conf._improperly_configured import ImproperlyConfigured
+from wymcp.conf._validation import convert, sort_names
+
+
+def _random_secret() -> bytes:
+    return secrets.token_bytes(32)
+
+
+@attrs.frozen
+class Settings:
+    """Every wymcp setting, checked and converted (see `docs/settings.md`).
+
+    Build one with `load_settings()`; `Settings()` gives the defaults.
+    `explicit` names the settings the user set, `unknown` the UPPERCASE names
+    of the settings module that are no wymcp setting (warnings of `wymcp
+    check`), `module` the settings module read, if any.
+    """
+
+    TOOLS: tuple[object, ...] = _defaults.TOOLS
+    RESOURCES: tuple[object, ...] = _defaults.RESOURCES
+    PROMPTS: tuple[object, ...] = _defaults.PROMPTS
+    BODY_LIMIT: int = _defaults.BODY_LIMIT
+    BODY_TIMEOUT: float = _defaults.BODY_TIMEOUT
+    JSON_DEPTH_LIMIT: int = _defaults.JSON_DEPTH_LIMIT
+    STRICT: bool = _defaults.STRICT
+    HOST: str = _defaults.HOST
+    PORT: int = _defaults.PORT
+    PATH: str = _defaults.PATH
+    ALLOWED_HOSTS: tuple[str, ...] = _defaults.ALLOWED_HOSTS
+    ALLOWED_ORIGINS: tuple[str, ...] = _defaults.ALLOWED_ORIGINS
+    AUTH: object | None = _defaults.AUTH
+    SERVER_NAME: str = _defaults.SERVER_NAME
+    SERVER_VERSION: str = _defaults.SERVER_VERSION
+    INSTRUCTIONS: str | None = _defaults.INSTRUCTIONS
+    PROTOCOL_VERSIONS: tuple[str, ...] = _defaults.PROTOCOL_VERSIONS
+    STATE_SECRET: bytes = attrs.field(factory=_random_secret, repr=False)
+    SESSION_IDLE_TIMEOUT: float = _defaults.SESSION_IDLE_TIMEOUT
+    MAX_SESSIONS: int = _defaults.MAX_SESSIONS
+    PAGE_SIZE: int = _defaults.PAGE_SIZE
+    KEEPALIVE_INTERVAL: float = _defaults.KEEPALIVE_INTERVAL
+    SHUTDOWN_GRACE: float = _defaults.SHUTDOWN_GRACE
+    explicit: frozenset[str] = frozenset()
+    unknown: tuple[str, ...] = ()
+    module: str | None = None
+
+    def is_overridden(self, name: str) -> bool:
+        """Whether the user set `name` (in the settings module or an override)."""
+        return name in self.explicit
+
+    def evolve(self, **overrides: object) -> Settings:
+        """Return a copy with UPPERCASE `overrides` checked and applied.
+
+        Raises `ImproperlyConfigured` naming every problem.
+        """
+        names, problems, _ = sort_names(overrides, strict=True)
+        converted, invalid = convert({name: overrides[name] for name in names})
+        problems += invalid
+        if problems:
+            raise ImproperlyConfigured(problems)
+        explicit = self.explicit | frozenset(converted)
+        if converted.get("STATE_SECRET", b"") is None:
+            converted["STATE_SECRET"] = _random_secret()
+            explicit -= {"STATE_SECRET"}
+        return attrs.evolve(self, explicit=explicit, **converted)

@@ -1,0 +1,40 @@
+"""run_checks: warnings and errors with stable ids."""
+
+from __future__ import annotations
+
+from wymcp.conf import Settings, load_settings, run_checks
+
+
+def ids(settings: Settings) -> list[str]:
+    return [problem.id for problem in run_checks(settings)]
+
+
+def test_the_default_settings_warn_about_the_secret_and_the_empty_tool_list():
+    assert ids(Settings()) == ["wymcp.W002", "wymcp.W005"]
+
+
+def test_unknown_names_are_warnings(settings_module):
+    settings = load_settings(
+        settings_module("MY_OWN_THING = 1\n"), STATE_SECRET="k" * 32
+    )
+    (w001,) = [p for p in run_checks(settings) if p.id == "wymcp.W001"]
+    assert not w001.is_error
+    assert "MY_OWN_THING" in w001.message
+
+
+def test_a_remote_host_without_allowed_hosts_warns():
+    assert "wymcp.W003" in ids(Settings().evolve(HOST="192.0.2.1"))
+    assert "wymcp.W003" not in ids(Settings().evolve(HOST="::1"))
+    assert "wymcp.W003" not in ids(
+        Settings().evolve(HOST="192.0.2.1", ALLOWED_HOSTS=["mcp.example.com"])
+    )
+
+
+def test_a_wildcard_host_warns():
+    assert "wymcp.W004" in ids(Settings().evolve(ALLOWED_HOSTS=["*"]))
+
+
+def test_a_message_reads_with_its_id_and_hint():
+    (problem,) = [p for p in run_checks(Settings()) if p.id == "wymcp.W002"]
+    assert str(problem).startswith("wymcp.W002 (warning): STATE_SECRET is not set")
+    assert "HINT: Set STATE_SECRET" in str(problem)
