@@ -1,0 +1,300 @@
+"""The demo's `tasks` tool, called as the server calls it: gates, then run_action."""
+
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from wymcp.core.gates import check
+from wymcp.core.schema import Tool, ToolError, prepare
+from wymcp_tasks import DATABASE_ENVIRONMENT_VARIABLE, Projects, Tasks
+
+TODAY = date(2026, 6, 15)
+
+
+@pytest.fixture
+def tasks(tmp_path: Path) -> Iterator[Tasks]:
+    tool = Tasks(database=tmp_path / "tasks.sqlite3", today=lambda: TODAY)
+    yield tool
+    tool.store.close()
+
+
+async def call(tool: Tool, action: str, data: dict[str, Any] | None = None) -> Any:
+    verdict = check(tool, action, data)
+    assert verdict.accepted, verdict.refusal
+    result = await tool.run_action(action, dict(verdict.data), None)
+    # Every answer fits the tool's output schema (jsonschema is the oracle).
+    jsonschema.validate(result, tool.output_schema)
+    assert prepare(tool).validate_output(result) == []
+    return result
+
+
+def refusal(tool: Tool, action: str, data: dict[str, Any] | None) -> dict[str, Any]:
+    verdict = check(tool, action, data)
+    assert not verdict.accepted
+    assert verdict.refusal is not None
+    assert verdict.refusal["tool"] == tool.name
+    return dict(verdict.refusal)
+
+
+# create ---------------------------------------------------------------------
+
+
+async def test_create_returns_the_open_task_with_the_default_priority(
+    tasks: Tasks,
+) -> None:
+    result = await call(
+        tasks, "create", {"title": "Renew passport", "due": "2026-12-15"}
+    )
+    task = result["task"]
+    assert task["id"] == 1
+    assert task["title"] == "Renew passport"
+    assert task["status"] == "open"
+    assert task["priority"] == 3
+    assert task["due"] == "2026-12-15"
+    assert task["overdue"] is False
+
+
+async def test_create_marks_a_task_due_before_today_overdue(tasks: Tasks) -> None:
+    result = await call(tasks, "create", {"title": "Late", "due": "2026-06-14"})
+    assert result["task"]["overdue"] is True
+
+
+async def test_an_integral_float_priority_is_read_as_an_integer(tasks: Tasks) -> None:
+    result = await call(tasks, "create", {"title": "a", "priority": 2.0})
+    assert result["task"]["priority"] == 2
+    assert isinstance(result["task"]["priority"], int)
+
+
+def test_create_without_a_title_is_refused(tasks: Tasks) -> None:
+    answer = refusal(tasks, "create", {"due": "2026-12-15"})
+    assert answer["error"] == "missing_required_fields"
+    assert answer["missing"] == ["title"]
+    assert answer["action"] == "create"
+    assert "help" in answer
+
+
+def test_create_with_a_misspelt_key_is_refused(tasks: Tasks) -> None:
+    answer = refusal(tasks, "create", {"title": "a", "titel": "a"})
+    assert answer["error"] == "unknown_params"
+    assert answer["unknown"] == ["data.titel"]
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        ({"title": "a", "due": "tomorrow"}, "data.due"),
+        ({"title": "a", "due": "2026-02-30"}, "data.due"),
+        ({"title": "a", "priority": 9}, "data.priority"),
+        ({"title": "a", "priority": 0}, "data.priority"),
+        ({"title": "a", "priority": "high"}, "data.priority"),
+        ({"title": ""}, "data.title"),
+        ({"title": "x" * 201}, "data.title"),
+        ({"title": "a", "project": "Not A Slug"}, "data.project"),
+    ],
+)
+def test_create_with_a_bad_value_names_its_path(
+    tasks: Tasks, data: dict[str, Any], path: str
+) -> None:
+    answer = refusal(tasks, "create", data)
+    assert answer["error"] == "invalid_values"
+    assert [entry["path"] for entry in answer["errors"]] == [path]
+
+
+def test_a_refusal_never_quotes_the_bad_value(tasks: Tasks) -> None:
+    answer = refusal(tasks, "create", {"title": "a", "due": "next-tuesday-ish"})
+    assert "next-tuesday-ish" not in str(answer)
+
+
+def test_an_unknown_action_lists_the_valid_ones(tasks: Tasks) -> None:
+    answer = refusal(tasks, "archive", {})
+    assert answer["error"] == "unknown_action"
+    assert answer["valid_actions"] == sorted(tasks.actions)
+
+
+async def test_create_in_an_unknown_project_is_a_tool_error(tasks: Tasks) -> None:
+    with pytest.raises(ToolError, match="create it first"):
+        await call(tasks, "create", {"title": "a", "project": "nowhere"})
+
+
+# list and search ---------------------------------------------------------------
+
+
+async def test_list_filters_and_counts(tasks: Tasks, tmp_path: Path) -> None:
+    projects = Projects(database=tmp_path / "tasks.sqlite3")
+    await call(projects, "create", {"project": "site"})
+    await call(tasks, "create", {"title": "a", "due": "2026-06-01", "priority": 1})
+    await call(tasks, "create", {"title": "b", "due": "2026-07-01", "project": "site"})
+    await call(tasks, "create", {"title": "c"})
+    everything = await call(tasks, "list")
+    assert everything["count"] == 3
+    assert [t["title"] for t in everything["tasks"]] == ["a", "b", "c"]
+    overdue = await call(tasks, "list", {"status": "open", "due_before": "2026-06-15"})
+    assert [t["title"] for t in overdue["tasks"]] == ["a"]
+    later = await call(tasks, "list", {"due_after": "2026-06-15"})
+    assert [t["title"] for t in later["tasks"]] == ["b"]
+    assert (await call(tasks, "list", {"project": "site"}))["count"] == 1
+    assert (await call(tasks, "list", {"priority": 1}))["count"] == 1
+    assert (await call(tasks, "list", {"limit": 2}))["count"] == 2
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        ({"status": "finished"}, "data.status"),
+        ({"limit": 0}, "data.limit"),
+        ({"limit": 201}, "data.limit"),
+        ({"due_before": "15/06/2026"}, "data.due_before"),
+    ],
+)
+def test_list_with_a_bad_filter_is_refused(
+    tasks: Tasks, data: dict[str, Any], path: str
+) -> None:
+    answer = refusal(tasks, "list", data)
+    assert answer["error"] == "invalid_values"
+    assert [entry["path"] for entry in answer["errors"]] == [path]
+
+
+async def test_search_finds_text_in_titles_and_descriptions(tasks: Tasks) -> None:
+    await call(
+        tasks, "create", {"title": "Call Bob", "description": "about the PASSPORT"}
+    )
+    await call(tasks, "create", {"title": "Buy milk"})
+    found = await call(tasks, "search", {"text": "passport"})
+    assert [t["title"] for t in found["tasks"]] == ["Call Bob"]
+    assert (await call(tasks, "search", {"text": "zzz"}))["count"] == 0
+
+
+def test_search_needs_some_text(tasks: Tasks) -> None:
+    assert refusal(tasks, "search", {})["error"] == "missing_required_fields"
+    assert refusal(tasks, "search", {"text": ""})["error"] == "invalid_values"
+
+
+# get, update, complete, delete -----------------------------------------------------
+
+
+async def test_get_returns_the_task(tasks: Tasks) -> None:
+    created = await call(tasks, "create", {"title": "a"})
+    assert await call(tasks, "get", {"id": 1}) == created
+
+
+@pytest.mark.parametrize("action", ["get", "complete", "delete"])
+async def test_a_missing_id_is_a_tool_error_pointing_at_list(
+    tasks: Tasks, action: str
+) -> None:
+    with pytest.raises(ToolError, match="list"):
+        await call(tasks, action, {"id": 42})
+
+
+@pytest.mark.parametrize("action", ["get", "update", "complete", "delete"])
+@pytest.mark.parametrize("bad", [0, -1, "1", 2**53, 1.5])
+def test_an_id_must_be_a_positive_integer(tasks: Tasks, action: str, bad: Any) -> None:
+    answer = refusal(
+        tasks, action, {"id": bad, "title": "x"} if action == "update" else {"id": bad}
+    )
+    assert answer["error"] == "invalid_values"
+    assert [entry["path"] for entry in answer["errors"]] == ["data.id"]
+
+
+async def test_update_changes_only_the_given_fields(tasks: Tasks) -> None:
+    await call(tasks, "create", {"title": "a", "due": "2026-06-01", "priority": 2})
+    updated = (await call(tasks, "update", {"id": 1, "title": "b", "due": None}))[
+        "task"
+    ]
+    assert updated["title"] == "b"
+    assert updated["due"] is None
+    assert updated["priority"] == 2
+
+
+def test_update_needs_a_field_to_change(tasks: Tasks) -> None:
+    answer = refusal(tasks, "update", {"id": 1})
+    assert answer["error"] == "missing_required_group"
+
+
+async def test_update_of_a_missing_task_is_a_tool_error(tasks: Tasks) -> None:
+    with pytest.raises(ToolError):
+        await call(tasks, "update", {"id": 9, "title": "b"})
+
+
+async def test_complete_marks_the_task_done(tasks: Tasks) -> None:
+    await call(tasks, "create", {"title": "a", "due": "2026-01-01"})
+    done = (await call(tasks, "complete", {"id": 1}))["task"]
+    assert done["status"] == "done"
+    assert done["completed_at"] is not None
+    assert done["overdue"] is False
+
+
+async def test_delete_removes_the_task(tasks: Tasks) -> None:
+    await call(tasks, "create", {"title": "a"})
+    assert await call(tasks, "delete", {"id": 1}) == {"deleted": 1}
+    with pytest.raises(ToolError):
+        await call(tasks, "get", {"id": 1})
+
+
+# hints and context -----------------------------------------------------------------
+
+
+async def test_after_create_the_hint_shows_how_to_get_the_task(tasks: Tasks) -> None:
+    result = await call(tasks, "create", {"title": "a"})
+    await call(tasks, "create", {"title": "b"})
+    second = await call(tasks, "create", {"title": "c"})
+    [hint] = tasks.hints("create", second)
+    assert (hint.tool, hint.action, hint.example) == ("tasks", "get", {"id": 3})
+    assert check(tasks, hint.action, hint.example).accepted
+    assert tasks.hints("create", result)[0].example == {"id": 1}
+
+
+async def test_after_list_the_hint_shows_how_to_complete_one(tasks: Tasks) -> None:
+    await call(tasks, "create", {"title": "a"})
+    listed = await call(tasks, "list")
+    [hint] = tasks.hints("list", listed)
+    assert (hint.tool, hint.action, hint.example) == ("tasks", "complete", {"id": 1})
+    assert tasks.hints("delete", {"deleted": 1}) == []
+
+
+async def test_the_action_context_counts_overdue_tasks(tasks: Tasks) -> None:
+    assert tasks.action_context("list", None) == {"today": "2026-06-15", "overdue": 0}
+    await call(tasks, "create", {"title": "late", "due": "2026-06-01"})
+    await call(tasks, "create", {"title": "later", "due": "2026-07-01"})
+    assert tasks.action_context("create", None) == {"today": "2026-06-15", "overdue": 1}
+
+
+# declaration and storage -----------------------------------------------------------
+
+
+def test_every_action_documents_itself(tasks: Tasks) -> None:
+    for name, action in Tasks.actions.items():
+        assert "\n" not in action.description, name
+        assert action.examples, name
+        for example in action.examples:
+            verdict = check(tasks, name, example)
+            assert verdict.accepted, (name, example, verdict.refusal)
+
+
+def test_tools_list_publishes_the_compact_schema(tmp_path: Path) -> None:
+    spec = prepare(Tasks(database=tmp_path / "t.db"))
+    assert spec.input_schema["properties"]["action"]["enum"] == sorted(Tasks.actions)
+    assert spec.input_schema["properties"]["data"] == {"type": "object"}
+    assert spec.output_schema == Tasks.output_schema
+
+
+async def test_two_tool_instances_on_one_file_share_the_tasks(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite3"
+    first = Tasks(database=path)
+    await call(first, "create", {"title": "Persist me"})
+    second = Tasks(database=path)
+    assert (await call(second, "get", {"id": 1}))["task"]["title"] == "Persist me"
+
+
+def test_the_database_is_chosen_when_the_tool_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(DATABASE_ENVIRONMENT_VARIABLE, str(tmp_path / "first.db"))
+    first = Tasks()
+    monkeypatch.setenv(DATABASE_ENVIRONMENT_VARIABLE, str(tmp_path / "second.db"))
+    assert first.store.path == tmp_path / "first.db"
+    assert Tasks().store.path == tmp_path / "second.db"
+    assert not (tmp_path / "first.db").exists()
