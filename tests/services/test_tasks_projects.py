@@ -47,6 +47,20 @@ async def test_create_list_and_archive(projects: Projects) -> None:
     assert everything["count"] == 2
 
 
+async def test_after_create_the_hint_files_a_task_under_the_project(
+    projects: Projects, tmp_path: Path
+) -> None:
+    created = await call(projects, "create", {"project": "site"})
+    [hint] = projects.hints("create", created)
+    assert (hint.tool, hint.action) == ("tasks", "create")
+    assert hint.example["project"] == "site"
+    tasks = Tasks(database=tmp_path / "tasks.sqlite3")
+    verdict = check(tasks, hint.action, hint.example)
+    assert verdict.accepted
+    await tasks.run_action(hint.action, dict(verdict.data), None)
+    assert projects.hints("list", await call(projects, "list")) == []
+
+
 async def test_the_list_counts_each_projects_tasks(
     projects: Projects, tmp_path: Path
 ) -> None:

@@ -248,11 +248,23 @@ async def test_after_create_the_hint_shows_how_to_get_the_task(tasks: Tasks) -> 
 
 
 async def test_after_list_the_hint_shows_how_to_complete_one(tasks: Tasks) -> None:
+    assert tasks.hints("list", await call(tasks, "list")) == []
     await call(tasks, "create", {"title": "a"})
     listed = await call(tasks, "list")
     [hint] = tasks.hints("list", listed)
     assert (hint.tool, hint.action, hint.example) == ("tasks", "complete", {"id": 1})
     assert tasks.hints("delete", {"deleted": 1}) == []
+
+
+async def test_after_a_missing_id_the_hint_shows_how_to_find_ids(tasks: Tasks) -> None:
+    with pytest.raises(ToolError) as missing:
+        await call(tasks, "get", {"id": 5})
+    [hint] = tasks.hints("get", missing.value)
+    assert (hint.action, hint.example) == ("list", {"status": "open"})
+    assert check(tasks, hint.action, hint.example).accepted
+    with pytest.raises(ToolError) as unknown_project:
+        await call(tasks, "create", {"title": "a", "project": "nowhere"})
+    assert tasks.hints("create", unknown_project.value) == []
 
 
 async def test_the_action_context_counts_overdue_tasks(tasks: Tasks) -> None:

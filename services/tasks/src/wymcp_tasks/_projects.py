@@ -5,11 +5,12 @@ Its input schema is written by hand so that `data.project` carries the
 into an `Mcp-Param-Project` header, and a proxy can route on it.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from os import PathLike
 from typing import Any, ClassVar
 
 from wymcp.core.schema import Action, Tool, ToolError
+from wymcp.core.server import Hint
 from wymcp_tasks._location import database_path
 from wymcp_tasks._store import Project, StoreError, TaskStore
 from wymcp_tasks._tasks import PROJECT_PATTERN
@@ -156,6 +157,22 @@ class Projects(Tool):
                 )
             return _one(archived)
         raise ToolError("That action is declared but not handled.")
+
+    def hints(self, action: str, hint_context: Any) -> Sequence[Hint]:
+        """After create, how to file a task under the new project."""
+        if action == "create" and isinstance(hint_context, Mapping):
+            return [
+                Hint(
+                    tool="tasks",
+                    action="create",
+                    description="File a task under this project.",
+                    example={
+                        "title": "First task",
+                        "project": hint_context["project"]["name"],
+                    },
+                )
+            ]
+        return []
 
 
 def _one(project: Project) -> dict[str, Any]:

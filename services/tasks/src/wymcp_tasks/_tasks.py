@@ -97,6 +97,13 @@ _NOT_FOUND = (
 )
 
 
+class MissingTaskError(ToolError):
+    """No task has the id a call named (its hint points at list)."""
+
+    def __init__(self) -> None:
+        super().__init__(_NOT_FOUND)
+
+
 def _build_actions() -> dict[str, Action]:
     return {
         "create": Action(
@@ -258,7 +265,7 @@ class Tasks(Tool):
 
     def _found(self, task: Task | None) -> dict[str, Any]:
         if task is None:
-            raise ToolError(_NOT_FOUND)
+            raise MissingTaskError
         return {"task": self._shape(task)}
 
     async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:  # noqa: ARG002 -- the Tool interface passes ctx
@@ -314,29 +321,42 @@ class Tasks(Tool):
 
     async def _delete(self, data: dict[str, Any]) -> dict[str, Any]:
         if not await self.store.delete_task(data["id"]):
-            raise ToolError(_NOT_FOUND)
+            raise MissingTaskError
         return {"deleted": data["id"]}
 
     def hints(self, action: str, hint_context: Any) -> Sequence[Hint]:
-        """After create, how to fetch the task; after list, how to complete one."""
+        """Suggest the natural next call.
+
+        After create, how to fetch the task; after list or search, how to complete
+        one; after a missing id (``hint_context`` is the error), how to find ids.
+        """
+        if isinstance(hint_context, MissingTaskError):
+            return [
+                Hint(
+                    tool=self.name,
+                    action="list",
+                    description="List the open tasks with their ids.",
+                    example={"status": "open"},
+                )
+            ]
+        if isinstance(hint_context, BaseException):
+            return []
         if action == "create":
-            task_id = _first_id(hint_context)
             return [
                 Hint(
                     tool=self.name,
                     action="get",
                     description="Fetch this task again by its id.",
-                    example={"id": task_id},
+                    example={"id": _first_id(hint_context)},
                 )
             ]
-        if action in {"list", "search"}:
-            task_id = _first_id(hint_context)
+        if action in {"list", "search"} and _first_id(hint_context) is not None:
             return [
                 Hint(
                     tool=self.name,
                     action="complete",
                     description="Mark a listed task done by its id.",
-                    example={"id": task_id},
+                    example={"id": _first_id(hint_context)},
                 )
             ]
         return []
@@ -347,12 +367,12 @@ class Tasks(Tool):
         return {"today": today.isoformat(), "overdue": self.store.count_overdue(today)}
 
 
-def _first_id(result: Any) -> int:
-    """The id of the task a result carries (the first listed one), else 1."""
+def _first_id(result: Any) -> int | None:
+    """The id of the task a result carries (the first listed one), else None."""
     if isinstance(result, Mapping):
         task = result.get("task")
         if task is None and result.get("tasks"):
             task = result["tasks"][0]
         if isinstance(task, Mapping) and isinstance(task.get("id"), int):
             return int(task["id"])
-    return 1
+    return None
