@@ -1,0 +1,72 @@
+"""The JSON answers the transport gives itself, before or around the engine.
+
+Every one is a JSON-RPC error object with a fixed, short message: nothing the
+caller sent is quoted, so each stays a few hundred bytes whatever arrived.
+`docs/http.md` lists them all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from aiohttp import web
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INTERNAL_ERROR = -32603
+_ID_TEXT_LIMIT = 200
+_ID_INT_LIMIT = 2**63
+
+
+def encode(value: Any) -> bytes:
+    """Serialise a JSON value compactly (UTF-8, no NaN)."""
+    return json.dumps(
+        value, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    ).encode("utf-8")
+
+
+def echoable_id(body: Any) -> Any:
+    """Return the request id to echo in an error, or None if unusable or large."""
+    if not isinstance(body, dict):
+        return None
+    rid = body.get("id")
+    if isinstance(rid, str) and len(rid) <= _ID_TEXT_LIMIT:
+        return rid
+    if isinstance(rid, int) and not isinstance(rid, bool) and abs(rid) < _ID_INT_LIMIT:
+        return rid
+    return None
+
+
+def error_payload(code: int, message: str, rid: Any = None) -> dict[str, Any]:
+    """A JSON-RPC error response object."""
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+
+
+def error_response(
+    status: int,
+    code: int,
+    message: str,
+    *,
+    rid: Any = None,
+    headers: Mapping[str, str] | None = None,
+    close: bool = False,
+) -> web.Response:
+    """An HTTP response carrying one JSON-RPC error."""
+    response = web.Response(
+        status=status,
+        body=encode(error_payload(code, message, rid)),
+        content_type="application/json",
+        headers=headers,
+    )
+    if close:
+        response.force_close()
+    return response
+
+
+def internal_error(rid: Any = None) -> web.Response:
+    """The answer to anything unexpected: bounded, no traceback, never a 500."""
+    return error_response(
+        200, INTERNAL_ERROR, "Internal error. The server logged the cause.", rid=rid
+    )

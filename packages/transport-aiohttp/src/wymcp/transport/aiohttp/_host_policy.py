@@ -1,0 +1,103 @@
+"""Which Host and Origin headers the endpoint accepts (DNS-rebinding defence).
+
+Loopback names (127.0.0.1, localhost, [::1]) on any port, and origins on them
+over http or https, are always accepted; `ALLOWED_HOSTS` and `ALLOWED_ORIGINS`
+add more. An entry is `name`, `name:port` or `name:*` (a bare name allows any
+port); an origin entry adds its scheme; `*` accepts anything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import attrs
+
+LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+
+_AUTHORITY = re.compile(r"(\[[0-9a-f:.]+\]|[^\[\]:/]+)(?::([0-9]{1,5}))?")
+_ORIGIN = re.compile(r"(https?)://(.+)")
+
+
+def _split(authority: str) -> tuple[str, str | None] | None:
+    match = _AUTHORITY.fullmatch(authority.lower())
+    if match is None:
+        return None
+    return match.group(1), match.group(2)
+
+
+def _entry(entry: str) -> tuple[str, str | None]:
+    """Return (name, port) for an entry; port None means any port."""
+    name, _, port = (
+        entry.partition(":")
+        if not entry.startswith("[")
+        else (
+            entry.partition("]")[0] + "]",
+            "",
+            entry.partition("]")[2].removeprefix(":"),
+        )
+    )
+    return name, (None if port in {"", "*"} else port)
+
+
+@attrs.frozen
+class HostPolicy:
+    """Answers whether a request's Host and Origin headers are acceptable."""
+
+    any_host: bool
+    hosts: frozenset[tuple[str, str | None]]
+    any_origin: bool
+    origins: frozenset[tuple[str, str, str | None]]
+
+    @classmethod
+    def build(
+        cls, allowed_hosts: Iterable[str], allowed_origins: Iterable[str]
+    ) -> HostPolicy:
+        """Build the policy from the two settings (entries already checked)."""
+        host_entries = [*LOOPBACK_HOSTS, *allowed_hosts]
+        hosts = frozenset(_entry(e) for e in host_entries if e != "*")
+        origins = {
+            (scheme, name, port) for name, port in hosts for scheme in ("http", "https")
+        }
+        for entry in allowed_origins:
+            match = _ORIGIN.fullmatch(entry)
+            if match is not None:
+                name, port = _entry(match.group(2))
+                origins.add((match.group(1), name, port))
+        return cls(
+            any_host="*" in host_entries,
+            hosts=hosts,
+            any_origin="*" in allowed_origins,
+            origins=frozenset(origins),
+        )
+
+    def host_allowed(self, values: list[str]) -> bool:
+        """Whether the Host header values (exactly one expected) are acceptable."""
+        if len(values) != 1:
+            return False
+        if self.any_host:
+            return True
+        split = _split(values[0].strip())
+        if split is None:
+            return False
+        name, port = split
+        return (name, None) in self.hosts or (port is not None and split in self.hosts)
+
+    def origin_allowed(self, values: list[str]) -> bool:
+        """Whether the Origin header values (none, or exactly one) are acceptable."""
+        if not values:
+            return True
+        if len(values) != 1:
+            return False
+        if self.any_origin:
+            return True
+        match = _ORIGIN.fullmatch(values[0].strip().lower())
+        if match is None:
+            return False
+        split = _split(match.group(2))
+        if split is None:
+            return False
+        scheme, (name, port) = match.group(1), split
+        return (scheme, name, None) in self.origins or (
+            port is not None and (scheme, name, port) in self.origins
+        )

@@ -1,0 +1,85 @@
+"""Decode a request body into JSON under wymcp's policy, or say why not.
+
+Policy: strict UTF-8 (no BOM); no `NaN`, `Infinity` or numbers that overflow
+a float; integers up to Python's int-string limit (4,300 digits by default);
+nesting no deeper than `JSON_DEPTH_LIMIT`, checked before parsing so a deep
+body never recurses; a duplicated object key refuses the whole body, so no
+two readers can see different values for it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from itertools import accumulate
+from typing import Any
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_DEPTH_STEP = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+
+
+class BodyError(Exception):
+    """The body is not JSON wymcp accepts; `reason` says why, without quoting it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _refuse_constant(name: str) -> Any:
+    raise BodyError(f"{name} is not a JSON number; send a finite number.")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise BodyError("a number is too large for a double-precision float.")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise BodyError("an object repeats a key; send each key once.")
+    return obj
+
+
+def nesting_depth(body: bytes) -> int:
+    """Return how deeply arrays and objects nest in `body` (strings skipped)."""
+    brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    if not brackets:
+        return 0
+    steps = brackets.translate(_DEPTH_STEP)
+    return max(accumulate(step - 1 for step in steps))
+
+
+def decode_json(body: bytes, *, depth_limit: int) -> Any:
+    """Return the JSON value of `body`, or raise `BodyError`."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BodyError("the body is not valid UTF-8.") from None
+    if len(body) > 2 * depth_limit and nesting_depth(body) > depth_limit:
+        raise BodyError(f"the body nests deeper than {depth_limit} levels.")
+    try:
+        return json.loads(
+            text,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+            object_pairs_hook=_unique_keys,
+        )
+    except json.JSONDecodeError as exc:
+        raise BodyError(
+            f"the body is not valid JSON ({exc.msg} at line {exc.lineno} "
+            f"column {exc.colno})."
+        ) from None
+    except ValueError as exc:  # Python's int-string limit
+        if "digits" in str(exc):
+            raise BodyError(
+                "an integer has too many digits; send it as a string."
+            ) from None
+        raise BodyError("the body is not valid JSON.") from None
+    except RecursionError:  # a depth limit set above what the parser can take
+        raise BodyError("the body nests too deeply.") from None

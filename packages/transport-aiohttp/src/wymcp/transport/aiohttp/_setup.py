@@ -1,0 +1,83 @@
+"""Mount wymcp in an aiohttp application, or build one (`setup`, `create_app`).
+
+`setup` adds one route and two lifecycle callbacks and stores its state under
+private `web.AppKey`s: the host application's routes and middlewares are left
+as they were. Settings are read here, at setup, never at import.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+from wymcp.conf import Settings, build_engine, load_settings
+from wymcp.transport.aiohttp._endpoint import Endpoint, Engine
+
+logger = logging.getLogger("wymcp.transport.aiohttp")
+
+ENDPOINT_KEY = web.AppKey("wymcp_endpoint", Endpoint)
+
+
+def _settings(settings: Settings | None, overrides: dict[str, object]) -> Settings:
+    if settings is None:
+        return load_settings(None, **overrides)
+    return settings.evolve(**overrides) if overrides else settings
+
+
+def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
+    """Serve `engine` at `settings.PATH` in `app` and close it on cleanup."""
+    if ENDPOINT_KEY in app:
+        raise RuntimeError("wymcp is already set up on this application.")
+    endpoint = Endpoint(settings, engine)
+    app[ENDPOINT_KEY] = endpoint
+    app.router.add_route("*", settings.PATH, endpoint.handle)
+
+    async def close_engine(_app: web.Application) -> None:
+        try:
+            await engine.aclose()
+        except Exception:
+            logger.exception("wymcp: closing the engine failed")
+
+    # At shutdown the sessions end, so their GET streams close and do not hold
+    # up the grace period; at cleanup, in case shutdown never ran.
+    app.on_shutdown.append(close_engine)
+    app.on_cleanup.append(close_engine)
+    return endpoint
+
+
+def setup(
+    app: web.Application, settings: Settings | None = None, **overrides: object
+) -> None:
+    """Mount the MCP endpoint in an existing application, before it starts.
+
+    `settings` defaults to `load_settings()` (the module named by
+    `WYMCP_SETTINGS_MODULE`, else the defaults); UPPERCASE `overrides` are
+    checked and applied on top. Raises `wymcp.conf.ImproperlyConfigured` or
+    `wymcp.core.schema.ConfigurationError` naming what is wrong.
+    """
+    chosen = _settings(settings, overrides)
+    mount(app, chosen, build_engine(chosen))
+
+
+def create_app(
+    settings: Settings | None = None, **overrides: object
+) -> web.Application:
+    """Return a new application serving the MCP endpoint (see `setup`).
+
+    Works as a gunicorn factory: `gunicorn "wymcp.transport.aiohttp:create_app()"
+    -k aiohttp.GunicornWebWorker` with `WYMCP_SETTINGS_MODULE` set.
+    """
+    app = web.Application()
+    setup(app, settings, **overrides)
+    return app
+
+
+def get_endpoint(app: web.Application) -> Endpoint:
+    """Return the endpoint `setup` mounted, or raise if it was never called."""
+    try:
+        return app[ENDPOINT_KEY]
+    except KeyError:
+        raise RuntimeError(
+            "wymcp is not set up on this application; call "
+            "wymcp.transport.aiohttp.setup(app) first."
+        ) from None

@@ -1,0 +1,110 @@
+"""One request's Server-Sent Events response: the engine's `Stream`.
+
+The first write commits `200 text/event-stream` (no caching, no proxy
+buffering); a keep-alive comment line goes out every `KEEPALIVE_INTERVAL`
+seconds while the stream is open. A failed write means the client left: the
+request's task is cancelled, so the call it was running stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping
+from typing import Any
+
+from aiohttp import web
+from wymcp.transport.aiohttp._answers import encode
+
+SSE_HEADERS = {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",
+}
+KEEPALIVE_LINE = b": keepalive\n\n"
+
+
+class SseStream:
+    """The `wymcp.core.server.Stream` of one aiohttp request."""
+
+    def __init__(self, request: web.Request, *, keepalive: float) -> None:
+        self._request = request
+        self._keepalive = keepalive
+        self._response: web.StreamResponse | None = None
+        self._lock = asyncio.Lock()
+        self._pinger: asyncio.Task[None] | None = None
+        self._task = asyncio.current_task()
+        self._gone = False
+
+    @property
+    def opened(self) -> bool:
+        """Whether the SSE response has been committed."""
+        return self._response is not None
+
+    async def open(self, headers: Mapping[str, str] | None = None) -> None:
+        """Commit the SSE response with extra headers; later calls do nothing."""
+        if self._response is not None:
+            return
+        response = web.StreamResponse(status=200, headers=SSE_HEADERS)
+        for name, value in (headers or {}).items():
+            response.headers[name] = value
+        self._response = response
+        await response.prepare(self._request)
+        self._pinger = asyncio.get_running_loop().create_task(self._ping())
+
+    async def send(self, message: Any | None, *, event_id: str | None = None) -> None:
+        """Write one event: `message` as JSON data (None: empty data)."""
+        await self.open()
+        frame = b""
+        if event_id is not None:
+            clean = event_id.replace("\r", "").replace("\n", "")
+            frame += b"id: " + clean.encode("utf-8") + b"\n"
+        frame += b"data: " + (b"" if message is None else encode(message)) + b"\n\n"
+        await self._write(frame)
+
+    async def finish(self, last: Any | None) -> web.StreamResponse:
+        """Send `last` (if any) as the final event and end the response."""
+        response = self._response
+        assert response is not None  # noqa: S101 - only called once opened
+        try:
+            if last is not None:
+                await self.send(last)
+            await self._stop_pinging()
+            if not self._gone:
+                await response.write_eof()
+        finally:
+            await self._stop_pinging()
+        return response
+
+    async def close(self) -> None:
+        """Stop the keep-alive pings (the request is over, however it ended)."""
+        await self._stop_pinging()
+
+    async def _stop_pinging(self) -> None:
+        pinger, self._pinger = self._pinger, None
+        if pinger is not None and pinger is not asyncio.current_task():
+            pinger.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pinger
+
+    async def _ping(self) -> None:
+        with contextlib.suppress(ConnectionResetError):
+            while True:
+                await asyncio.sleep(self._keepalive)
+                await self._write(KEEPALIVE_LINE)
+
+    async def _write(self, data: bytes) -> None:
+        response = self._response
+        if self._gone or response is None:
+            raise ConnectionResetError("the client closed the stream")
+        async with self._lock:
+            try:
+                await response.write(data)
+            except (ConnectionError, RuntimeError):
+                self._client_left()
+                raise ConnectionResetError("the client closed the stream") from None
+
+    def _client_left(self) -> None:
+        self._gone = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
