@@ -1,0 +1,12 @@
+"""The dispatch gates: unknown action, unknown keys, required, values, then defaults.
+
+``check`` passes one call through every gate and returns a ``Verdict`` whose refusal
+is bounded whatever the call carried.
+"""
+
+from wymcp.core.gates._check import check
+from wymcp.core.gates._paths import render_path
+from wymcp.core.gates._refusal import help_pointer
+from wymcp.core.gates._verdict import Verdict
+
+__all__ = ["Verdict", "check", "help_pointer", "render_path"]

@@ -1,0 +1,152 @@
+"""The value gate: every value checked against the action's compiled value root.
+
+A call the root accepts costs one engine call. A refused one is walked node by node
+in path order: a child the engine accepts is skipped, so the work past the engine is
+one cheap check per offending value, and only the first ten offending paths are asked
+for their problems. The gate also casts a whole float to an integer where the schema
+says integer, at any depth.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from wymcp.core.gates._bound import FIRST, Path, path_key, token_key
+from wymcp.core.gates._catalogue import UNCHECKABLE, problem_text
+from wymcp.core.schema import ValueNode
+
+_CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError)
+
+
+@attrs.define
+class ValueReport:
+    """What the value gate found: the first ten paths with their problems, a count."""
+
+    count: int = 0
+    entries: list[tuple[Path, list[str]]] = attrs.field(factory=list)
+
+    def add(self, path: Path, problems: Callable[[], list[str]]) -> None:
+        """Count an offending path; ask for its problems only if it is kept."""
+        self.count += 1
+        if len(self.entries) < FIRST:
+            self.entries.append((path, problems()))
+
+
+def is_valid(validator: Any, value: object) -> bool:
+    """Ask the engine; a value it cannot read counts as invalid."""
+    try:
+        return bool(validator.is_valid(value))
+    except _CHECK_ERRORS:
+        return False
+
+
+def value_errors(root: ValueNode, data: object) -> ValueReport | None:
+    """None when the root accepts ``data``; else the bounded report of its errors."""
+    if is_valid(root.validator, data):
+        return None
+    report = ValueReport()
+    _visit(root, data, (), report)
+    if report.count == 0:
+        report.add((), lambda: [UNCHECKABLE])
+    return report
+
+
+def _visit(node: ValueNode, value: object, path: Path, report: ValueReport) -> None:
+    """Report the offending paths under ``value``, in path order."""
+    if node.shallow is None:
+        _leaf(node.validator, value, path, report)
+        return
+    before = report.count
+    if not is_valid(node.shallow, value):
+        report.add(path, lambda: _problems(node.shallow, value))
+    if isinstance(value, dict):
+        keys = sorted((key for key in value if key in node.properties), key=token_key)
+        for key in keys:
+            child = node.properties[key]
+            if not is_valid(child.validator, value[key]):
+                _visit(child, value[key], (*path, key), report)
+    elif isinstance(value, list):
+        prefix = node.prefix_items
+        for index, item in enumerate(value):
+            element = prefix[index] if index < len(prefix) else node.items
+            if element is not None and not is_valid(element.validator, item):
+                _visit(element, item, (*path, index), report)
+    if report.count == before:
+        _leaf(node.validator, value, path, report)
+
+
+def _leaf(validator: Any, value: object, path: Path, report: ValueReport) -> None:
+    """Report a subtree the engine walks whole: its errors grouped by path."""
+    groups: dict[Path, list[Any]] = {}
+    try:
+        for error in validator.iter_errors(value):
+            groups.setdefault(tuple(error.instance_path), []).append(error)
+    except _CHECK_ERRORS:
+        report.add(path, lambda: [UNCHECKABLE])
+        return
+    if not groups:
+        report.add(path, lambda: [UNCHECKABLE])
+        return
+    for relative in sorted(groups, key=path_key):
+        report.add((*path, *relative), functools.partial(_texts, groups[relative]))
+
+
+def _problems(validator: Any, value: object) -> list[str]:
+    """The catalogue texts of a node's own errors."""
+    try:
+        return _texts(list(validator.iter_errors(value)))
+    except _CHECK_ERRORS:
+        return [UNCHECKABLE]
+
+
+def _texts(errors: list[Any]) -> list[str]:
+    """Deduplicated, sorted texts; at most ten, then ``and N more``."""
+    texts = sorted({problem_text(error) for error in errors}) or [UNCHECKABLE]
+    if len(texts) > FIRST:
+        return [*texts[:FIRST], f"and {len(texts) - FIRST} more"]
+    return texts
+
+
+def cast_integers(node: ValueNode, value: object) -> object:
+    """Return ``value`` with whole floats cast to int where the schema says integer."""
+    if not node.casts:
+        return value
+    if node.integer and type(value) is float and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return _cast_object(node, value)
+    if isinstance(value, list):
+        return _cast_array(node, value)
+    return value
+
+
+def _cast_object(node: ValueNode, value: dict[Any, Any]) -> dict[Any, Any]:
+    """Cast inside an object's declared properties (copied only on change)."""
+    result = value
+    for key, child in node.properties.items():
+        if child.casts and key in value:
+            new = cast_integers(child, value[key])
+            if new is not value[key]:
+                if result is value:
+                    result = dict(value)
+                result[key] = new
+    return result
+
+
+def _cast_array(node: ValueNode, value: list[Any]) -> list[Any]:
+    """Cast inside an array's items (copied only on change)."""
+    result = value
+    prefix = node.prefix_items
+    for index, item in enumerate(value):
+        child = prefix[index] if index < len(prefix) else node.items
+        if child is not None and child.casts:
+            new = cast_integers(child, item)
+            if new is not item:
+                if result is value:
+                    result = list(value)
+                result[index] = new
+    return result

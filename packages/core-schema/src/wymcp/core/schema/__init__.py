@@ -1,0 +1,42 @@
+"""Declaring wymcp tools: Tool and Action, registration checks, published schemas.
+
+Also the key-set closure, the compiled value roots the gates read, and the MCP
+2026-07-28 header annotations with their ``Mcp-Param`` value codec.
+"""
+
+from wymcp.core.schema._action import Action
+from wymcp.core.schema._errors import ConfigurationError, ToolError
+from wymcp.core.schema._header_annotations import (
+    HeaderAnnotation,
+    header_annotation_problems,
+    header_annotations,
+)
+from wymcp.core.schema._header_codec import decode_header_value, encode_header_value
+from wymcp.core.schema._input_schema import action_summaries, build_input_schema
+from wymcp.core.schema._key_set import close_properties, close_schema
+from wymcp.core.schema._registration import RESERVED_NAME, prepare, prepare_all
+from wymcp.core.schema._spec import ActionSpec, ToolSpec
+from wymcp.core.schema._tool import Tool
+from wymcp.core.schema._value_root import ValueNode
+
+__all__ = [
+    "RESERVED_NAME",
+    "Action",
+    "ActionSpec",
+    "ConfigurationError",
+    "HeaderAnnotation",
+    "Tool",
+    "ToolError",
+    "ToolSpec",
+    "ValueNode",
+    "action_summaries",
+    "build_input_schema",
+    "close_properties",
+    "close_schema",
+    "decode_header_value",
+    "encode_header_value",
+    "header_annotation_problems",
+    "header_annotations",
+    "prepare",
+    "prepare_all",
+]

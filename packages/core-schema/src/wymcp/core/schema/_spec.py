@@ -1,0 +1,86 @@
+"""The prepared form of a tool: what registration checked, built and compiled once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from wymcp.core.schema._action import Action
+from wymcp.core.schema._header_annotations import HeaderAnnotation
+from wymcp.core.schema._value_root import ValueNode
+
+_OUTPUT_PROBLEMS = 10
+_OUTPUT_PROBLEM_LENGTH = 200
+
+
+@attrs.frozen(eq=False)
+class ActionSpec:
+    """One prepared action (or, with ``action`` None, a plain tool's arguments).
+
+    Attributes:
+        name: the action's name ("" for a plain tool's arguments).
+        action: the ``Action`` declaration (None for a plain tool).
+        published: what help shows and refusals carry as ``input_schema``: the closed
+            ``properties``, ``required``, ``defaults`` and, when declared,
+            ``required_one_of`` (for a plain tool, its closed input schema).
+        required: the required names, in declaration order.
+        required_one_of: the groups, at least one of which must be fully present.
+        defaults: values merged into the data after every gate passed.
+        root: the compiled value root the value gate validates against.
+    """
+
+    name: str
+    action: Action | None
+    published: Mapping[str, Any]
+    required: tuple[str, ...]
+    required_one_of: tuple[tuple[str, ...], ...]
+    defaults: Mapping[str, Any]
+    root: ValueNode
+
+
+@attrs.frozen(eq=False)
+class ToolSpec:
+    """One prepared tool.
+
+    Attributes:
+        name: the tool's name.
+        tool: the tool instance calls run on.
+        input_schema: what tools/list publishes as ``inputSchema``.
+        actions: the prepared actions by name (empty for a plain tool).
+        header_annotations: the ``x-mcp-header`` annotations of the input schema.
+        output_schema: the declared output schema, or None.
+        plain: a plain tool's prepared arguments (None for a multi-action tool).
+    """
+
+    name: str
+    tool: Any
+    input_schema: Mapping[str, Any]
+    actions: Mapping[str, ActionSpec]
+    header_annotations: tuple[HeaderAnnotation, ...]
+    output_schema: Mapping[str, Any] | None
+    plain: ActionSpec | None = None
+    output_validator: Any = attrs.field(default=None, repr=False)
+
+    def validate_output(self, value: object) -> list[str]:
+        """Check a result against the output schema; return problems (empty = valid).
+
+        ``format`` is an annotation here. The problems are for the server's log: at
+        most ten, each cut short.
+        """
+        if self.output_validator is None:
+            return []
+        problems: list[str] = []
+        try:
+            for error in self.output_validator.iter_errors(value):
+                location = "/" + "/".join(str(token) for token in error.instance_path)
+                problems.append(
+                    f"{location}: {error.kind.name}"
+                    f" ({str(error.message)[:_OUTPUT_PROBLEM_LENGTH]})"
+                )
+                if len(problems) == _OUTPUT_PROBLEMS:
+                    break
+        except (ValueError, TypeError, OverflowError) as error:
+            return [f"the value cannot be checked as JSON: {type(error).__name__}"]
+        return problems

@@ -1,0 +1,219 @@
+"""The compiled value root: an action's closed schema built once with jsonschema-rs.
+
+Besides the root validator, every schema reached through ``properties``, ``items`` and
+``prefixItems`` gets a node carrying what the gates need there: whether its key set is
+closed, whether it says integer (the cast), and, where the schema is a plain
+composition of its children, validators for the node alone and for each child, so a
+refusal can count offending paths without asking the engine for every error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import jsonschema_rs
+
+_CHILD_KEYWORDS = ("properties", "items", "prefixItems")
+_NOT_DECOMPOSABLE = frozenset(
+    {
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentSchemas",
+        "patternProperties",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+    }
+)
+_REFERENCE_KEYWORDS = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$ref",
+        "$dynamicRef",
+        "$recursiveRef",
+        "$anchor",
+        "$dynamicAnchor",
+        "$recursiveAnchor",
+        "$defs",
+        "definitions",
+    }
+)
+
+
+@attrs.frozen(eq=False)
+class ValueNode:
+    """One schema position of a value root (the root itself, a property, an item).
+
+    Attributes:
+        schema: the closed schema at this position.
+        validator: a compiled validator of the whole subtree, or None where the
+            subtree cannot stand alone (references, another dialect).
+        shallow: a validator of this position's own keywords without its children,
+            or None when the position is not a plain composition of its children.
+        properties: the nodes of the declared properties.
+        prefix_items: the nodes of ``prefixItems``.
+        items: the node of ``items`` (applies past ``prefixItems``), or None.
+        closed: whether a key outside the declared ones is refused here.
+        patterns: the ``patternProperties`` patterns a key may also match.
+        integer: whether the schema here says integer (a whole float is cast).
+        casts: whether this node or one below it says integer.
+    """
+
+    schema: Any
+    validator: Any
+    shallow: Any
+    properties: Mapping[str, ValueNode]
+    prefix_items: tuple[ValueNode, ...]
+    items: ValueNode | None
+    closed: bool
+    patterns: tuple[re.Pattern[str], ...]
+    integer: bool
+    casts: bool
+
+
+def compile_schema(schema: Any, *, assert_formats: bool = True) -> Any:
+    """Build a jsonschema-rs validator; ``format`` asserted (input) or annotation."""
+    return jsonschema_rs.validator_for(
+        schema,
+        validate_formats=assert_formats,
+        ignore_unknown_formats=not assert_formats,
+    )
+
+
+def build_problem(error: Exception) -> str:
+    """Say in one line what the engine stopped on while building a schema."""
+    message = getattr(error, "message", None)
+    text = message if isinstance(message, str) else str(error)
+    first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
+    return first[:300]
+
+
+def build_value_root(schema: object) -> ValueNode:
+    """Compile a closed schema into a value root (raises what the engine raises)."""
+    validator = compile_schema(schema)
+    standalone = not _mentions_references(schema)
+    return _node(schema, validator, standalone=standalone)
+
+
+def _node(schema: object, validator: Any, *, standalone: bool) -> ValueNode:
+    """Build the node of one schema position and, recursively, of its children."""
+    if not isinstance(schema, dict):
+        return ValueNode(
+            schema=schema,
+            validator=validator,
+            shallow=None,
+            properties={},
+            prefix_items=(),
+            items=None,
+            closed=False,
+            patterns=(),
+            integer=False,
+            casts=False,
+        )
+    properties = {
+        str(name): _child(sub, standalone=standalone)
+        for name, sub in _mapping(schema.get("properties")).items()
+    }
+    prefix = schema.get("prefixItems")
+    prefix_items = tuple(
+        _child(sub, standalone=standalone)
+        for sub in (prefix if isinstance(prefix, list) else [])
+    )
+    items_schema = schema.get("items")
+    items = (
+        _child(items_schema, standalone=standalone)
+        if isinstance(items_schema, dict)
+        else None
+    )
+    patterns = _patterns(schema)
+    integer = _says_integer(schema.get("type"))
+    children = [*properties.values(), *prefix_items, *([items] if items else [])]
+    return ValueNode(
+        schema=schema,
+        validator=validator,
+        shallow=_shallow(schema, children) if standalone else None,
+        properties=properties,
+        prefix_items=prefix_items,
+        items=items,
+        closed=schema.get("additionalProperties") is False and patterns is not None,
+        patterns=patterns or (),
+        integer=integer,
+        casts=integer or any(child.casts for child in children),
+    )
+
+
+def _child(schema: object, *, standalone: bool) -> ValueNode:
+    """Build a child node, with its own validator when it can stand alone."""
+    validator = None
+    if standalone:
+        try:
+            validator = compile_schema(schema)
+        except (ValueError, TypeError):
+            validator = None
+    return _node(schema, validator, standalone=standalone and validator is not None)
+
+
+def _shallow(schema: dict[str, Any], children: list[ValueNode]) -> Any:
+    """Validator of the position's own keywords, or None if it is not decomposable."""
+    if any(keyword in schema for keyword in _NOT_DECOMPOSABLE):
+        return None
+    if not isinstance(schema.get("additionalProperties", False), bool):
+        return None
+    if "items" in schema and not isinstance(schema["items"], dict):
+        return None
+    if any(child.validator is None for child in children):
+        return None
+    own = {
+        keyword: value
+        for keyword, value in schema.items()
+        if keyword not in _CHILD_KEYWORDS and keyword != "additionalProperties"
+    }
+    try:
+        return compile_schema(own)
+    except (ValueError, TypeError):
+        return None
+
+
+def _patterns(schema: dict[str, Any]) -> tuple[re.Pattern[str], ...] | None:
+    """Compile the patternProperties patterns; None if Python cannot read one."""
+    compiled = []
+    for pattern in _mapping(schema.get("patternProperties")):
+        try:
+            compiled.append(re.compile(str(pattern)))
+        except re.error:
+            return None
+    return tuple(compiled)
+
+
+def _says_integer(kind: object) -> bool:
+    """Whether a ``type`` keyword admits integers but not other numbers."""
+    if kind == "integer":
+        return True
+    return isinstance(kind, list) and "integer" in kind and "number" not in kind
+
+
+def _mapping(value: object) -> dict[Any, Any]:
+    """The value if it is a dict, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _mentions_references(schema: object) -> bool:
+    """Whether any dict in the schema uses a keyword that ties it to its document."""
+    stack: list[object] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if any(keyword in _REFERENCE_KEYWORDS for keyword in node):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False

@@ -1,0 +1,30 @@
+import wymcp.core.schema
+
+
+def test_the_public_names_of_core_schema_are_pinned():
+    assert wymcp.core.schema.__all__ == [
+        "RESERVED_NAME",
+        "Action",
+        "ActionSpec",
+        "ConfigurationError",
+        "HeaderAnnotation",
+        "Tool",
+        "ToolError",
+        "ToolSpec",
+        "ValueNode",
+        "action_summaries",
+        "build_input_schema",
+        "close_properties",
+        "close_schema",
+        "decode_header_value",
+        "encode_header_value",
+        "header_annotation_problems",
+        "header_annotations",
+        "prepare",
+        "prepare_all",
+    ]
+
+
+def test_every_public_name_of_core_schema_resolves():
+    for name in wymcp.core.schema.__all__:
+        assert getattr(wymcp.core.schema, name) is not None
