@@ -1,0 +1,49 @@
+"""wymcp.core.server: the sans-I/O MCP engine.
+
+A transport hands `Engine` an `Exchange` per HTTP request and sends back the
+`Reply`, or the SSE events the engine wrote to the request's `Stream`.
+"""
+
+from wymcp.core.server._content import (
+    Content,
+    ToolResult,
+    audio,
+    embedded_resource,
+    image,
+    resource_contents,
+    resource_link,
+    text,
+)
+from wymcp.core.server._context import ClientRequestError, ToolContext
+from wymcp.core.server._engine import Engine
+from wymcp.core.server._exchange import Exchange, Headers, Reply, Stream
+from wymcp.core.server._hint import Hint
+from wymcp.core.server._options import EngineOptions
+from wymcp.core.server._revision import LEGACY, MODERN, SUPPORTED
+from wymcp.core.server._session import MemorySessionStore, Session, SessionStore
+
+__all__ = [
+    "LEGACY",
+    "MODERN",
+    "SUPPORTED",
+    "ClientRequestError",
+    "Content",
+    "Engine",
+    "EngineOptions",
+    "Exchange",
+    "Headers",
+    "Hint",
+    "MemorySessionStore",
+    "Reply",
+    "Session",
+    "SessionStore",
+    "Stream",
+    "ToolContext",
+    "ToolResult",
+    "audio",
+    "embedded_resource",
+    "image",
+    "resource_contents",
+    "resource_link",
+    "text",
+]

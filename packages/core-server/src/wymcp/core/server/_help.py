@@ -1,0 +1,174 @@
+"""The built-in `help` tool.
+
+Three levels (an index, one tool in full, one action in full) and errors
+that name the valid targets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from wymcp.core.gates import check
+from wymcp.core.schema import ActionSpec, ToolSpec, action_summaries
+from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
+
+HELP_NAME: Final = "help"
+HELP_DESCRIPTION: Final = (
+    "Get details about this server's tools. No arguments: an index of every "
+    "tool and its actions. {tool}: that tool's actions in full (schemas, notes, "
+    "examples). {tool, action}: one action in full."
+)
+HELP_INPUT_SCHEMA: Final[Mapping[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "tool": {"type": "string", "description": "Tool name to get details about"},
+        "action": {
+            "type": "string",
+            "description": "Action name within that tool (requires tool)",
+        },
+    },
+    "additionalProperties": False,
+}
+
+
+def help_definition() -> dict[str, Any]:
+    """The help tool as `tools/list` publishes it."""
+    return {
+        "name": HELP_NAME,
+        "description": HELP_DESCRIPTION,
+        "inputSchema": dict(HELP_INPUT_SCHEMA),
+    }
+
+
+def help_arguments(arguments: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The (tool, action) a help call asks for; -32602 for any other shape."""
+    extra = sorted(k for k in arguments if k not in ("tool", "action"))
+    if extra:
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params",
+            {
+                "reason": "help takes only 'tool' and 'action' (both strings), "
+                f"got {len(extra)} other argument(s)."
+            },
+        )
+    tool = arguments.get("tool")
+    action = arguments.get("action")
+    for name, value in (("tool", tool), ("action", action)):
+        if name in arguments and not isinstance(value, str):
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params",
+                {"reason": f"help's '{name}' must be a string."},
+            )
+    return tool, action
+
+
+def render_action(spec: ActionSpec) -> dict[str, Any]:
+    """One action in full: description, published schema, notes, related, examples.
+
+    The last three appear only when declared.
+    """
+    action = spec.action
+    if action is None:
+        return dict(spec.published)
+    rendered: dict[str, Any] = {"description": action.description}
+    rendered.update(spec.published)
+    rendered.setdefault("required", [])
+    if action.notes:
+        rendered["notes"] = action.notes
+    if action.related:
+        rendered["related"] = list(action.related)
+    if action.examples:
+        rendered["examples"] = [dict(e) for e in action.examples]
+    return rendered
+
+
+class HelpAnswer:
+    """A help answer: the JSON payload and whether it is an error."""
+
+    def __init__(self, payload: dict[str, Any], *, is_error: bool = False) -> None:
+        self.payload = payload
+        self.is_error = is_error
+
+
+def _valid_tools(specs: Sequence[ToolSpec]) -> list[str]:
+    return sorted([*(s.name for s in specs), HELP_NAME])
+
+
+def _unknown_tool(specs: Sequence[ToolSpec], message: str, code: str) -> HelpAnswer:
+    valid = _valid_tools(specs)
+    return HelpAnswer(
+        {
+            "error": code,
+            "message": f"{message} Valid tools: {', '.join(valid)}.",
+            "valid_tools": valid,
+            "help": "help {}",
+        },
+        is_error=True,
+    )
+
+
+def _index(specs: Sequence[ToolSpec]) -> HelpAnswer:
+    tools = [
+        {
+            "tool": s.name,
+            "description": s.tool.description,
+            "actions": action_summaries(s),
+        }
+        for s in specs
+    ]
+    tools.append({"tool": HELP_NAME, "description": HELP_DESCRIPTION, "actions": []})
+    return HelpAnswer({"tools": tools})
+
+
+def _tool_level(spec: ToolSpec) -> HelpAnswer:
+    payload: dict[str, Any] = {
+        "tool": spec.name,
+        "description": spec.tool.description,
+        "actions": {name: render_action(a) for name, a in sorted(spec.actions.items())},
+    }
+    if getattr(spec.tool, "actions", None) is None:
+        payload["input_schema"] = spec.input_schema
+    return HelpAnswer(payload)
+
+
+def _without_tool(specs: Sequence[ToolSpec], action: str | None) -> HelpAnswer:
+    if action is None:
+        return _index(specs)
+    return _unknown_tool(
+        specs, f"help with action '{echo(action)}' requires a tool.", "missing_tool"
+    )
+
+
+def answer_help(
+    specs: Sequence[ToolSpec],
+    tool: str | None,
+    action: str | None,
+    context_of: Any,
+) -> HelpAnswer:
+    """Resolve a help call: tool first, then action, never a silent fallback.
+
+    `context_of(spec, action)` returns the action context or None.
+    """
+    if tool is None:
+        return _without_tool(specs, action)
+    if tool == HELP_NAME:
+        return HelpAnswer(
+            {"tool": HELP_NAME, "description": HELP_DESCRIPTION, "actions": {}}
+        )
+    spec = next((s for s in specs if s.name == tool), None)
+    if spec is None:
+        return _unknown_tool(specs, f"Unknown tool '{echo(tool)}'.", "unknown_tool")
+    if action is None:
+        return _tool_level(spec)
+    action_spec = spec.actions.get(action)
+    if action_spec is None:
+        verdict = check(spec.tool, action, None)
+        return HelpAnswer(dict(verdict.refusal or {}), is_error=True)
+    payload = {"tool": spec.name, "action": action, **render_action(action_spec)}
+    context = context_of(spec, action)
+    if context is not None:
+        payload["context"] = context
+    return HelpAnswer(payload)

@@ -1,0 +1,208 @@
+"""JSON-RPC 2.0 messages: classifying what arrives, building what leaves.
+
+A handler raises `RpcError`; the engine turns it into an error response with
+the HTTP status its revision assigns (see docs/protocol.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+
+from wymcp.core.server._exchange import JSONValue
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+SESSION_NOT_FOUND: Final = -32001
+RESOURCE_NOT_FOUND: Final = -32002
+HEADER_MISMATCH: Final = -32020
+MISSING_CAPABILITY: Final = -32021
+UNSUPPORTED_VERSION: Final = -32022
+
+ECHO_LIMIT: Final = 120
+"""Longest piece of a request (a name, a URI) an error message may quote."""
+
+
+def echo(text: str) -> str:
+    """Cut a caller-sent string to `ECHO_LIMIT` characters."""
+    if len(text) <= ECHO_LIMIT:
+        return text
+    return text[:ECHO_LIMIT] + "…"
+
+
+class RpcError(Exception):
+    """A JSON-RPC error a handler answers with.
+
+    `status` forces an HTTP status; None lets the revision's table decide.
+    """
+
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        data: JSONValue = None,
+        *,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+        self.status = status
+        self.headers: Mapping[str, str] = headers or {}
+
+    def to_error(self) -> dict[str, JSONValue]:
+        """The `error` member of the response."""
+        error: dict[str, JSONValue] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+@attrs.frozen
+class Incoming:
+    """One classified JSON-RPC message sent by the client.
+
+    `kind` is "request", "notification" or "response"; a request's `id` is a
+    string or an integer.
+    """
+
+    kind: str
+    method: str = ""
+    id: str | int | None = None
+    params: Mapping[str, Any] = attrs.field(factory=dict)
+    result: JSONValue = None
+    error: JSONValue = None
+
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        """`params._meta`, or an empty mapping when absent or not an object."""
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
+
+
+def valid_id(value: object) -> bool:
+    """Whether `value` is a JSON-RPC id MCP accepts (string or integer)."""
+    return isinstance(value, str) or (
+        isinstance(value, int) and not isinstance(value, bool)
+    )
+
+
+def request_id_of(body: object) -> str | int | None:
+    """The id an error answer may echo: a valid id of a request-shaped body."""
+    if isinstance(body, dict) and "method" in body:
+        candidate = body.get("id")
+        if valid_id(candidate):
+            return candidate
+    return None
+
+
+def classify(body: object) -> Incoming:
+    """Classify a decoded body into a request, notification or response.
+
+    Anything else (a batch included) raises `RpcError` -32600.
+    """
+    if isinstance(body, list):
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request",
+            {"reason": "Batches are not supported. Send one message per request."},
+            status=400,
+        )
+    if not isinstance(body, dict):
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request",
+            {"reason": "The body must be one JSON-RPC message object."},
+            status=400,
+        )
+    if body.get("jsonrpc") != "2.0":
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request",
+            {"reason": "'jsonrpc' must be \"2.0\"."},
+            status=400,
+        )
+    if "method" in body:
+        return _classify_call(body)
+    if "id" in body and ("result" in body) != ("error" in body):
+        return _classify_response(body)
+    raise RpcError(
+        INVALID_REQUEST,
+        "Invalid Request",
+        {"reason": "Not a request, a notification or a response."},
+        status=400,
+    )
+
+
+def _classify_call(body: dict[str, Any]) -> Incoming:
+    method = body["method"]
+    if not isinstance(method, str):
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request",
+            {"reason": "'method' must be a string."},
+            status=400,
+        )
+    params = body.get("params", {})
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request",
+            {"reason": "'params' must be an object."},
+            status=400,
+        )
+    if "id" not in body:
+        return Incoming(kind="notification", method=method, params=params)
+    if not valid_id(body["id"]):
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request",
+            {"reason": "'id' must be a string or an integer."},
+            status=400,
+        )
+    return Incoming(kind="request", method=method, id=body["id"], params=params)
+
+
+def _classify_response(body: dict[str, Any]) -> Incoming:
+    rid = body["id"]
+    if not valid_id(rid):
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request",
+            {"reason": "'id' must be a string or an integer."},
+            status=400,
+        )
+    return Incoming(
+        kind="response", id=rid, result=body.get("result"), error=body.get("error")
+    )
+
+
+def response(rid: str | int | None, result: JSONValue) -> dict[str, JSONValue]:
+    """A result response."""
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def error_response(rid: str | int | None, error: RpcError) -> dict[str, JSONValue]:
+    """An error response (the id is omitted when unknown)."""
+    message: dict[str, JSONValue] = {"jsonrpc": "2.0"}
+    if rid is not None:
+        message["id"] = rid
+    message["error"] = error.to_error()
+    return message
+
+
+def notification(method: str, params: JSONValue = None) -> dict[str, JSONValue]:
+    """A notification message."""
+    message: dict[str, JSONValue] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message

@@ -1,0 +1,125 @@
+"""Mirrored headers of 2026-07-28.
+
+`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` must match
+the body, else 400 with -32020.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from wymcp.core.schema import HeaderAnnotation, decode_header_value
+from wymcp.core.server._exchange import Headers
+from wymcp.core.server._jsonrpc import HEADER_MISMATCH, RpcError
+
+NAMED_METHODS: Final = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+}
+"""Methods whose `Mcp-Name` mirrors a body field, and which field."""
+
+_PARAM_PREFIX: Final = "mcp-param-"
+_INTEGER: Final = re.compile(r"-?[0-9]+")
+
+
+def mismatch(reason: str) -> RpcError:
+    """A -32020 answer (HTTP 400)."""
+    return RpcError(HEADER_MISMATCH, f"Header mismatch: {reason}", status=400)
+
+
+def single(headers: Headers, name: str) -> str | None:
+    """The one value of `name`, stripped; -32020 when sent twice."""
+    values = headers.getall(name)
+    if len(values) > 1:
+        raise mismatch(f"{name} was sent more than once. Send it exactly once.")
+    return values[0].strip(" \t") if values else None
+
+
+def check_standard(
+    headers: Headers, method: str, version: str, params: Mapping[str, Any]
+) -> None:
+    """Compare `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` with the body."""
+    sent_version = single(headers, "MCP-Protocol-Version")
+    if sent_version is None:
+        raise mismatch("the MCP-Protocol-Version header is missing.")
+    if sent_version != version:
+        raise mismatch(
+            "the MCP-Protocol-Version header differs from the _meta protocolVersion."
+        )
+    sent_method = single(headers, "Mcp-Method")
+    if sent_method is None:
+        raise mismatch("the Mcp-Method header is missing.")
+    if sent_method != method:
+        raise mismatch("the Mcp-Method header differs from the body's method.")
+    field = NAMED_METHODS.get(method)
+    if field is None:
+        return
+    sent_name = single(headers, "Mcp-Name")
+    body_name = params.get(field)
+    if sent_name is None:
+        if isinstance(body_name, str):
+            raise mismatch("the Mcp-Name header is missing.")
+        return
+    try:
+        decoded = decode_header_value(sent_name)
+    except ValueError:
+        raise mismatch("the Mcp-Name header is not valid base64.") from None
+    if decoded != body_name:
+        raise mismatch(f"the Mcp-Name header differs from the body's {field}.")
+
+
+_ABSENT: Final[Any] = object()
+
+
+def _value_at(arguments: Mapping[str, Any], path: Iterable[str]) -> Any:
+    value: Any = arguments
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return _ABSENT
+        value = value[key]
+    return value
+
+
+def _same(kind: str, decoded: str, value: Any) -> bool:
+    if kind == "boolean":
+        return isinstance(value, bool) and decoded == ("true" if value else "false")
+    if kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        if not _INTEGER.fullmatch(decoded):
+            return False
+        return int(decoded) == value
+    return isinstance(value, str) and decoded == value
+
+
+def check_params(
+    headers: Headers,
+    annotations: Iterable[HeaderAnnotation],
+    arguments: Mapping[str, Any],
+) -> None:
+    """Compare each annotated argument with its `Mcp-Param-*` header."""
+    counts: dict[str, int] = {}
+    for name, _ in headers.pairs:
+        if name.startswith(_PARAM_PREFIX):
+            counts[name] = counts.get(name, 0) + 1
+    if any(n > 1 for n in counts.values()):
+        raise mismatch("an Mcp-Param-* header was sent more than once.")
+    for annotation in annotations:
+        header = f"Mcp-Param-{annotation.header}"
+        raw = headers.get(header)
+        value = _value_at(arguments, annotation.path)
+        if value is _ABSENT or value is None:
+            if raw is not None:
+                raise mismatch(f"{header} was sent without its argument.")
+            continue
+        if raw is None:
+            raise mismatch(f"the {header} header is missing.")
+        try:
+            decoded = decode_header_value(raw.strip(" \t"))
+        except ValueError:
+            raise mismatch(f"the {header} header is not valid base64.") from None
+        if not _same(annotation.type, decoded, value):
+            raise mismatch(f"the {header} header differs from its argument.")

@@ -1,0 +1,57 @@
+"""What an engine is configured with (`EngineOptions`).
+
+Field names are the lower-case settings names of `wymcp.conf` where one
+exists; the engine never reads settings itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+
+import attrs
+
+from wymcp.core.server._revision import SUPPORTED, newest_first
+from wymcp.core.server._session import SessionStore
+
+
+def _versions(value: Iterable[str]) -> tuple[str, ...]:
+    versions = tuple(value)
+    unknown = [v for v in versions if v not in SUPPORTED]
+    if unknown or not versions:
+        raise ValueError(
+            f"protocol_versions must be a non-empty subset of {list(SUPPORTED)}"
+        )
+    return newest_first(versions)
+
+
+@attrs.frozen(kw_only=True)
+class EngineOptions:
+    """Engine configuration; every field has a working default.
+
+    `state_secret` seals `requestState` (None: a random key per engine, so
+    state does not survive a restart or cross workers). `ttl_ms` and
+    `cache_scope` are the 2026-07-28 cache hints of lists and reads.
+    """
+
+    server_name: str = "wymcp"
+    server_version: str = "0.1.0"
+    server_title: str | None = None
+    instructions: str | None = None
+    protocol_versions: tuple[str, ...] = attrs.field(
+        default=SUPPORTED, converter=_versions
+    )
+    strict: bool = True
+    state_secret: bytes | str | None = None
+    state_ttl: float = 600.0
+    page_size: int = 100
+    ttl_ms: int = 0
+    cache_scope: str = attrs.field(
+        default="public", validator=attrs.validators.in_(("public", "private"))
+    )
+    session_idle_timeout: float = 1800.0
+    max_sessions: int = 10_000
+    retry_after: int = 5
+    client_request_timeout: float = 60.0
+    session_store: SessionStore | None = None
+    clock: Callable[[], float] = time.monotonic

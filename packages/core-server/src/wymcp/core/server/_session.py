@@ -1,0 +1,141 @@
+"""Sessions of the 2025 revisions and the store that keeps them.
+
+`SessionStore` is the interface; `MemorySessionStore` the default: idle
+expiry checked on access, and a cap on live sessions (the engine answers 503
+when `add` refuses).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import secrets
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import attrs
+
+from wymcp.core.server._exchange import Stream
+
+
+def new_session_id() -> str:
+    """32 random bytes, base64url without padding (43 visible ASCII chars)."""
+    return base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
+
+
+@attrs.define(eq=False)
+class Session:
+    """One live session.
+
+    Its revision, the client's capabilities, its GET stream, the requests in
+    flight and the list changes it is owed.
+    """
+
+    id: str
+    protocol_version: str
+    client_capabilities: dict[str, Any] = attrs.field(factory=dict)
+    client_info: dict[str, Any] = attrs.field(factory=dict)
+    principal: object | None = None
+    log_level: str | None = None
+    initialized: bool = False
+    last_seen: float = 0.0
+    closed: bool = False
+    stream: Stream | None = None
+    stream_done: asyncio.Event | None = None
+    in_flight: dict[str | int, asyncio.Task[Any]] = attrs.field(factory=dict)
+    cancelled: set[str | int] = attrs.field(factory=set)
+    pending: dict[str, asyncio.Future[Any]] = attrs.field(factory=dict)
+    dirty: set[str] = attrs.field(factory=set)
+    subscriptions: set[str] = attrs.field(factory=set)
+    events: int = 0
+
+    def next_event_id(self) -> str:
+        """The id of the next event on the session's GET stream."""
+        self.events += 1
+        return f"evt-{self.events}"
+
+    def close(self) -> None:
+        """End the session: release its stream and fail what waits on it."""
+        self.closed = True
+        if self.stream_done is not None:
+            self.stream_done.set()
+        for future in self.pending.values():
+            if not future.done():
+                future.cancel()
+        self.pending.clear()
+
+
+class SessionStore(Protocol):
+    """Where live sessions are kept."""
+
+    def add(self, session: Session) -> bool:
+        """Keep `session`; False when the store is full."""
+        ...
+
+    def get(self, session_id: str) -> Session | None:
+        """The live session with this id (touched), or None."""
+        ...
+
+    def remove(self, session_id: str) -> Session | None:
+        """Forget and return the session, or None."""
+        ...
+
+    def sessions(self) -> list[Session]:
+        """Every live session."""
+        ...
+
+
+class MemorySessionStore:
+    """Sessions in a dict, expired after `idle_timeout` seconds unseen."""
+
+    def __init__(
+        self,
+        *,
+        idle_timeout: float = 1800.0,
+        max_sessions: int = 10_000,
+        clock: Callable[[], float],
+    ) -> None:
+        self._idle_timeout = idle_timeout
+        self._max_sessions = max_sessions
+        self._clock = clock
+        self._sessions: dict[str, Session] = {}
+
+    def _expired(self, session: Session, now: float) -> bool:
+        return now - session.last_seen > self._idle_timeout
+
+    def _sweep(self, now: float) -> None:
+        for sid in [sid for sid, s in self._sessions.items() if self._expired(s, now)]:
+            self._sessions.pop(sid).close()
+
+    def add(self, session: Session) -> bool:
+        """Keep `session` unless the cap of live sessions is reached."""
+        now = self._clock()
+        if len(self._sessions) >= self._max_sessions:
+            self._sweep(now)
+        if len(self._sessions) >= self._max_sessions:
+            return False
+        session.last_seen = now
+        self._sessions[session.id] = session
+        return True
+
+    def get(self, session_id: str) -> Session | None:
+        """The live session, touched; an expired one is closed and forgotten."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return None
+        now = self._clock()
+        if self._expired(session, now):
+            del self._sessions[session_id]
+            session.close()
+            return None
+        session.last_seen = now
+        return session
+
+    def remove(self, session_id: str) -> Session | None:
+        """Forget the session."""
+        return self._sessions.pop(session_id, None)
+
+    def sessions(self) -> list[Session]:
+        """Every live session (expired ones swept first)."""
+        self._sweep(self._clock())
+        return list(self._sessions.values())

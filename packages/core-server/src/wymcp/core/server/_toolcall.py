@@ -1,0 +1,252 @@
+"""One `tools/call` past its envelope.
+
+The argument shape, the gates, the tool's code, and the shaping of whatever
+it returned into a CallToolResult.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+from wymcp.core.gates import check
+from wymcp.core.schema import ToolError, ToolSpec
+from wymcp.core.server._content import Content, ToolResult
+from wymcp.core.server._context import ToolContext
+from wymcp.core.server._hint import Hint
+from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
+from wymcp.core.server._revision import has_titles, is_modern
+
+_log = logging.getLogger("wymcp.core.server")
+
+DROPPED_META: Final = "wymcp/dropped"
+"""The result `_meta` key listing what lenient mode dropped."""
+
+_MESSAGE_LIMIT: Final = 500
+
+
+class InputRequired(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Raised through a tool at 2026-07-28 when it asks the client something.
+
+    The call answers an `input_required` result.
+    """
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__("input required")
+        self.result = result
+
+
+def is_multi_action(spec: ToolSpec) -> bool:
+    """Whether the tool dispatches by `action` (else it is a plain tool)."""
+    return getattr(spec.tool, "actions", None) is not None
+
+
+def _invalid(reason: str) -> RpcError:
+    return RpcError(INVALID_PARAMS, "Invalid params", {"reason": reason})
+
+
+def split_arguments(
+    spec: ToolSpec, arguments: Mapping[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """The action and data of a multi-action call; -32602 for a bad envelope."""
+    declared = spec.input_schema.get("properties", {})
+    allowed = set(declared) if isinstance(declared, dict) else set()
+    allowed |= {"action", "data"}
+    stray = [k for k in arguments if k not in allowed]
+    if stray:
+        raise _invalid(
+            f"Unknown argument(s) ({len(stray)}): this tool takes 'action' and "
+            f"'data'. See help {{tool: \"{spec.name}\"}}."
+        )
+    action = arguments.get("action")
+    if not isinstance(action, str):
+        raise _invalid(
+            "Missing or invalid 'action' in arguments: expected one of "
+            f"{', '.join(sorted(spec.actions))}."
+        )
+    data = arguments.get("data")
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise _invalid("Invalid 'data' in arguments: expected an object.")
+    return action, data
+
+
+def _text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _hints(spec: ToolSpec, action: str | None, hint_context: Any) -> list[Any]:
+    hints = spec.tool.hints(action, hint_context)
+    return [h.to_json() if isinstance(h, Hint) else h for h in hints or ()]
+
+
+def _context(spec: ToolSpec, action: str | None, ctx: ToolContext) -> Any:
+    context = spec.tool.action_context(action, ctx)
+    if context is not None and not isinstance(context, Mapping):
+        raise TypeError("action_context must return a mapping or None")
+    return dict(context) if context is not None else None
+
+
+def _content_list(value: object) -> list[dict[str, Any]] | None:
+    if isinstance(value, Content):
+        return [value.to_json()]
+    if (
+        isinstance(value, list | tuple)
+        and value
+        and all(isinstance(v, Content) for v in value)
+    ):
+        return [v.to_json() for v in value]
+    return None
+
+
+def gate_content(content: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
+    """Blocks a revision cannot carry: a resource link at 2025-03-26 goes as text."""
+    if has_titles(version):
+        return content
+    return [
+        _text(f"Resource: {b.get('uri')}") if b.get("type") == "resource_link" else b
+        for b in content
+    ]
+
+
+def raised(spec: ToolSpec, action: str | None, error: BaseException) -> dict[str, Any]:
+    """The isError answer for a tool that raised: a diagnostic, no traceback."""
+    payload: dict[str, Any] = {"errorType": "tool_raised", "tool": spec.name}
+    if action is not None:
+        payload["action"] = action
+    payload["exception"] = type(error).__name__
+    message = str(error)
+    if len(message) > _MESSAGE_LIMIT:
+        message = message[:_MESSAGE_LIMIT] + "…"
+    payload["message"] = message
+    return {"content": [_text(_dumps(payload))], "isError": True}
+
+
+async def call_tool(
+    spec: ToolSpec,
+    arguments: dict[str, Any],
+    ctx: ToolContext,
+    *,
+    strict: bool,
+    version: str,
+) -> dict[str, Any]:
+    """Gate the arguments, run the tool and shape its answer."""
+    action: str | None = None
+    if is_multi_action(spec):
+        action, data = split_arguments(spec, arguments)
+        verdict = check(spec.tool, action, data, strict=strict)
+    else:
+        verdict = check(spec.tool, None, arguments, strict=strict)
+    if not verdict.accepted:
+        return {"content": [_text(_dumps(verdict.refusal))], "isError": True}
+    ctx.tool = spec.name
+    ctx.action = action
+    gated = dict(verdict.data) if verdict.data is not None else {}
+    try:
+        if action is not None:
+            value = await spec.tool.run_action(action, gated, ctx)
+        else:
+            value = await spec.tool.run(gated, ctx)
+        result = _shape(spec, action, value, ctx, version)
+    except ToolError as error:
+        result = _refused(spec, action, error)
+    except InputRequired:
+        raise
+    except Exception as error:  # noqa: BLE001 - any raise answers tool_raised
+        _log.exception("tool %s raised", spec.name)
+        result = raised(spec, action, error)
+    if verdict.dropped:
+        result.setdefault("_meta", {})[DROPPED_META] = list(verdict.dropped)
+    return result
+
+
+def _refused(spec: ToolSpec, action: str | None, error: ToolError) -> dict[str, Any]:
+    message = str(error)
+    hints = _hints(spec, action, error)
+    if not hints:
+        return {"content": [_text(message)], "isError": True}
+    return {
+        "content": [_text(_dumps({"error": message, "hints": hints}))],
+        "isError": True,
+    }
+
+
+def _blocks(
+    spec: ToolSpec, action: str | None, value: object, ctx: ToolContext
+) -> tuple[list[dict[str, Any]], Any, bool]:
+    """Content, structured value and whether there is one, for a plain value."""
+    if (blocks := _content_list(value)) is not None:
+        return blocks, None, False
+    if isinstance(value, str):
+        return [_text(value)], None, False
+    if value is None:
+        return [], None, False
+    extra: dict[str, Any] = {}
+    hints = _hints(spec, action, value)
+    if hints:
+        extra["hints"] = hints
+    context = _context(spec, action, ctx)
+    if context is not None:
+        extra["context"] = context
+    if extra and isinstance(value, dict):
+        return [_text(_dumps({**value, **extra}))], value, True
+    content = [_text(_dumps(value))]
+    if extra:
+        content.append(_text(_dumps(extra)))
+    return content, value, True
+
+
+def _shape(
+    spec: ToolSpec,
+    action: str | None,
+    value: object,
+    ctx: ToolContext,
+    version: str,
+) -> dict[str, Any]:
+    is_error = False
+    if isinstance(value, ToolResult):
+        content = [c.to_json() for c in value.content]
+        is_error = value.is_error
+        structured, has_structured = value.structured, value.has_structured
+        if has_structured and not content:
+            content = [_text(_dumps(structured))]
+    else:
+        content, structured, has_structured = _blocks(spec, action, value, ctx)
+    result: dict[str, Any] = {
+        "content": gate_content(content, version),
+        "isError": is_error,
+    }
+    if (
+        has_structured
+        and not is_error
+        and spec.output_schema is not None
+        and has_titles(version)
+        and (is_modern(version) or isinstance(structured, dict))
+    ):
+        problems = spec.validate_output(structured)
+        if problems:
+            _log.warning(
+                "tool %s: output does not match its output_schema: %s",
+                spec.name,
+                "; ".join(problems[:5]),
+            )
+        else:
+            result["structuredContent"] = structured
+    return result
+
+
+def unknown_tool(name: object, valid: list[str]) -> RpcError:
+    """-32602 for a tool this server does not have."""
+    shown = echo(name) if isinstance(name, str) else ""
+    return RpcError(
+        INVALID_PARAMS,
+        f"Unknown tool: {shown}",
+        {"reason": f"Unknown tool. Valid tools: {', '.join(valid)}."},
+    )

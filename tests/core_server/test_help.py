@@ -1,0 +1,160 @@
+"""The built-in help tool: three levels, and errors naming the valid targets."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pytest
+
+from wymcp.core.schema import Action, Tool
+
+
+class Widgets(Tool):
+    name = "widgets"
+    description = "Manage widgets."
+    actions: ClassVar[dict[str, Action]] = {
+        "create": Action(
+            description="Create a widget",
+            properties={"name": {"type": "string"}},
+            required=["name"],
+            notes="Names are unique.",
+            related=["list"],
+            examples=[{"name": "w"}],
+        ),
+        "list": Action(description="List widgets", properties={}),
+    }
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        return []
+
+    def action_context(self, action: str, ctx: Any) -> dict[str, Any] | None:
+        return {"count": 3} if action == "list" else None
+
+
+class Zero(Tool):
+    name = "zero"
+    description = "Takes nothing."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        return "ok"
+
+
+class Broken(Tool):
+    name = "broken"
+    description = "A bad action context."
+    actions: ClassVar[dict[str, Action]] = {
+        "go": Action(description="Go", properties={})
+    }
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        return {}
+
+    def action_context(self, action: str, ctx: Any) -> Any:
+        return "not a mapping"
+
+
+@pytest.fixture
+def wire(make_wire):
+    return make_wire(Widgets, Zero, Broken)
+
+
+async def ask(wire, arguments: Any = None):
+    params: dict[str, Any] = {"name": "help"}
+    if arguments is not None:
+        params["arguments"] = arguments
+    reply, _ = await wire.modern("tools/call", params)
+    return reply
+
+
+async def test_help_is_listed_last_with_a_description(wire):
+    reply, _ = await wire.modern("tools/list")
+    last = reply.body["result"]["tools"][-1]
+    assert last["name"] == "help"
+    assert last["description"].startswith("Get details")
+    assert last["inputSchema"]["additionalProperties"] is False
+
+
+async def test_the_index_lists_every_tool_and_its_action_summaries(wire):
+    reply = await ask(wire)
+    index = wire.result_json(reply)
+    assert [t["tool"] for t in index["tools"]] == ["widgets", "zero", "broken", "help"]
+    assert index["tools"][0]["actions"] == [
+        "create: Create a widget",
+        "list: List widgets",
+    ]
+    assert index["tools"][-1]["actions"] == []
+    assert reply.body["result"]["isError"] is False
+
+
+async def test_the_tool_level_renders_every_action(wire):
+    payload = wire.result_json(await ask(wire, {"tool": "widgets"}))
+    create = payload["actions"]["create"]
+    assert create["description"] == "Create a widget"
+    assert create["required"] == ["name"]
+    assert create["notes"] == "Names are unique."
+    assert create["related"] == ["list"]
+    assert create["examples"] == [{"name": "w"}]
+    assert "notes" not in payload["actions"]["list"]
+    assert payload["actions"]["list"]["required"] == []
+
+
+async def test_the_tool_level_of_a_plain_tool_shows_its_schema(wire):
+    payload = wire.result_json(await ask(wire, {"tool": "zero"}))
+    assert payload["actions"] == {}
+    assert payload["input_schema"]["type"] == "object"
+
+
+async def test_help_about_help(wire):
+    payload = wire.result_json(await ask(wire, {"tool": "help"}))
+    assert payload["actions"] == {}
+
+
+async def test_the_action_level_carries_the_action_context(wire):
+    payload = wire.result_json(await ask(wire, {"tool": "widgets", "action": "list"}))
+    assert payload["tool"] == "widgets"
+    assert payload["action"] == "list"
+    assert payload["context"] == {"count": 3}
+    payload = wire.result_json(await ask(wire, {"tool": "widgets", "action": "create"}))
+    assert "context" not in payload
+
+
+async def test_an_unknown_tool_names_the_valid_tools(wire):
+    reply = await ask(wire, {"tool": "nope", "action": "create"})
+    assert reply.body["result"]["isError"] is True
+    payload = wire.result_json(reply)
+    assert payload["error"] == "unknown_tool"
+    assert payload["valid_tools"] == ["broken", "help", "widgets", "zero"]
+    assert payload["help"] == "help {}"
+
+
+async def test_an_action_without_a_tool_is_missing_tool(wire):
+    payload = wire.result_json(await ask(wire, {"action": "create"}))
+    assert payload["error"] == "missing_tool"
+    assert "valid_tools" in payload
+
+
+async def test_an_unknown_action_is_the_shared_unknown_action_refusal(wire):
+    reply = await ask(wire, {"tool": "widgets", "action": "nope"})
+    payload = wire.result_json(reply)
+    assert payload["error"] == "unknown_action"
+    assert payload["valid_actions"] == ["create", "list"]
+
+
+@pytest.mark.parametrize("arguments", [{"tol": "x"}, {"tool": 3}, {"tool": None}])
+async def test_misspelled_or_mistyped_arguments_are_invalid_params(wire, arguments):
+    reply = await ask(wire, arguments)
+    assert reply.body["error"]["code"] == -32602
+
+
+async def test_a_raising_action_context_answers_tool_raised(wire):
+    reply = await ask(wire, {"tool": "broken", "action": "go"})
+    assert reply.body["result"]["isError"] is True
+    assert wire.result_json(reply)["errorType"] == "tool_raised"
+
+
+async def test_help_works_in_a_session(wire):
+    sid = await wire.initialize("2025-03-26")
+    reply, _ = await wire.session(
+        sid, "tools/call", {"name": "help"}, version="2025-03-26"
+    )
+    assert "tools" in wire.result_json(reply)

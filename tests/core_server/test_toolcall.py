@@ -1,0 +1,410 @@
+"""tools/call: the envelope, the gates, the tool's code, result shaping,
+header annotations and the call's notification stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+import pytest
+
+from wymcp.core.schema import Action, Tool, ToolError
+from wymcp.core.server import (
+    Hint,
+    ToolResult,
+    audio,
+    embedded_resource,
+    image,
+    resource_link,
+    text,
+)
+
+MODERN = "2026-07-28"
+
+
+class Widgets(Tool):
+    name = "widgets"
+    description = "Manage widgets."
+    output_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"qty": {"type": "integer"}},
+        "required": ["qty"],
+    }
+    actions: ClassVar[dict[str, Action]] = {
+        "create": Action(
+            description="Create a widget",
+            properties={
+                "name": {"type": "string", "minLength": 1},
+                "qty": {"type": "integer", "maximum": 100},
+            },
+            required=["name"],
+            defaults={"qty": 1},
+        ),
+        "fail": Action(description="Refuse politely", properties={}),
+        "crash": Action(description="Raise", properties={}),
+        "bad_output": Action(description="Break the output schema", properties={}),
+    }
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        if action == "fail":
+            raise ToolError("widget store is closed")
+        if action == "crash":
+            raise RuntimeError("boom at /secret/path")
+        if action == "bad_output":
+            return {"qty": "many"}
+        return {"qty": data["qty"], "name": data["name"]}
+
+    def hints(self, action: str, hint_context: Any) -> list[Hint]:
+        if action == "create":
+            return [Hint(tool="widgets", action="fail", description="then fail")]
+        return []
+
+    def action_context(self, action: str, ctx: Any) -> dict[str, Any] | None:
+        return {"store": "open"} if action == "create" else None
+
+
+class Media(Tool):
+    name = "media"
+    description = "Returns every kind of content."
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        return [
+            text("hello"),
+            image(b"\x89PNG", "image/png"),
+            audio("UklGRg==", "audio/wav"),
+            embedded_resource("test://r", text="inside", mime_type="text/plain"),
+            resource_link("test://r", "r"),
+        ]
+
+
+class Chatty(Tool):
+    name = "chatty"
+    description = "Reports progress and logs."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        for step in (0, 50, 50, 100):
+            await ctx.report_progress(step, 100, f"step {step}")
+        await ctx.log("debug", "quiet")
+        await ctx.log("info", {"said": "hello"}, logger="chatty")
+        await ctx.log("error", "loud")
+        return ToolResult(content=[text("done")])
+
+
+class Region(Tool):
+    name = "region"
+    description = "Routed by a header."
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "count": {"type": "integer", "x-mcp-header": "Count"},
+            "flag": {"type": "boolean", "x-mcp-header": "Flag"},
+        },
+        "additionalProperties": False,
+    }
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        return f"ok {arguments.get('region')}"
+
+
+@pytest.fixture
+def wire(make_wire):
+    return make_wire(Widgets, Media, Chatty, Region)
+
+
+def call(action: str, data: Any = None, **extra: Any) -> dict[str, Any]:
+    arguments: dict[str, Any] = {"action": action, **extra}
+    if data is not None:
+        arguments["data"] = data
+    return {"name": "widgets", "arguments": arguments}
+
+
+async def test_an_accepted_call_runs_with_defaults_merged(wire):
+    reply, _ = await wire.modern("tools/call", call("create", {"name": "w"}))
+    result = reply.body["result"]
+    assert result["isError"] is False
+    assert result["structuredContent"] == {"qty": 1, "name": "w"}
+    shown = wire.result_json(reply)
+    assert shown["qty"] == 1
+    assert shown["hints"] == [
+        {"tool": "widgets", "action": "fail", "description": "then fail"}
+    ]
+    assert shown["context"] == {"store": "open"}
+    assert result["resultType"] == "complete"
+
+
+async def test_a_whole_float_reaches_the_tool_as_an_integer(wire):
+    reply, _ = await wire.modern(
+        "tools/call", call("create", {"name": "w", "qty": 2.0})
+    )
+    assert reply.body["result"]["structuredContent"]["qty"] == 2
+    assert isinstance(reply.body["result"]["structuredContent"]["qty"], int)
+
+
+async def test_a_gate_refusal_is_an_is_error_result(wire):
+    reply, _ = await wire.modern(
+        "tools/call", call("create", {"name": "w", "bogus": 1})
+    )
+    assert reply.status == 200
+    assert reply.body["result"]["isError"] is True
+    refusal = wire.result_json(reply)
+    assert refusal["error"] == "unknown_params"
+    assert "help" in refusal
+
+
+async def test_an_unknown_action_is_a_refusal_not_a_protocol_error(wire):
+    reply, _ = await wire.modern("tools/call", call("nope"))
+    assert reply.body["result"]["isError"] is True
+    assert wire.result_json(reply)["error"] == "unknown_action"
+
+
+async def test_a_value_refusal_quotes_no_value(wire):
+    reply, _ = await wire.modern(
+        "tools/call", call("create", {"name": "w", "qty": 123456})
+    )
+    refusal = wire.result_json(reply)
+    assert refusal["error"] == "invalid_values"
+    assert "123456" not in reply.body["result"]["content"][0]["text"]
+
+
+async def test_a_tool_error_answers_is_error_with_its_message(wire):
+    reply, _ = await wire.modern("tools/call", call("fail"))
+    result = reply.body["result"]
+    assert result["isError"] is True
+    assert result["content"] == [{"type": "text", "text": "widget store is closed"}]
+    assert "structuredContent" not in result
+
+
+async def test_a_raising_tool_answers_tool_raised_without_traceback(wire):
+    reply, _ = await wire.modern("tools/call", call("crash"))
+    result = reply.body["result"]
+    assert result["isError"] is True
+    payload = wire.result_json(reply)
+    assert payload["errorType"] == "tool_raised"
+    assert payload["tool"] == "widgets"
+    assert payload["exception"] == "RuntimeError"
+    assert "Traceback" not in result["content"][0]["text"]
+
+
+async def test_an_output_that_breaks_the_schema_has_no_structured_content(wire):
+    reply, _ = await wire.modern("tools/call", call("bad_output"))
+    result = reply.body["result"]
+    assert result["isError"] is False
+    assert "structuredContent" not in result
+    assert wire.result_json(reply) == {"qty": "many"}
+
+
+@pytest.mark.parametrize(
+    ("params", "reason"),
+    [
+        ({}, "name"),
+        ({"name": 5}, "name"),
+        ({"name": "widgets", "arguments": []}, "arguments"),
+        ({"name": "widgets", "arguments": {}}, "action"),
+        ({"name": "widgets", "arguments": {"action": 3}}, "action"),
+        ({"name": "widgets", "arguments": {"action": "create", "data": 3}}, "data"),
+        (
+            {"name": "widgets", "arguments": {"action": "create", "extra": 1}},
+            "Unknown argument",
+        ),
+    ],
+)
+async def test_envelope_problems_are_invalid_params(wire, params, reason):
+    reply, _ = await wire.modern("tools/call", params)
+    assert reply.status == 400
+    assert reply.body["error"]["code"] == -32602
+    assert reason in reply.body["error"]["data"]["reason"]
+
+
+async def test_an_unknown_tool_is_invalid_params_naming_the_valid_tools(wire):
+    reply, _ = await wire.modern("tools/call", {"name": "nope" * 100})
+    error = reply.body["error"]
+    assert error["code"] == -32602
+    assert "widgets" in error["data"]["reason"]
+    assert len(str(reply.body)) < 1000
+
+
+async def test_an_unknown_tool_in_a_session_is_invalid_params_with_200(wire):
+    sid = await wire.initialize()
+    reply, _ = await wire.session(sid, "tools/call", {"name": "nope"})
+    assert reply.status == 200
+    assert reply.body["error"]["code"] == -32602
+
+
+async def test_a_null_data_and_missing_arguments_mean_empty(wire):
+    reply, _ = await wire.modern("tools/call", call("fail", None))
+    assert reply.body["result"]["isError"] is True
+    reply, _ = await wire.modern("tools/call", {"name": "media"})
+    assert reply.body["result"]["isError"] is False
+
+
+async def test_content_helpers_produce_every_block(wire):
+    reply, _ = await wire.modern("tools/call", {"name": "media", "arguments": {}})
+    kinds = [b["type"] for b in reply.body["result"]["content"]]
+    assert kinds == ["text", "image", "audio", "resource", "resource_link"]
+    assert reply.body["result"]["content"][1]["data"] == "iVBORw=="
+
+
+async def test_a_resource_link_becomes_text_at_2025_03_26(wire):
+    sid = await wire.initialize("2025-03-26")
+    reply, _ = await wire.session(
+        sid, "tools/call", {"name": "media"}, version="2025-03-26"
+    )
+    kinds = [b["type"] for b in reply.body["result"]["content"]]
+    assert kinds[-1] == "text"
+
+
+async def test_lenient_mode_lists_dropped_keys_in_result_meta(make_wire):
+    wire = make_wire(Widgets, strict=False)
+    reply, _ = await wire.modern(
+        "tools/call", call("create", {"name": "w", "bogus": 1})
+    )
+    result = reply.body["result"]
+    assert result["isError"] is False
+    assert result["_meta"]["wymcp/dropped"] == ["data.bogus"]
+    assert "io.modelcontextprotocol/serverInfo" in result["_meta"]
+
+
+# ------------------------------------------------------------- notifications
+
+
+async def test_progress_streams_only_with_a_token_and_logs_only_with_a_level(wire):
+    reply, stream = await wire.modern("tools/call", {"name": "chatty"})
+    assert stream.messages == []
+    assert not stream.opened
+    assert reply.body["result"]["content"] == [{"type": "text", "text": "done"}]
+
+
+async def test_progress_notifications_increase_and_carry_the_token(wire):
+    meta = wire.meta(progressToken="p1")
+    reply, stream = await wire.modern("tools/call", {"name": "chatty"}, meta=meta)
+    progress = [
+        m["params"] for m in stream.messages if m["method"] == "notifications/progress"
+    ]
+    assert [p["progress"] for p in progress] == [0, 50, 100]
+    assert all(p["progressToken"] == "p1" for p in progress)
+    assert not any(m["method"] == "notifications/message" for m in stream.messages)
+    assert reply.body["result"]["content"][0]["text"] == "done"
+
+
+async def test_logs_at_2026_follow_the_request_log_level(wire):
+    meta = wire.meta(**{"io.modelcontextprotocol/logLevel": "info"})
+    _, stream = await wire.modern("tools/call", {"name": "chatty"}, meta=meta)
+    logs = [
+        m["params"] for m in stream.messages if m["method"] == "notifications/message"
+    ]
+    assert [entry["level"] for entry in logs] == ["info", "error"]
+    assert logs[0]["logger"] == "chatty"
+
+
+async def test_logs_at_2025_follow_set_level(wire):
+    sid = await wire.initialize()
+    _, stream = await wire.session(sid, "tools/call", {"name": "chatty"})
+    assert [m["params"]["level"] for m in stream.messages] == ["debug", "info", "error"]
+    await wire.session(sid, "logging/setLevel", {"level": "error"})
+    _, stream = await wire.session(sid, "tools/call", {"name": "chatty"})
+    assert [m["params"]["level"] for m in stream.messages] == ["error"]
+
+
+async def test_a_gone_stream_does_not_fail_the_call(wire):
+    meta = wire.meta(progressToken=3, **{"io.modelcontextprotocol/logLevel": "debug"})
+    reply, _ = await wire.modern(
+        "tools/call", {"name": "chatty"}, meta=meta, stream=wire.Stream(fail=True)
+    )
+    assert reply.body["result"]["isError"] is False
+
+
+# ------------------------------------------------------------ Mcp-Param-*
+
+
+def region_headers(*pairs: tuple[str, str]) -> list[tuple[str, str]]:
+    return list(pairs)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "headers", "status"),
+    [
+        ({"region": "Hello"}, [("Mcp-Param-Region", "Hello")], 200),
+        ({"region": "Hello"}, [("Mcp-Param-Region", "=?base64?SGVsbG8=?=")], 200),
+        ({"region": "Hello"}, [("Mcp-Param-Region", "=?base64?SGVsbG8?=")], 400),
+        ({"region": "Hello"}, [("Mcp-Param-Region", "=?base64?SGVs!!!bG8=?=")], 400),
+        ({"region": "SGVsbG8="}, [("Mcp-Param-Region", "SGVsbG8=")], 200),
+        (
+            {"region": "=?base64?SGVsbG8="},
+            [("Mcp-Param-Region", "=?base64?SGVsbG8=")],
+            200,
+        ),
+        ({"region": "Hello"}, [], 400),
+        ({"region": "Hello"}, [("Mcp-Param-Region", "Other")], 400),
+        ({}, [("Mcp-Param-Region", "Hello")], 400),
+        ({}, [], 200),
+        ({"region": None}, [], 200),
+        ({"region": "a"}, [("Mcp-Param-Region", "a"), ("mcp-param-region", "a")], 400),
+        ({"count": 42}, [("Mcp-Param-Count", "42")], 200),
+        ({"count": 42.0}, [("Mcp-Param-Count", "42")], 200),
+        ({"count": 42}, [("Mcp-Param-Count", "42.0")], 400),
+        ({"flag": True}, [("Mcp-Param-Flag", "true")], 200),
+        ({"flag": False}, [("Mcp-Param-Flag", "true")], 400),
+    ],
+)
+async def test_param_headers_must_mirror_annotated_arguments(
+    wire, arguments, headers, status
+):
+    reply, _ = await wire.modern(
+        "tools/call", {"name": "region", "arguments": arguments}, extra_headers=headers
+    )
+    assert reply.status == status
+    if status == 400:
+        assert reply.body["error"]["code"] == -32020
+    else:
+        assert "error" not in reply.body
+
+
+async def test_param_headers_are_not_checked_in_sessions(wire):
+    sid = await wire.initialize()
+    reply, _ = await wire.session(
+        sid, "tools/call", {"name": "region", "arguments": {"region": "x"}}
+    )
+    assert reply.body["result"]["content"][0]["text"] == "ok x"
+
+
+# ------------------------------------------------------------- cancellation
+
+
+class Slow(Tool):
+    name = "slow"
+    description = "Waits."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        await asyncio.sleep(3600)
+        return "never"
+
+
+async def test_notifications_cancelled_stops_a_session_call(make_wire):
+    wire = make_wire(Slow)
+    sid = await wire.initialize()
+    task = asyncio.create_task(
+        wire.session(sid, "tools/call", {"name": "slow"}, rid=11)
+    )
+    for _ in range(5):
+        await asyncio.sleep(0)
+    reply, _ = await wire.post(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 11},
+        },
+        [("Mcp-Session-Id", sid)],
+        revision="2025-11-25",
+    )
+    assert reply.status == 202
+    cancelled, _ = await task
+    assert cancelled.status == 204
+    assert cancelled.body is None
+    assert not task.cancelled()
