@@ -1,0 +1,199 @@
+"""The wymcp command: check prints every problem; serve runs and stops gracefully."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import sys
+import textwrap
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from wymcp.transport.aiohttp._command import main
+
+TOOL = """
+import asyncio
+import os
+from pathlib import Path
+from wymcp.core.schema import Action, Tool
+
+class Slow(Tool):
+    name = "slow"
+    description = "Answers after a pause."
+    actions = {
+        "wait": Action(
+            description="Wait, then answer",
+            properties={"seconds": {"type": "number", "minimum": 0}},
+            required=["seconds"],
+        )
+    }
+
+    async def run_action(self, action, data, ctx):
+        Path(os.environ["CMD_STARTED"]).touch()
+        await asyncio.sleep(data["seconds"])
+        return {"waited": data["seconds"]}
+
+class Broken(Tool):
+    name = "broken"
+    description = "Declares nothing."
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "cmdtools.py").write_text(TOOL, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("WYMCP_SETTINGS_MODULE", raising=False)
+    return tmp_path
+
+
+def settings(project: Path, name: str, source: str) -> str:
+    (project / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    return name
+
+
+def test_check_passes_good_settings(project, capsys):
+    name = settings(
+        project, "cmd_good", 'TOOLS = ["cmdtools.Slow"]\nSTATE_SECRET = "k" * 32\n'
+    )
+    assert main(["check", "--settings", name]) == 0
+    out = capsys.readouterr().out
+    assert "0 error(s), 0 warning(s)" in out
+
+
+def test_check_prints_warnings_but_passes(project, capsys):
+    name = settings(project, "cmd_warn", 'TOOLS = ["cmdtools.Slow"]\nMY_THING = 1\n')
+    assert main(["check", "--settings", name]) == 0
+    out = capsys.readouterr().out
+    assert "wymcp.W001" in out
+    assert "wymcp.W002" in out
+
+
+def test_check_names_the_setting_and_the_fix(project, capsys):
+    name = settings(project, "cmd_bad", 'TOOLS = ["cmdtools.Nope"]\nBODY_LIMT = 1\n')
+    assert main(["check", "--settings", name]) == 1
+    captured = capsys.readouterr()
+    assert "wymcp.E003" in captured.err
+    assert "no attribute 'Nope'" in captured.err
+    assert "Did you mean BODY_LIMIT?" in captured.err
+    assert "Traceback" not in captured.err + captured.out
+
+
+def test_check_reports_a_tool_that_cannot_be_served(project, capsys):
+    name = settings(project, "cmd_broken", 'TOOLS = ["cmdtools.Broken"]\n')
+    assert main(["check", "--settings", name]) == 1
+    out = capsys.readouterr().out
+    assert "wymcp.E006" in out
+    assert "broken" in out
+
+
+def test_check_without_a_module_says_both_ways_out(project, capsys):
+    assert main(["check"]) == 1
+    err = capsys.readouterr().err
+    assert "--settings" in err
+    assert "WYMCP_SETTINGS_MODULE" in err
+
+
+def test_check_reads_the_environment_variable(project, capsys, monkeypatch):
+    monkeypatch.setenv("WYMCP_SETTINGS_MODULE", "no_such_module_for_wymcp")
+    assert main(["check"]) == 1
+    assert "wymcp.E005" in capsys.readouterr().err
+
+
+def test_serve_refuses_bad_settings_without_a_traceback(project, capsys):
+    name = settings(project, "cmd_serve_bad", "PORT = 'eighty'\n")
+    assert main(["serve", "--settings", name]) == 1
+    err = capsys.readouterr().err
+    assert "PORT must be an integer, not str" in err
+    assert "Traceback" not in err
+
+
+def test_serve_refuses_a_broken_tool(project, capsys):
+    name = settings(project, "cmd_serve_broken", 'TOOLS = ["cmdtools.Broken"]\n')
+    assert main(["serve", "--settings", name]) == 1
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_serve_prints_the_url_and_finishes_calls_in_flight_on_sigterm(project):
+    name = settings(
+        project,
+        "cmd_serve",
+        'TOOLS = ["cmdtools.Slow"]\nSTATE_SECRET = "k" * 32\nSHUTDOWN_GRACE = 30\n',
+    )
+    port = free_port()
+    started = project / "started"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(project), *sys.path]),
+        "CMD_STARTED": str(started),
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "from wymcp.transport.aiohttp._command import main; raise SystemExit(main())",
+        "serve",
+        "--settings",
+        name,
+        "--port",
+        str(port),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        banner = [(await process.stdout.readline()).decode() for _ in range(4)]
+        assert banner[0].strip() == f"wymcp serving http://127.0.0.1:{port}/mcp"
+        assert "2026-07-28" in banner[1]
+        assert banner[2].strip() == "tools: slow, help"
+        url = f"http://127.0.0.1:{port}/mcp"
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "slow",
+                "arguments": {"action": "wait", "data": {"seconds": 1}},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            },
+        }
+        headers = {
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "slow",
+        }
+        async with aiohttp.ClientSession() as http:
+            for _ in range(200):
+                try:
+                    async with http.get(url) as probe:
+                        await probe.read()
+                    break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.05)
+            call = asyncio.ensure_future(http.post(url, json=body, headers=headers))
+            while not started.exists():  # noqa: ASYNC110 - another process writes it
+                await asyncio.sleep(0.02)
+            process.send_signal(signal.SIGTERM)
+            response = await call
+            assert response.status == 200
+            answer = await response.json()
+        assert json.dumps(answer["result"]).count("waited") >= 1
+        assert await asyncio.wait_for(process.wait(), 60) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
