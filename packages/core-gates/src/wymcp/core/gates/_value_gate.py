@@ -112,25 +112,44 @@ def _texts(errors: list[Any]) -> list[str]:
 
 
 def cast_integers(node: ValueNode, value: object) -> object:
-    """Return ``value`` with whole floats cast to int where the schema says integer."""
+    """Return ``value`` with whole floats cast to int where the schema says integer.
+
+    Containers are copied only where something changed; the caller's data is never
+    modified.
+    """
     if not node.casts:
         return value
-    if node.integer and type(value) is float and value.is_integer():
+    kind = value.__class__
+    if kind is float:
+        return _cast_number(node, value)  # type: ignore[arg-type]
+    if kind is dict:
+        return _cast_object(node, value)  # type: ignore[arg-type]
+    if kind is list:
+        return _cast_array(node, value)  # type: ignore[arg-type]
+    return value
+
+
+def _cast_number(node: ValueNode, value: float) -> object:
+    """A whole float where the schema says integer becomes an int."""
+    if node.integer and value.is_integer():
         return int(value)
-    if isinstance(value, dict):
-        return _cast_object(node, value)
-    if isinstance(value, list):
-        return _cast_array(node, value)
     return value
 
 
 def _cast_object(node: ValueNode, value: dict[Any, Any]) -> dict[Any, Any]:
-    """Cast inside an object's declared properties (copied only on change)."""
+    """Cast inside an object's declared properties."""
     result = value
-    for key, child in node.properties.items():
-        if child.casts and key in value:
-            new = cast_integers(child, value[key])
-            if new is not value[key]:
+    for key in node.integer_keys:
+        number = value.get(key)
+        if number.__class__ is float and number.is_integer():
+            if result is value:
+                result = dict(value)
+            result[key] = int(number)
+    for key, child in node.deeper_keys:
+        if key in value:
+            sub = value[key]
+            new = cast_integers(child, sub)
+            if new is not sub:
                 if result is value:
                     result = dict(value)
                 result[key] = new
@@ -138,15 +157,49 @@ def _cast_object(node: ValueNode, value: dict[Any, Any]) -> dict[Any, Any]:
 
 
 def _cast_array(node: ValueNode, value: list[Any]) -> list[Any]:
-    """Cast inside an array's items (copied only on change)."""
+    """Cast inside an array's items."""
+    items = node.items
+    if not node.prefix_items and items is not None and _flat(items):
+        return _cast_flat_items(items, value)
     result = value
     prefix = node.prefix_items
     for index, item in enumerate(value):
-        child = prefix[index] if index < len(prefix) else node.items
+        child = prefix[index] if index < len(prefix) else items
         if child is not None and child.casts:
             new = cast_integers(child, item)
             if new is not item:
                 if result is value:
                     result = list(value)
                 result[index] = new
+    return result
+
+
+def _flat(node: ValueNode) -> bool:
+    """Whether all there is to cast in ``node`` is itself or its integer keys."""
+    return (
+        not node.deeper_keys
+        and not (node.items is not None and node.items.casts)
+        and not any(child.casts for child in node.prefix_items)
+    )
+
+
+def _cast_flat_items(items: ValueNode, value: list[Any]) -> list[Any]:
+    """The fast lane: items that are integers, or objects with integer keys only."""
+    keys = items.integer_keys
+    result = value
+    for index, item in enumerate(value):
+        kind = item.__class__
+        if kind is dict:
+            for key in keys:
+                number = item.get(key)
+                if number.__class__ is float:
+                    new = _cast_object(items, item)
+                    if result is value:
+                        result = list(value)
+                    result[index] = new
+                    break
+        elif kind is float and items.integer and item.is_integer():
+            if result is value:
+                result = list(value)
+            result[index] = int(item)
     return result

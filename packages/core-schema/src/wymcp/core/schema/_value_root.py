@@ -65,6 +65,9 @@ class ValueNode:
         patterns: the ``patternProperties`` patterns a key may also match.
         integer: whether the schema here says integer (a whole float is cast).
         casts: whether this node or one below it says integer.
+        integer_keys: the declared properties that are integers with nothing to
+            cast below them (the cast's fast lane).
+        deeper_keys: the other declared properties with something to cast.
     """
 
     schema: Any
@@ -77,6 +80,8 @@ class ValueNode:
     patterns: tuple[re.Pattern[str], ...]
     integer: bool
     casts: bool
+    integer_keys: tuple[str, ...] = ()
+    deeper_keys: tuple[tuple[str, ValueNode], ...] = ()
 
 
 def compile_schema(schema: Any, *, assert_formats: bool = True) -> Any:
@@ -136,6 +141,16 @@ def _node(schema: object, validator: Any, *, standalone: bool) -> ValueNode:
     patterns = _patterns(schema)
     integer = _says_integer(schema.get("type"))
     children = [*properties.values(), *prefix_items, *([items] if items else [])]
+    integer_keys = tuple(
+        key
+        for key, child in properties.items()
+        if child.integer and not _casts_below(child)
+    )
+    deeper_keys = tuple(
+        (key, child)
+        for key, child in properties.items()
+        if child.casts and key not in integer_keys
+    )
     return ValueNode(
         schema=schema,
         validator=validator,
@@ -147,7 +162,17 @@ def _node(schema: object, validator: Any, *, standalone: bool) -> ValueNode:
         patterns=patterns or (),
         integer=integer,
         casts=integer or any(child.casts for child in children),
+        integer_keys=integer_keys,
+        deeper_keys=deeper_keys,
     )
+
+
+def _casts_below(node: ValueNode) -> bool:
+    """Whether a child of ``node`` has something to cast."""
+    children = [*node.properties.values(), *node.prefix_items]
+    if node.items is not None:
+        children.append(node.items)
+    return any(child.casts for child in children)
 
 
 def _child(schema: object, *, standalone: bool) -> ValueNode:

@@ -1,0 +1,118 @@
+"""In-process micro-benchmark of the dispatch gates (``wymcp.core.gates.check``).
+
+Run: ``.venv/bin/python benchmarks/gates_micro.py``. Prints best-of-N figures for
+the 50-item order of reference/peers.md accepted, and for 100,000 wrong-typed array
+items refused (with the size of the refusal's request-dependent part).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+
+from wymcp.core.gates import check
+from wymcp.core.schema import Action, Tool, prepare
+
+ITEM = {
+    "type": "object",
+    "properties": {
+        "sku": {"type": "string", "minLength": 1, "maxLength": 32},
+        "qty": {"type": "integer", "minimum": 1, "maximum": 1000},
+        "price": {"type": "number", "minimum": 0},
+    },
+    "required": ["sku", "qty", "price"],
+}
+
+
+class Orders(Tool):
+    name = "orders"
+    description = "Order totals."
+    actions = {  # noqa: RUF012 - a declaration
+        "total": Action(
+            description="Total an order",
+            properties={
+                "customer": {"type": "string", "minLength": 1, "maxLength": 64},
+                "items": {"type": "array", "maxItems": 100, "items": ITEM},
+            },
+            required=["customer", "items"],
+        ),
+        "sum": Action(
+            description="Sum values",
+            properties={"values": {"type": "array", "items": {"type": "number"}}},
+            required=["values"],
+        ),
+    }
+
+    async def run_action(self, action, data, ctx):
+        del action, data, ctx
+
+
+def best_of(function, *, repeat: int, number: int) -> tuple[float, float]:
+    """Best and median seconds per call over ``repeat`` rounds of ``number`` calls."""
+    rounds = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            function()
+        rounds.append((time.perf_counter() - start) / number)
+    return min(rounds), statistics.median(rounds)
+
+
+def request_dependent_size(refusal: dict) -> int:
+    """Bytes of the refusal without the parts fixed by the schema."""
+    part = {
+        k: v for k, v in refusal.items() if k not in {"input_schema", "valid_actions"}
+    }
+    return len(json.dumps(part).encode())
+
+
+def main() -> None:
+    spec = prepare(Orders)
+    order = json.loads(
+        json.dumps(
+            {
+                "customer": "c-1",
+                "items": [
+                    {"sku": f"sku-{i}", "qty": i + 1, "price": 9.5 + i}
+                    for i in range(50)
+                ],
+            }
+        )
+    )
+    verdict = check(spec, "total", order)
+    if not verdict.accepted:
+        raise SystemExit(f"the order was refused: {verdict.refusal}")
+    best, median = best_of(lambda: check(spec, "total", order), repeat=20, number=2000)
+    print(
+        f"accepted 50-item order: best {best * 1e6:.1f} us, "
+        f"median {median * 1e6:.1f} us per check()"
+    )
+
+    bad = json.loads(json.dumps({"values": ["x"] * 100_000}))
+    verdict = check(spec, "sum", bad)
+    if verdict.refusal is None or verdict.refusal["error_count"] != 100_000:
+        raise SystemExit("the 100,000 wrong-typed items were not all counted")
+    size = request_dependent_size(verdict.refusal)
+    best, median = best_of(lambda: check(spec, "sum", bad), repeat=7, number=1)
+    print(
+        f"refused 100,000 wrong-typed items: best {best * 1e3:.1f} ms, median "
+        f"{median * 1e3:.1f} ms; request-dependent part {size} bytes"
+    )
+
+    capped = json.loads(json.dumps({"customer": "c", "items": ["x"] * 100_000}))
+    verdict = check(spec, "total", capped)
+    if verdict.refusal is None:
+        raise SystemExit("the 100,000 items were accepted")
+    size = request_dependent_size(verdict.refusal)
+    best, median = best_of(lambda: check(spec, "total", capped), repeat=7, number=1)
+    print(
+        f"refused 100,000 items under maxItems 100: best {best * 1e3:.1f} ms, median "
+        f"{median * 1e3:.1f} ms; request-dependent part {size} bytes"
+    )
+    print(f"python {sys.version.split()[0]}")
+
+
+if __name__ == "__main__":
+    main()
