@@ -38,3 +38,20 @@ def test_a_message_reads_with_its_id_and_hint():
     (problem,) = [p for p in run_checks(Settings()) if p.id == "wymcp.W002"]
     assert str(problem).startswith("wymcp.W002 (warning): STATE_SECRET is not set")
     assert "HINT: Set STATE_SECRET" in str(problem)
+
+
+def test_a_tool_that_cannot_be_served_is_an_error():
+    from wymcp.core.schema import Tool
+
+    class Broken(Tool):
+        name = "broken"
+        description = "Declares no actions and no schema."
+
+    (problem,) = [p for p in run_checks(Settings(TOOLS=(Broken,))) if p.is_error]
+    assert problem.id == "wymcp.E006"
+    assert "broken" in problem.message
+
+
+def test_something_that_is_no_tool_is_an_error():
+    problems = run_checks(Settings(TOOLS=(42,)))
+    assert [p.id for p in problems if p.is_error] == ["wymcp.E006"]

@@ -210,3 +210,34 @@ async def test_cleanup_closes_the_engine(aiohttp_client):
     client = await aiohttp_client(app)
     await client.close()
     assert closed
+
+
+def call_with_extra_key() -> tuple[str, dict[str, str]]:
+    return modern(
+        "tools/call",
+        {
+            "name": "greeter",
+            "arguments": {"action": "hello", "data": {"name": "Ada", "shout": True}},
+        },
+    )
+
+
+async def test_strict_refuses_an_unknown_key(aiohttp_client):
+    client = await aiohttp_client(create_app(TOOLS=[Greeter]))
+    data, headers = call_with_extra_key()
+    result = (await (await client.post("/mcp", data=data, headers=headers)).json())[
+        "result"
+    ]
+    assert result["isError"] is True
+    assert json.loads(result["content"][0]["text"])["error"] == "unknown_params"
+
+
+async def test_lenient_drops_an_unknown_key_and_says_so(aiohttp_client):
+    client = await aiohttp_client(create_app(TOOLS=[Greeter], STRICT=False))
+    data, headers = call_with_extra_key()
+    result = (await (await client.post("/mcp", data=data, headers=headers)).json())[
+        "result"
+    ]
+    assert result.get("isError") is not True
+    assert "Hello, Ada!" in json.dumps(result)
+    assert result["_meta"]["wymcp/dropped"] == ["data.shout"]
