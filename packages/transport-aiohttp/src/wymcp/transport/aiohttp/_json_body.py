@@ -61,7 +61,8 @@ def decode_json(body: bytes, *, depth_limit: int) -> Any:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise BodyError("the body is not valid UTF-8.") from None
-    if len(body) > 2 * depth_limit and nesting_depth(body) > depth_limit:
+    opening = body.count(b"[") + body.count(b"{")  # an upper bound of the depth
+    if opening > depth_limit and nesting_depth(body) > depth_limit:
         raise BodyError(f"the body nests deeper than {depth_limit} levels.")
     try:
         return json.loads(
