@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     completed_at TEXT
 );
 CREATE INDEX IF NOT EXISTS tasks_status_due ON tasks(status, due);
+CREATE INDEX IF NOT EXISTS tasks_pending_due ON tasks(due) WHERE status != 'done';
 CREATE INDEX IF NOT EXISTS tasks_project ON tasks(project);
 """
 
