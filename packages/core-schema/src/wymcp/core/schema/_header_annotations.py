@@ -105,22 +105,27 @@ def header_annotation_problems(schema: object) -> list[str]:
 def _positions(
     schema: object,
 ) -> Iterator[tuple[tuple[str, ...] | None, dict[str, Any]]]:
-    """Yield every schema position with its properties chain (None once off it)."""
+    """Yield every schema position in document order with its properties chain.
+
+    The chain is None once the walk left a pure chain of ``properties`` keys.
+    """
     stack: list[tuple[tuple[str, ...] | None, object]] = [((), schema)]
     while stack:
         path, node = stack.pop()
         if not isinstance(node, dict):
             continue
         yield path, node
+        below: list[tuple[tuple[str, ...] | None, object]] = []
         for keyword, value in node.items():
             if keyword == "properties" and isinstance(value, dict):
-                stack.extend(
+                below.extend(
                     (None if path is None else (*path, str(name)), sub)
                     for name, sub in value.items()
                 )
             elif keyword in _ONE_SCHEMA:
-                stack.append((None, value))
+                below.append((None, value))
             elif keyword in _SCHEMA_LISTS and isinstance(value, list):
-                stack.extend((None, sub) for sub in value)
+                below.extend((None, sub) for sub in value)
             elif keyword in _SCHEMA_MAPS and isinstance(value, dict):
-                stack.extend((None, sub) for sub in value.values())
+                below.extend((None, sub) for sub in value.values())
+        stack.extend(reversed(below))
