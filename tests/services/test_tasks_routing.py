@@ -103,3 +103,6 @@ async def test_the_published_schema_carries_the_annotation(client: TestClient) -
     data = tools["projects"]["inputSchema"]["properties"]["data"]
     assert data["properties"]["project"]["x-mcp-header"] == "Project"
     assert "x-mcp-header" not in json.dumps(tools["tasks"]["inputSchema"])
+    assert tools["tasks"]["annotations"]["destructiveHint"] is True
+    assert tools["projects"]["annotations"]["destructiveHint"] is False
+    assert tools["tasks"]["outputSchema"]["properties"]["task"]["required"][0] == "id"

@@ -1,5 +1,6 @@
 """The demo's SQLite store on a temporary file."""
 
+import asyncio
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -44,6 +45,16 @@ async def test_a_second_store_on_the_same_file_sees_the_tasks(tmp_path: Path) ->
     await TaskStore(path).create_task(title="Persist me")
     again = TaskStore(path)
     assert [t["title"] for t in await again.list_tasks()] == ["Persist me"]
+
+
+async def test_concurrent_creates_get_distinct_ids(tmp_path: Path) -> None:
+    path = tmp_path / "busy.sqlite3"
+    stores = [TaskStore(path), TaskStore(path)]
+    created = await asyncio.gather(
+        *(stores[i % 2].create_task(title=f"t{i}") for i in range(20))
+    )
+    assert sorted(task["id"] for task in created) == list(range(1, 21))
+    assert len(await stores[0].list_tasks(limit=100)) == 20
 
 
 async def test_list_filters_combine(store: TaskStore) -> None:

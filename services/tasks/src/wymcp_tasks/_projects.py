@@ -121,6 +121,12 @@ class Projects(Tool):
         "Group tasks into projects. The project name is mirrored into the"
         " Mcp-Param-Project header, so a proxy can route on it."
     )
+    # Archiving keeps the project and its tasks; nothing is deleted.
+    annotations: ClassVar[Mapping[str, Any]] = {
+        "readOnlyHint": False,
+        "destructiveHint": False,
+        "openWorldHint": False,
+    }
     actions: ClassVar[Mapping[str, Action]] = _ACTIONS
     input_schema: ClassVar[dict[str, Any]] = INPUT_SCHEMA
     output_schema: ClassVar[dict[str, Any]] = OUTPUT_SCHEMA

@@ -238,6 +238,12 @@ class Tasks(Tool):
         " priority from 1 (most urgent) to 5, an optional due date and project."
         " Call help for an action's full schema."
     )
+    # delete removes a task for good; nothing leaves the local database.
+    annotations: ClassVar[Mapping[str, Any]] = {
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "openWorldHint": False,
+    }
     actions: ClassVar[Mapping[str, Action]] = _build_actions()
     output_schema: ClassVar[dict[str, Any]] = OUTPUT_SCHEMA
 
