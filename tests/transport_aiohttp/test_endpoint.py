@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from wymcp.transport.aiohttp._setup import ENDPOINT_KEY
+
 JSON = {"Content-Type": "application/json"}
 
 
@@ -278,3 +280,18 @@ async def test_a_huge_id_is_not_echoed_in_an_internal_error(stub_client):
         "/mcp", data=rpc("boom", rid="x" * 10_000), headers=JSON
     )
     assert (await response.json())["id"] is None
+
+
+async def test_a_failure_in_the_transport_itself_is_an_internal_error(stub_client):
+    client, engine = await stub_client()
+    endpoint = client.server.app[ENDPOINT_KEY]
+
+    class Exploding:
+        def host_allowed(self, values):
+            raise ValueError("a bug")
+
+    endpoint._policy = Exploding()
+    response = await client.post("/mcp", data=rpc("x"), headers=JSON)
+    assert response.status == 200
+    assert (await response.json())["error"]["code"] == -32603
+    assert engine.exchanges == []

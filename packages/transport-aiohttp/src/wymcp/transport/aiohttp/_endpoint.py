@@ -67,6 +67,13 @@ class Endpoint:
             return await self._dispatch(request)
         except _Refused as refused:
             return refused.response
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception(
+                "wymcp: unexpected error answering %s %s", request.method, request.path
+            )
+            return internal_error()
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         if request.method not in {"GET", "POST", "DELETE"}:
