@@ -149,8 +149,8 @@ def _build_actions() -> dict[str, Action]:
             notes=(
                 "Filters combine with AND. A task with no due date matches neither"
                 " due_before nor due_after. Tasks with a due date come first,"
-                " then by priority (1 first). Overdue tasks: status open, due_before"
-                " today."
+                " then by priority (1 first). Every task carries `overdue`: not"
+                " done and due before today (`context.today`)."
             ),
             related=["search", "complete"],
             examples=[
