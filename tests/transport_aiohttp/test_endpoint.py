@@ -295,3 +295,33 @@ async def test_a_failure_in_the_transport_itself_is_an_internal_error(stub_clien
     assert response.status == 200
     assert (await response.json())["error"]["code"] == -32603
     assert engine.exchanges == []
+
+
+async def test_expect_100_continue_is_refused_before_the_body_is_sent(stub_client):
+    client, engine = await stub_client(BODY_LIMIT=1000)
+    response = await client.post("/mcp", data=b" " * 2000, headers=JSON, expect100=True)
+    assert response.status == 413
+    response = await client.post(
+        "/mcp",
+        data=rpc("x"),
+        headers={**JSON, "Origin": "http://evil.example.com"},
+        expect100=True,
+    )
+    assert response.status == 403
+    assert engine.exchanges == []
+
+
+async def test_expect_100_continue_is_honoured_for_an_acceptable_request(stub_client):
+    client, engine = await stub_client()
+    response = await client.post("/mcp", data=rpc("x"), headers=JSON, expect100=True)
+    assert response.status == 200
+    assert len(engine.exchanges) == 1
+
+
+async def test_an_unknown_expectation_gets_417(stub_client):
+    client, engine = await stub_client()
+    response = await client.post(
+        "/mcp", data=rpc("x"), headers={**JSON, "Expect": "something-else"}
+    )
+    assert response.status == 417
+    assert engine.exchanges == []

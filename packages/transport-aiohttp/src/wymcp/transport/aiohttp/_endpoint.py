@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 from wymcp.conf import Settings
 from wymcp.core.server import Exchange, Headers, Reply, Stream
 from wymcp.transport.aiohttp._answers import (
@@ -75,21 +75,66 @@ class Endpoint:
             )
             return internal_error()
 
-    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        if request.method not in {"GET", "POST", "DELETE"}:
+    async def expect(self, request: web.Request) -> web.StreamResponse | None:
+        """Answer `Expect: 100-continue` only for a request the endpoint would read.
+
+        A refused request (method, Host, Origin, content type, a declared size
+        over `BODY_LIMIT`) gets its answer at once, so the client never sends
+        the body.
+        """
+        try:
+            self._check_before_body(request)
+        except _Refused as refused:
+            refused.response.force_close()
+            return refused.response
+        except Exception:
+            logger.exception("wymcp: unexpected error checking %s", request.path)
+            return internal_error()
+        if request.version != HttpVersion11:
+            return None
+        if request.headers.get("Expect", "").lower() != "100-continue":
             return error_response(
-                405,
+                417,
                 INVALID_REQUEST,
-                f"Method not allowed. This endpoint answers {ALLOW}.",
-                headers={"Allow": ALLOW},
+                "Expectation failed: only Expect: 100-continue is understood.",
+            )
+        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        request.writer.output_size = 0
+        return None
+
+    def _check_before_body(self, request: web.Request) -> None:
+        if request.method not in {"GET", "POST", "DELETE"}:
+            raise _Refused(
+                error_response(
+                    405,
+                    INVALID_REQUEST,
+                    f"Method not allowed. This endpoint answers {ALLOW}.",
+                    headers={"Allow": ALLOW},
+                )
             )
         self._check_host_and_origin(request)
+        if request.method == "POST":
+            self._check_content_type(request)
+            declared = request.content_length
+            if declared is not None and declared > self.settings.BODY_LIMIT:
+                raise _Refused(self._too_large())
+
+    def _too_large(self) -> web.Response:
+        return error_response(
+            413,
+            INVALID_REQUEST,
+            "Payload too large: the body exceeds BODY_LIMIT "
+            f"({self.settings.BODY_LIMIT} bytes).",
+            close=True,
+        )
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        self._check_before_body(request)
         headers = Headers.of(request.headers.items())
         stream = SseStream(request, keepalive=self.settings.KEEPALIVE_INTERVAL)
         body: Any = None
         try:
             if request.method == "POST":
-                self._check_content_type(request)
                 body = await self._read_json(request)
                 reply = await self.engine.post(Exchange("POST", headers, body), stream)
             elif request.method == "GET":
@@ -164,17 +209,6 @@ class Endpoint:
 
     async def _read_json(self, request: web.Request) -> Any:
         limit = self.settings.BODY_LIMIT
-        too_large = _Refused(
-            error_response(
-                413,
-                INVALID_REQUEST,
-                f"Payload too large: the body exceeds BODY_LIMIT ({limit} bytes).",
-                close=True,
-            )
-        )
-        declared = request.content_length
-        if declared is not None and declared > limit:
-            raise too_large
         chunks: list[bytes] = []
         size = 0
         try:
@@ -187,7 +221,7 @@ class Endpoint:
                         break
                     size += len(chunk)
                     if size > limit:
-                        raise too_large
+                        raise _Refused(self._too_large())
                     chunks.append(chunk)
         except TimeoutError:
             raise _Refused(

@@ -30,7 +30,9 @@ def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
         raise RuntimeError("wymcp is already set up on this application.")
     endpoint = Endpoint(settings, engine)
     app[ENDPOINT_KEY] = endpoint
-    app.router.add_route("*", settings.PATH, endpoint.handle)
+    app.router.add_route(
+        "*", settings.PATH, endpoint.handle, expect_handler=endpoint.expect
+    )
 
     async def close_engine(_app: web.Application) -> None:
         try:
