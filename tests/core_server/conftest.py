@@ -251,7 +251,18 @@ class Wire:
 
 @pytest.fixture
 def make_wire():
-    def make(*tools: object, **options: Any) -> Wire:
-        return Wire(Engine(tools=list(tools), options=EngineOptions(**options)))
+    def make(
+        *tools: object,
+        resources: tuple[object, ...] = (),
+        prompts: tuple[object, ...] = (),
+        **options: Any,
+    ) -> Wire:
+        engine = Engine(
+            tools=list(tools),
+            resources=resources,
+            prompts=prompts,
+            options=EngineOptions(**options),
+        )
+        return Wire(engine)
 
     return make

@@ -14,11 +14,18 @@ from wymcp.core.server._content import (
     resource_link,
     text,
 )
-from wymcp.core.server._context import ClientRequestError, ToolContext
+from wymcp.core.server._context import (
+    ClientRequestError,
+    InputRequest,
+    MissingCapabilityError,
+    ToolContext,
+)
 from wymcp.core.server._engine import Engine
 from wymcp.core.server._exchange import Exchange, Headers, Reply, Stream
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._options import EngineOptions
+from wymcp.core.server._prompt import Prompt, PromptArgument
+from wymcp.core.server._resource import Resource
 from wymcp.core.server._revision import LEGACY, MODERN, SUPPORTED
 from wymcp.core.server._session import MemorySessionStore, Session, SessionStore
 
@@ -33,8 +40,13 @@ __all__ = [
     "Exchange",
     "Headers",
     "Hint",
+    "InputRequest",
     "MemorySessionStore",
+    "MissingCapabilityError",
+    "Prompt",
+    "PromptArgument",
     "Reply",
+    "Resource",
     "Session",
     "SessionStore",
     "Stream",

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Final
+
+import attrs
 
 from wymcp.core.server._exchange import Stream
 from wymcp.core.server._jsonrpc import notification
 from wymcp.core.server._levels import is_level, passes
 
 _log = logging.getLogger("wymcp.core.server")
-
-Asker = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-"""Sends one client request (elicitation, sampling, roots) and awaits it."""
 
 
 class ClientRequestError(Exception):
@@ -31,6 +30,77 @@ class ClientRequestError(Exception):
         super().__init__(message)
         self.reason = reason
         self.error = error
+
+
+class MissingCapabilityError(ClientRequestError):
+    """At 2026-07-28, the request did not declare a capability a tool needs.
+
+    The call answers 400 with -32021 and `data.requiredCapabilities`.
+    """
+
+    def __init__(self, required: Mapping[str, Any]) -> None:
+        names = ", ".join(sorted(required))
+        super().__init__(
+            "not_supported", f"The request did not declare the {names} capability."
+        )
+        self.required = dict(required)
+
+
+CAPABILITY_OF: Final = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+
+
+@attrs.frozen
+class InputRequest:
+    """One thing to ask the client: a method and its params."""
+
+    method: str
+    params: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def elicitation(
+        cls, message: str, requested_schema: Mapping[str, Any]
+    ) -> InputRequest:
+        """Ask the user for values through a form."""
+        return cls(
+            "elicitation/create",
+            {"message": message, "requestedSchema": dict(requested_schema)},
+        )
+
+    @classmethod
+    def sampling(
+        cls, prompt: str, *, max_tokens: int = 1024, **params: Any
+    ) -> InputRequest:
+        """Ask the client's model to answer `prompt`."""
+        return cls(
+            "sampling/createMessage",
+            {
+                "messages": [
+                    {"role": "user", "content": {"type": "text", "text": prompt}}
+                ],
+                "maxTokens": max_tokens,
+                **params,
+            },
+        )
+
+    @classmethod
+    def roots(cls) -> InputRequest:
+        """Ask the client for its roots."""
+        return cls("roots/list", {})
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire shape of an input request."""
+        shape: dict[str, Any] = {"method": self.method}
+        if self.params:
+            shape["params"] = dict(self.params)
+        return shape
+
+
+Asker = Callable[[dict[str, InputRequest], Any], Awaitable[dict[str, dict[str, Any]]]]
+"""Asks the client several things and returns the answers by key."""
 
 
 class ToolContext:
@@ -51,6 +121,8 @@ class ToolContext:
         asker: Asker | None = None,
         tool: str | None = None,
         action: str | None = None,
+        state: Any = None,
+        server: Any = None,
     ) -> None:
         self.request_id = request_id
         self.session_id = session_id
@@ -64,6 +136,10 @@ class ToolContext:
         self._log_enabled = log_enabled
         self._log_threshold = log_threshold
         self._asker = asker
+        self.state = state
+        """The state this call sealed into its previous round (2026), or None."""
+        self.server = server
+        """The engine serving the call (to add or remove tools at runtime)."""
         self._last_progress: float | None = None
 
     @property
@@ -119,44 +195,49 @@ class ToolContext:
             params["logger"] = logger
         await self._send(notification("notifications/message", params))
 
-    async def _ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def ask(
+        self, requests: Mapping[str, InputRequest], *, state: Any = None
+    ) -> dict[str, dict[str, Any]]:
+        """Ask the client several things at once; the answers by key.
+
+        At 2026-07-28 the call ends with an `input_required` result carrying
+        the requests not yet answered (and `state`, sealed) and runs again
+        when the client retries; at 2025 each is a request on the call's
+        stream. Raises `ClientRequestError` when asking is impossible.
+        """
         if self._asker is None:
             raise ClientRequestError(
                 "not_supported", "This call cannot ask the client anything."
             )
-        return await self._asker(method, params)
+        return await self._asker(dict(requests), state)
 
     async def elicit(
-        self, message: str, requested_schema: Mapping[str, Any]
+        self,
+        message: str,
+        requested_schema: Mapping[str, Any],
+        *,
+        key: str = "elicitation",
+        state: Any = None,
     ) -> dict[str, Any]:
         """Ask the user through the client (form mode); the ElicitResult."""
-        return await self._ask(
-            "elicitation/create",
-            {
-                "message": message,
-                "requestedSchema": dict(requested_schema),
-            },
-        )
+        request = InputRequest.elicitation(message, requested_schema)
+        return (await self.ask({key: request}, state=state))[key]
 
     async def sample(
         self,
         prompt: str,
         *,
         max_tokens: int = 1024,
+        key: str = "sampling",
+        state: Any = None,
         **params: Any,
     ) -> dict[str, Any]:
         """Ask the client's model; the CreateMessageResult."""
-        return await self._ask(
-            "sampling/createMessage",
-            {
-                "messages": [
-                    {"role": "user", "content": {"type": "text", "text": prompt}}
-                ],
-                "maxTokens": max_tokens,
-                **params,
-            },
-        )
+        request = InputRequest.sampling(prompt, max_tokens=max_tokens, **params)
+        return (await self.ask({key: request}, state=state))[key]
 
-    async def list_roots(self) -> dict[str, Any]:
+    async def list_roots(
+        self, *, key: str = "roots", state: Any = None
+    ) -> dict[str, Any]:
         """Ask the client for its roots; the ListRootsResult."""
-        return await self._ask("roots/list", {})
+        return (await self.ask({key: InputRequest.roots()}, state=state))[key]

@@ -8,6 +8,7 @@ revisions, runs the method handler and shapes the answer.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -15,22 +16,26 @@ from typing import Any
 
 import attrs
 
-from wymcp.core.schema import ToolSpec, prepare_all
-from wymcp.core.server._content import Content
-from wymcp.core.server._context import ClientRequestError, ToolContext
+from wymcp.core.gates import check
+from wymcp.core.schema import ToolSpec
+from wymcp.core.server._asking import modern_asker, session_asker
+from wymcp.core.server._catalogue import Catalogue
+from wymcp.core.server._context import (
+    Asker,
+    ClientRequestError,
+    MissingCapabilityError,
+    ToolContext,
+)
 from wymcp.core.server._cursor import page
 from wymcp.core.server._exchange import Exchange, Headers, Reply, Stream
-from wymcp.core.server._help import (
-    HELP_NAME,
-    answer_help,
-    help_arguments,
-    help_definition,
-)
+from wymcp.core.server._help import HELP_NAME, answer_help, help_arguments
 from wymcp.core.server._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    MISSING_CAPABILITY,
+    RESOURCE_NOT_FOUND,
     SESSION_NOT_FOUND,
     UNSUPPORTED_VERSION,
     Incoming,
@@ -45,6 +50,7 @@ from wymcp.core.server._jsonrpc import (
 from wymcp.core.server._levels import is_level
 from wymcp.core.server._mirror import check_params, check_standard
 from wymcp.core.server._options import EngineOptions
+from wymcp.core.server._prompt import prompt_result
 from wymcp.core.server._revision import (
     HANDSHAKE,
     LEGACY,
@@ -56,8 +62,16 @@ from wymcp.core.server._revision import (
     has_titles,
     is_modern,
 )
-from wymcp.core.server._session import MemorySessionStore, Session, new_session_id
+from wymcp.core.server._session import (
+    END,
+    MemorySessionStore,
+    Session,
+    new_session_id,
+)
+from wymcp.core.server._state import StateError, seal, unseal
+from wymcp.core.server._subscriptions import Subscriptions
 from wymcp.core.server._toolcall import (
+    InputRequired,
     call_tool,
     gate_content,
     raised,
@@ -129,9 +143,8 @@ class Engine:
     ) -> None:
         self.options = options or EngineOptions()
         opts = self.options
-        self._specs: list[ToolSpec] = list(prepare_all(list(tools)))
-        self._resources = list(resources)
-        self._prompts = list(prompts)
+        self._subscriptions = Subscriptions()
+        self._catalogue = Catalogue(tools, resources, prompts, self._changed)
         self._store = opts.session_store or MemorySessionStore(
             idle_timeout=opts.session_idle_timeout,
             max_sessions=opts.max_sessions,
@@ -141,17 +154,27 @@ class Engine:
         if secret is None:
             secret = secrets.token_bytes(32)
         self._secret = secret.encode() if isinstance(secret, str) else secret
-        self._definitions: dict[str, list[dict[str, Any]]] = {}
-        self._modern_methods: dict[str, Handler] = {
-            "server/discover": self._discover,
+        shared: dict[str, Handler] = {
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
+            "resources/list": self._resources_list,
+            "resources/templates/list": self._templates_list,
+            "resources/read": self._resources_read,
+            "prompts/list": self._prompts_list,
+            "prompts/get": self._prompts_get,
+            "completion/complete": self._complete,
+        }
+        self._modern_methods: dict[str, Handler] = {
+            **shared,
+            "server/discover": self._discover,
+            "subscriptions/listen": self._listen,
         }
         self._session_methods: dict[str, Handler] = {
+            **shared,
             "ping": self._ping,
             "logging/setLevel": self._set_level,
-            "tools/list": self._tools_list,
-            "tools/call": self._tools_call,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
         }
 
     # ------------------------------------------------------------------ info
@@ -167,44 +190,66 @@ class Engine:
 
     def capabilities(self, version: str) -> dict[str, Any]:
         """The server capabilities announced at `version`."""
-        del version
+        catalogue = self._catalogue
         caps: dict[str, Any] = {"tools": {"listChanged": True}, "logging": {}}
+        if catalogue.has_prompts:
+            caps["prompts"] = {"listChanged": True}
+        if catalogue.has_resources:
+            caps["resources"] = {"listChanged": True}
+            if not is_modern(version):
+                caps["resources"]["subscribe"] = True
+        if catalogue.has_prompts or catalogue.has_resources:
+            caps["completions"] = {}
         return caps
 
     @property
     def tool_specs(self) -> tuple[ToolSpec, ...]:
         """The prepared tools, in `tools/list` order (help not included)."""
-        return tuple(self._specs)
+        return tuple(self._catalogue.tools)
 
-    def _tool_definitions(self, version: str) -> list[dict[str, Any]]:
-        cached = self._definitions.get(version)
-        if cached is not None:
-            return cached
-        definitions = [self._definition(s, version) for s in self._specs]
-        definitions.append(help_definition())
-        self._definitions[version] = definitions
-        return definitions
+    # ------------------------------------------------------- runtime changes
 
-    @staticmethod
-    def _definition(spec: ToolSpec, version: str) -> dict[str, Any]:
-        tool = spec.tool
-        definition: dict[str, Any] = {"name": spec.name}
-        title = getattr(tool, "title", None)
-        if title and has_titles(version):
-            definition["title"] = title
-        definition["description"] = tool.description
-        definition["inputSchema"] = dict(spec.input_schema)
-        output = spec.output_schema
-        if (
-            output is not None
-            and has_titles(version)
-            and (is_modern(version) or output.get("type") == "object")
-        ):
-            definition["outputSchema"] = dict(output)
-        annotations = getattr(tool, "annotations", None)
-        if annotations:
-            definition["annotations"] = dict(annotations)
-        return definition
+    def add_tool(self, tool: object) -> None:
+        """Serve one more tool; clients that listen hear the list changed."""
+        self._catalogue.add_tool(tool)
+
+    def remove_tool(self, name: str) -> bool:
+        """Stop serving a tool; False when there was none by that name."""
+        return self._catalogue.remove_tool(name)
+
+    def add_resource(self, resource: object) -> None:
+        """Serve one more resource or template."""
+        self._catalogue.add_resource(resource)
+
+    def remove_resource(self, key: str) -> bool:
+        """Stop serving the resource with this URI, template or name."""
+        return self._catalogue.remove_resource(key)
+
+    def add_prompt(self, prompt: object) -> None:
+        """Serve one more prompt."""
+        self._catalogue.add_prompt(prompt)
+
+    def remove_prompt(self, name: str) -> bool:
+        """Stop serving a prompt."""
+        return self._catalogue.remove_prompt(name)
+
+    def resource_updated(self, uri: str) -> None:
+        """Tell subscribed clients that the resource at `uri` changed."""
+        self._subscriptions.updated(uri)
+        message = notification("notifications/resources/updated", {"uri": uri})
+        for session in self._store.sessions():
+            if uri in session.subscriptions and session.outbox is not None:
+                session.outbox.put_nowait(message)
+
+    def _changed(self, kind: str) -> None:
+        self._subscriptions.changed(kind)
+        message = notification(f"notifications/{kind}/list_changed")
+        for session in self._store.sessions():
+            if kind in session.dirty:
+                continue
+            session.dirty.add(kind)
+            if session.outbox is not None:
+                session.outbox.put_nowait(message)
 
     # ------------------------------------------------------------------ POST
 
@@ -558,24 +603,24 @@ class Engine:
         if isinstance(found, Reply):
             return found
         session = found
-        if session.stream_done is not None:
-            session.stream_done.set()
-        done = asyncio.Event()
-        session.stream_done = done
+        if session.outbox is not None:
+            session.outbox.put_nowait(END)
+        outbox: asyncio.Queue[Any] = asyncio.Queue()
+        for kind in sorted(session.dirty):
+            outbox.put_nowait(notification(f"notifications/{kind}/list_changed"))
+        session.outbox = outbox
         session.stream = stream
         try:
             await stream.open()
             await stream.send(None, event_id=session.next_event_id())
-            for kind in sorted(session.dirty):
-                await stream.send(
-                    notification(f"notifications/{kind}/list_changed"),
-                    event_id=session.next_event_id(),
-                )
-            await done.wait()
+            while (message := await outbox.get()) is not END:
+                await stream.send(message, event_id=session.next_event_id())
+        except Exception:  # noqa: BLE001 - a gone client ends its stream
+            _log.debug("a session stream ended: the client is gone")
         finally:
-            if session.stream is stream:
+            if session.outbox is outbox:
                 session.stream = None
-                session.stream_done = None
+                session.outbox = None
         return Reply(200, None)
 
     async def delete(self, exchange: Exchange) -> Reply:
@@ -589,6 +634,7 @@ class Engine:
 
     async def aclose(self) -> None:
         """End every session and stream."""
+        self._subscriptions.close()
         for session in self._store.sessions():
             self._store.remove(session.id)
             session.close()
@@ -619,29 +665,80 @@ class Engine:
             result["instructions"] = self.options.instructions
         return self._cache_hints(call, result)
 
-    async def _tools_list(self, call: Call) -> dict[str, Any]:
-        definitions = self._tool_definitions(call.version)
-        items, next_cursor = page(
-            definitions,  # type: ignore[arg-type]
-            call.params.get("cursor"),
-            self.options.page_size,
+    def _page(self, call: Call, items: list[Any], key: str) -> dict[str, Any]:
+        shown, next_cursor = page(
+            items, call.params.get("cursor"), self.options.page_size
         )
-        result: dict[str, Any] = {"tools": items}
+        result: dict[str, Any] = {key: shown}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
-        if call.session is not None:
-            call.session.dirty.discard("tools")
         return self._cache_hints(call, result)
 
-    def _context(self, call: Call) -> ToolContext:
+    async def _tools_list(self, call: Call) -> dict[str, Any]:
+        result = self._page(
+            call, self._catalogue.tool_definitions(call.version), "tools"
+        )
+        if call.session is not None:
+            call.session.dirty.discard("tools")
+        return result
+
+    # ---------------------------------------------------------------- asking
+
+    def _round(self, call: Call, target: str) -> tuple[Any, Mapping[str, Any]]:
+        """The verified state and the responses of a 2026 retry."""
+        if not call.modern:
+            return None, {}
+        responses = call.params.get("inputResponses")
+        if responses is None:
+            responses = {}
+        if not isinstance(responses, dict):
+            raise _invalid_params("inputResponses must be an object.")
+        token = call.params.get("requestState")
+        if token is None:
+            return None, responses
+        try:
+            state = unseal(
+                self._secret,
+                token,
+                target=target,
+                principal=call.principal,
+                now=self.options.wall_clock(),
+            )
+        except StateError:
+            raise _invalid_params(
+                "Invalid requestState: it is malformed, altered, meant for "
+                "another request, or expired. Start the request again."
+            ) from None
+        return state, responses
+
+    def _context(self, call: Call, target: str = "") -> ToolContext:
         session = call.session
+        state, responses = self._round(call, target)
+        asker: Asker | None = None
         if call.modern:
             level = call.meta.get(META_LOG_LEVEL)
             log_enabled = level is not None
             threshold = level if isinstance(level, str) else None
+            principal = call.principal
+            expires = self.options.wall_clock() + self.options.state_ttl
+
+            def sealer(value: Any) -> str:
+                return seal(
+                    self._secret,
+                    value,
+                    target=target,
+                    principal=principal,
+                    expires=expires,
+                )
+
+            asker = modern_asker(call.capabilities, responses, sealer)
         else:
             log_enabled = True
             threshold = session.log_level if session is not None else None
+            if session is not None and call.stream is not None:
+                asker = session_asker(
+                    session, call.stream, self.options.client_request_timeout
+                )
         return ToolContext(
             request_id=call.id,
             session_id=session.id if session is not None else None,
@@ -652,60 +749,26 @@ class Engine:
             stream=call.stream,
             log_enabled=log_enabled,
             log_threshold=threshold,
-            asker=self._asker(call),
+            asker=asker,
+            state=state,
+            server=self,
         )
 
-    def _asker(
-        self, call: Call
-    ) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None:
-        session = call.session
-        if session is None or call.stream is None:
-            return None
-        stream = call.stream
-        timeout = self.options.client_request_timeout
+    @staticmethod
+    async def _asking(run: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+        """Run a handler that may ask the client: input_required or -32021."""
+        try:
+            return await run
+        except InputRequired as asked:
+            return asked.result
+        except MissingCapabilityError as missing:
+            raise RpcError(
+                MISSING_CAPABILITY,
+                "Missing required client capability",
+                {"requiredCapabilities": missing.required},
+            ) from None
 
-        async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
-            needed = {
-                "elicitation/create": "elicitation",
-                "sampling/createMessage": "sampling",
-                "roots/list": "roots",
-            }[method]
-            if needed not in session.client_capabilities or (
-                needed == "elicitation" and not has_titles(session.protocol_version)
-            ):
-                raise ClientRequestError(
-                    "not_supported",
-                    f"The client did not declare the '{needed}' capability.",
-                )
-            rid = f"srv-{secrets.token_urlsafe(8)}"
-            future: asyncio.Future[dict[str, Any]] = (
-                asyncio.get_running_loop().create_future()
-            )
-            session.pending[rid] = future
-            try:
-                message: dict[str, Any] = {
-                    "jsonrpc": "2.0",
-                    "id": rid,
-                    "method": method,
-                }
-                if params:
-                    message["params"] = params
-                try:
-                    await stream.send(message)
-                except Exception:  # noqa: BLE001 - the client went away
-                    raise ClientRequestError(
-                        "disconnected", "The client's stream is gone."
-                    ) from None
-                try:
-                    return await asyncio.wait_for(future, timeout)
-                except TimeoutError:
-                    raise ClientRequestError(
-                        "timeout", "The client did not answer in time."
-                    ) from None
-            finally:
-                session.pending.pop(rid, None)
-
-        return ask
+    # ----------------------------------------------------------------- tools
 
     async def _tools_call(self, call: Call) -> dict[str, Any]:
         params = call.params
@@ -721,24 +784,26 @@ class Engine:
             if call.modern:
                 check_params(call.headers, (), arguments)
             return self._help(call, arguments)
-        spec = next((s for s in self._specs if s.name == name), None)
+        spec = self._catalogue.tool(name)
         if spec is None:
-            raise unknown_tool(name, [*(s.name for s in self._specs), HELP_NAME])
+            raise unknown_tool(name, self._catalogue.tool_names())
         if call.modern:
             check_params(call.headers, spec.header_annotations, arguments)
-        return await call_tool(
-            spec,
-            arguments,
-            self._context(call),
-            strict=self.options.strict,
-            version=call.version,
+        ctx = self._context(call, f"tools/call:{name}")
+        return await self._asking(
+            call_tool(
+                spec,
+                arguments,
+                ctx,
+                strict=self.options.strict,
+                version=call.version,
+            )
         )
 
     def _help(self, call: Call, arguments: dict[str, Any]) -> dict[str, Any]:
-        import json  # noqa: PLC0415 - only help renders here
-
         tool, action = help_arguments(arguments)
         ctx = self._context(call)
+        specs = self._catalogue.tools
 
         def context_of(spec: ToolSpec, name: str) -> Any:
             context = spec.tool.action_context(name, ctx)
@@ -747,12 +812,184 @@ class Engine:
             return dict(context) if context is not None else None
 
         try:
-            answer = answer_help(self._specs, tool, action, context_of)
+            answer = answer_help(specs, tool, action, context_of)
         except Exception as error:  # noqa: BLE001 - a raising hook answers tool_raised
-            spec = next(s for s in self._specs if s.name == tool)
+            spec = next(s for s in specs if s.name == tool)
             return raised(spec, action, error)
         text = json.dumps(answer.payload, ensure_ascii=False, separators=(",", ":"))
-        content = gate_content(
-            [Content({"type": "text", "text": text}).to_json()], call.version
+        return {
+            "content": gate_content([{"type": "text", "text": text}], call.version),
+            "isError": answer.is_error,
+        }
+
+    # ------------------------------------------------------------- resources
+
+    def _need(self, call: Call, available: bool) -> None:  # noqa: FBT001
+        if not available:
+            raise RpcError(
+                METHOD_NOT_FOUND,
+                "Method not found",
+                {"reason": f"This server has no {call.method.split('/')[0]}."},
+            )
+
+    async def _resources_list(self, call: Call) -> dict[str, Any]:
+        self._need(call, self._catalogue.has_resources)
+        items = self._catalogue.resource_definitions(call.version, templates=False)
+        if call.session is not None:
+            call.session.dirty.discard("resources")
+        return self._page(call, items, "resources")
+
+    async def _templates_list(self, call: Call) -> dict[str, Any]:
+        self._need(call, self._catalogue.has_resources)
+        items = self._catalogue.resource_definitions(call.version, templates=True)
+        return self._page(call, items, "resourceTemplates")
+
+    def _uri(self, call: Call) -> str:
+        uri = call.params.get("uri")
+        if not isinstance(uri, str):
+            raise _invalid_params("Missing or invalid 'uri' in params.")
+        return uri
+
+    async def _resources_read(self, call: Call) -> dict[str, Any]:
+        self._need(call, self._catalogue.has_resources)
+        uri = self._uri(call)
+        found = self._catalogue.resource_for(uri)
+        if found is None:
+            code = INVALID_PARAMS if call.modern else RESOURCE_NOT_FOUND
+            raise RpcError(code, "Resource not found", {"uri": echo(uri)})
+        spec, values = found
+        ctx = self._context(call, f"resources/read:{uri}")
+
+        async def read() -> dict[str, Any]:
+            try:
+                value = await spec.resource.read(uri, values, ctx)
+                return {"contents": spec.contents(uri, value)}
+            except (InputRequired, MissingCapabilityError):
+                raise
+            except Exception:  # noqa: BLE001 - a raising read answers -32603
+                _log.exception("resource %s raised", spec.name)
+                raise RpcError(
+                    INTERNAL_ERROR,
+                    "Internal error",
+                    {"reason": "The resource could not be read.", "uri": echo(uri)},
+                ) from None
+
+        result = await self._asking(read())
+        if result.get("resultType") == "input_required":
+            return result
+        return self._cache_hints(call, result)
+
+    def _session_of(self, call: Call) -> Session:
+        assert call.session is not None  # noqa: S101 - a session method
+        return call.session
+
+    async def _subscribe(self, call: Call) -> dict[str, Any]:
+        self._need(call, self._catalogue.has_resources)
+        self._session_of(call).subscriptions.add(self._uri(call))
+        return {}
+
+    async def _unsubscribe(self, call: Call) -> dict[str, Any]:
+        self._need(call, self._catalogue.has_resources)
+        self._session_of(call).subscriptions.discard(self._uri(call))
+        return {}
+
+    # --------------------------------------------------------------- prompts
+
+    async def _prompts_list(self, call: Call) -> dict[str, Any]:
+        self._need(call, self._catalogue.has_prompts)
+        items = self._catalogue.prompt_definitions(call.version)
+        if call.session is not None:
+            call.session.dirty.discard("prompts")
+        return self._page(call, items, "prompts")
+
+    async def _prompts_get(self, call: Call) -> dict[str, Any]:
+        self._need(call, self._catalogue.has_prompts)
+        name = call.params.get("name")
+        if not isinstance(name, str):
+            raise _invalid_params("Missing or invalid 'name' in params.")
+        spec = self._catalogue.prompt(name)
+        if spec is None:
+            names = ", ".join(p.name for p in self._catalogue.prompts)
+            raise _invalid_params(f"Unknown prompt. Valid prompts: {names}.")
+        arguments = call.params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise _invalid_params("Invalid 'arguments' in params: expected an object.")
+        verdict = check(spec.gate.tool, None, arguments, strict=True)
+        if not verdict.accepted:
+            refusal = dict(verdict.refusal or {})
+            refusal.pop("help", None)
+            refusal.pop("tool", None)
+            refusal.pop("action", None)
+            refusal["prompt"] = spec.name
+            raise RpcError(
+                INVALID_PARAMS,
+                str(refusal.get("message") or "Invalid prompt arguments"),
+                refusal,
+            )
+        ctx = self._context(call, f"prompts/get:{name}")
+
+        async def render() -> dict[str, Any]:
+            try:
+                value = await spec.prompt.render(dict(verdict.data or {}), ctx)
+                return prompt_result(spec, value)
+            except (InputRequired, MissingCapabilityError):
+                raise
+            except Exception:  # noqa: BLE001 - a raising render answers -32603
+                _log.exception("prompt %s raised", spec.name)
+                raise RpcError(
+                    INTERNAL_ERROR,
+                    "Internal error",
+                    {"reason": "The prompt could not be rendered."},
+                ) from None
+
+        return await self._asking(render())
+
+    # ------------------------------------------------------------ completion
+
+    async def _complete(self, call: Call) -> dict[str, Any]:
+        catalogue = self._catalogue
+        self._need(call, catalogue.has_prompts or catalogue.has_resources)
+        ref = call.params.get("ref")
+        argument = call.params.get("argument")
+        if not isinstance(ref, dict) or not isinstance(argument, dict):
+            raise _invalid_params("completion/complete needs 'ref' and 'argument'.")
+        name, value = argument.get("name"), argument.get("value")
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise _invalid_params("argument needs a string 'name' and 'value'.")
+        context = call.params.get("context")
+        given = context.get("arguments") if isinstance(context, dict) else None
+        known = (
+            {k: v for k, v in (given or {}).items() if isinstance(v, str)}
+            if isinstance(given, dict)
+            else {}
         )
-        return {"content": content, "isError": answer.is_error}
+        target: Any
+        if ref.get("type") == "ref/prompt" and isinstance(ref.get("name"), str):
+            target = catalogue.prompt(ref["name"])
+            target = target.prompt if target is not None else None
+        elif ref.get("type") == "ref/resource" and isinstance(ref.get("uri"), str):
+            found = catalogue.template(ref["uri"])
+            target = found.resource if found is not None else None
+        else:
+            raise _invalid_params("ref must be a ref/prompt or ref/resource.")
+        if target is None:
+            raise _invalid_params("Unknown prompt or resource template.")
+        values = [v for v in target.complete(name, value, known) if isinstance(v, str)]
+        completion: dict[str, Any] = {"values": values[:100], "total": len(values)}
+        completion["hasMore"] = len(values) > 100  # noqa: PLR2004 - the spec's cap
+        return {"completion": completion}
+
+    # ------------------------------------------------------------- subscribe
+
+    async def _listen(self, call: Call) -> dict[str, Any]:
+        assert call.id is not None  # noqa: S101 - a request
+        honoured = Subscriptions.honoured(
+            call.params.get("notifications"),
+            has_prompts=self._catalogue.has_prompts,
+            has_resources=self._catalogue.has_resources,
+        )
+        if call.stream is None:
+            raise _invalid_request("subscriptions/listen needs a stream.")
+        return await self._subscriptions.listen(call.id, honoured, call.stream)

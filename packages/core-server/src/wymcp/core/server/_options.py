@@ -55,3 +55,4 @@ class EngineOptions:
     client_request_timeout: float = 60.0
     session_store: SessionStore | None = None
     clock: Callable[[], float] = time.monotonic
+    wall_clock: Callable[[], float] = time.time

@@ -11,11 +11,14 @@ import asyncio
 import base64
 import secrets
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import attrs
 
 from wymcp.core.server._exchange import Stream
+
+END: Final[Any] = object()
+"""Put on a stream's queue to end it."""
 
 
 def new_session_id() -> str:
@@ -41,7 +44,7 @@ class Session:
     last_seen: float = 0.0
     closed: bool = False
     stream: Stream | None = None
-    stream_done: asyncio.Event | None = None
+    outbox: asyncio.Queue[Any] | None = None
     in_flight: dict[str | int, asyncio.Task[Any]] = attrs.field(factory=dict)
     cancelled: set[str | int] = attrs.field(factory=set)
     pending: dict[str, asyncio.Future[Any]] = attrs.field(factory=dict)
@@ -57,8 +60,8 @@ class Session:
     def close(self) -> None:
         """End the session: release its stream and fail what waits on it."""
         self.closed = True
-        if self.stream_done is not None:
-            self.stream_done.set()
+        if self.outbox is not None:
+            self.outbox.put_nowait(END)
         for future in self.pending.values():
             if not future.done():
                 future.cancel()

@@ -14,7 +14,7 @@ from typing import Any, Final
 from wymcp.core.gates import check
 from wymcp.core.schema import ToolError, ToolSpec
 from wymcp.core.server._content import Content, ToolResult
-from wymcp.core.server._context import ToolContext
+from wymcp.core.server._context import MissingCapabilityError, ToolContext
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
 from wymcp.core.server._revision import has_titles, is_modern
@@ -157,7 +157,7 @@ async def call_tool(
         result = _shape(spec, action, value, ctx, version)
     except ToolError as error:
         result = _refused(spec, action, error)
-    except InputRequired:
+    except (InputRequired, MissingCapabilityError):
         raise
     except Exception as error:  # noqa: BLE001 - any raise answers tool_raised
         _log.exception("tool %s raised", spec.name)

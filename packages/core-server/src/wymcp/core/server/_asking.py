@@ -1,0 +1,115 @@
+"""Asking the client (elicitation, sampling, roots) at each revision.
+
+At 2025 a question is a JSON-RPC request on the call's SSE stream, answered
+by a POSTed response. At 2026-07-28 it is an `input_required` result the
+client answers by retrying the request with `inputResponses`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from wymcp.core.server._context import (
+    CAPABILITY_OF,
+    Asker,
+    ClientRequestError,
+    InputRequest,
+    MissingCapabilityError,
+)
+from wymcp.core.server._exchange import Stream
+from wymcp.core.server._revision import has_titles
+from wymcp.core.server._session import Session
+from wymcp.core.server._toolcall import InputRequired
+
+
+def modern_asker(
+    capabilities: Mapping[str, Any],
+    responses: Mapping[str, Any],
+    seal: Callable[[Any], str],
+) -> Asker:
+    """Answer from `responses`, or end the call with an input_required result."""
+
+    async def ask(
+        requests: dict[str, InputRequest], state: Any
+    ) -> dict[str, dict[str, Any]]:
+        missing: dict[str, Any] = {
+            CAPABILITY_OF[r.method]: {}
+            for r in requests.values()
+            if CAPABILITY_OF.get(r.method, r.method) not in capabilities
+        }
+        if missing:
+            raise MissingCapabilityError(missing)
+        answers: dict[str, dict[str, Any]] = {}
+        pending: dict[str, InputRequest] = {}
+        for key, request in requests.items():
+            response = responses.get(key)
+            if isinstance(response, dict):
+                answers[key] = response
+            else:
+                pending[key] = request
+        if pending:
+            result: dict[str, Any] = {
+                "resultType": "input_required",
+                "inputRequests": {k: r.to_json() for k, r in pending.items()},
+            }
+            if state is not None:
+                result["requestState"] = seal(state)
+            raise InputRequired(result)
+        return answers
+
+    return ask
+
+
+def session_asker(session: Session, stream: Stream, timeout: float) -> Asker:
+    """Send each question as a request on the call's stream and await it."""
+
+    async def one(request: InputRequest) -> dict[str, Any]:
+        needed = CAPABILITY_OF.get(request.method)
+        if (
+            needed is None
+            or needed not in session.client_capabilities
+            or (needed == "elicitation" and not has_titles(session.protocol_version))
+        ):
+            raise ClientRequestError(
+                "not_supported",
+                f"The client did not declare the '{needed}' capability.",
+            )
+        rid = f"srv-{secrets.token_urlsafe(8)}"
+        future: asyncio.Future[dict[str, Any]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        session.pending[rid] = future
+        try:
+            message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid}
+            message.update(request.to_json())
+            try:
+                await stream.send(message)
+            except Exception:  # noqa: BLE001 - the client went away
+                raise ClientRequestError(
+                    "disconnected", "The client's stream is gone."
+                ) from None
+            try:
+                return await asyncio.wait_for(future, timeout)
+            except TimeoutError:
+                raise ClientRequestError(
+                    "timeout", "The client did not answer in time."
+                ) from None
+            except asyncio.CancelledError:
+                if session.closed:
+                    raise ClientRequestError(
+                        "disconnected", "The session ended."
+                    ) from None
+                raise
+        finally:
+            session.pending.pop(rid, None)
+
+    async def ask(
+        requests: dict[str, InputRequest], state: Any
+    ) -> dict[str, dict[str, Any]]:
+        del state
+        return {key: await one(request) for key, request in requests.items()}
+
+    return ask

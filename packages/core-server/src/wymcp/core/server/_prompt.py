@@ -1,0 +1,167 @@
+"""Prompts declared as classes, their arguments checked by the gates.
+
+`prepare_prompt` checks a declaration once and builds a plain tool whose
+input schema is the prompt's arguments, so `prompts/get` meets the same
+gates as `tools/call`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import attrs
+
+from wymcp.core.schema import ConfigurationError, Tool, ToolSpec, prepare
+from wymcp.core.server._content import Content
+from wymcp.core.server._revision import has_titles
+
+
+@attrs.frozen(kw_only=True)
+class PromptArgument:
+    """One argument of a prompt (always a string on the wire)."""
+
+    name: str
+    description: str | None = None
+    required: bool = False
+    title: str | None = None
+    schema: Mapping[str, Any] | None = None
+    """Extra JSON Schema keywords the value must meet (e.g. `enum`)."""
+
+
+class Prompt:
+    """Base class of a prompt.
+
+    `render(arguments, ctx)` returns text (one user message), a `Content`,
+    a list of messages (text, `Content`, `{"role", "content"}` mappings or
+    `(role, content)` pairs), or a whole GetPromptResult mapping.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str | None] = None
+    description: ClassVar[str | None] = None
+    arguments: ClassVar[Sequence[PromptArgument]] = ()
+
+    async def render(self, arguments: dict[str, str], ctx: Any) -> object:
+        """Return the prompt's messages."""
+        raise NotImplementedError
+
+    def complete(
+        self, argument: str, value: str, context: Mapping[str, str]
+    ) -> Sequence[str]:
+        """Suggest values for an argument (none by default)."""
+        del argument, value, context
+        return []
+
+
+@attrs.frozen(eq=False)
+class PromptSpec:
+    """A checked prompt and the tool its arguments are gated as."""
+
+    name: str
+    prompt: Prompt
+    gate: ToolSpec
+
+    def definition(self, version: str) -> dict[str, Any]:
+        """The Prompt object of `prompts/list`."""
+        prompt = self.prompt
+        shape: dict[str, Any] = {"name": self.name}
+        if prompt.title and has_titles(version):
+            shape["title"] = prompt.title
+        if prompt.description:
+            shape["description"] = prompt.description
+        if prompt.arguments:
+            shape["arguments"] = [_argument(a, version) for a in prompt.arguments]
+        return shape
+
+
+def _argument(argument: PromptArgument, version: str) -> dict[str, Any]:
+    shape: dict[str, Any] = {"name": argument.name}
+    if argument.title and has_titles(version):
+        shape["title"] = argument.title
+    if argument.description:
+        shape["description"] = argument.description
+    shape["required"] = argument.required
+    return shape
+
+
+def _gate_tool(name: str, arguments: Sequence[PromptArgument]) -> type[Tool]:
+    properties: dict[str, Any] = {}
+    for argument in arguments:
+        schema: dict[str, Any] = {"type": "string", **(argument.schema or {})}
+        if argument.description:
+            schema["description"] = argument.description
+        properties[argument.name] = schema
+    input_schema = {
+        "type": "object",
+        "properties": properties,
+        "required": [a.name for a in arguments if a.required],
+        "additionalProperties": False,
+    }
+
+    async def run(self: Tool, arguments: dict[str, Any], ctx: Any) -> object:
+        del self, ctx
+        return arguments
+
+    return type(
+        "PromptArguments",
+        (Tool,),
+        {
+            "name": name,
+            "description": f"The arguments of prompt {name}.",
+            "input_schema": input_schema,
+            "run": run,
+        },
+    )
+
+
+def prepare_prompt(prompt: object) -> PromptSpec:
+    """Check a Prompt class or instance once."""
+    instance = prompt() if isinstance(prompt, type) else prompt
+    label = str(getattr(instance, "name", None) or type(instance).__name__)
+    if not isinstance(instance, Prompt):
+        raise ConfigurationError(label, ["is not a wymcp Prompt"])
+    name = getattr(instance, "name", None)
+    problems: list[str] = []
+    if not isinstance(name, str) or not name:
+        problems.append("name must be a non-empty string")
+    names = [getattr(a, "name", None) for a in instance.arguments]
+    if any(not isinstance(a, PromptArgument) for a in instance.arguments):
+        problems.append("arguments must be PromptArgument values")
+    elif len(set(names)) != len(names):
+        problems.append("argument names must be unique")
+    if problems:
+        raise ConfigurationError(label, problems)
+    gate = prepare(_gate_tool(str(name), instance.arguments))
+    return PromptSpec(name=str(name), prompt=instance, gate=gate)
+
+
+def _message(item: object) -> dict[str, Any]:
+    if isinstance(item, str):
+        return {"role": "user", "content": {"type": "text", "text": item}}
+    if isinstance(item, Content):
+        return {"role": "user", "content": item.to_json()}
+    if isinstance(item, tuple) and len(item) == 2:  # noqa: PLR2004 - (role, content)
+        role, content = item
+        return _message({"role": role, "content": content})
+    if isinstance(item, Mapping) and "role" in item and "content" in item:
+        content = item["content"]
+        if isinstance(content, Content):
+            content = content.to_json()
+        elif isinstance(content, str):
+            content = {"type": "text", "text": content}
+        return {"role": item["role"], "content": content}
+    raise TypeError("render() must return text, Content or messages")
+
+
+def prompt_result(spec: PromptSpec, value: object) -> dict[str, Any]:
+    """Shape what `render` returned into a GetPromptResult."""
+    if isinstance(value, Mapping) and "messages" in value:
+        result = dict(value)
+        result["messages"] = [_message(m) for m in value["messages"]]
+    else:
+        items = value if isinstance(value, list) else [value]
+        result = {"messages": [_message(m) for m in items]}
+    if spec.prompt.description and "description" not in result:
+        result["description"] = spec.prompt.description
+    return result

@@ -1,0 +1,121 @@
+"""Change notifications of 2026-07-28: `subscriptions/listen` streams.
+
+Each listen request holds its POST open as an SSE stream: the acknowledgement
+first, then only the notification kinds it asked for, each tagged with the
+subscription id (the listen request's id).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+
+from wymcp.core.server._exchange import Stream
+from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, notification
+from wymcp.core.server._revision import META_SUBSCRIPTION
+from wymcp.core.server._session import END
+
+_log = logging.getLogger("wymcp.core.server")
+
+MAX_URIS: Final = 100
+"""Most resource URIs one listen request may watch."""
+
+_FLAGS: Final = {
+    "toolsListChanged": "tools",
+    "promptsListChanged": "prompts",
+    "resourcesListChanged": "resources",
+}
+
+
+@attrs.define(eq=False)
+class Listener:
+    """One open listen stream: what it asked for and its queue."""
+
+    id: str | int
+    kinds: frozenset[str]
+    uris: frozenset[str]
+    queue: asyncio.Queue[Any] = attrs.field(factory=asyncio.Queue)
+
+
+class Subscriptions:
+    """The open listen streams of one engine."""
+
+    def __init__(self) -> None:
+        self._listeners: set[Listener] = set()
+
+    def changed(self, kind: str) -> None:
+        """Tell every listener that asked for `kind` its list changed."""
+        for listener in self._listeners:
+            if kind in listener.kinds:
+                listener.queue.put_nowait(
+                    notification(f"notifications/{kind}/list_changed")
+                )
+
+    def updated(self, uri: str) -> None:
+        """Tell every listener watching `uri` that it changed."""
+        for listener in self._listeners:
+            if uri in listener.uris:
+                listener.queue.put_nowait(
+                    notification("notifications/resources/updated", {"uri": uri})
+                )
+
+    def close(self) -> None:
+        """End every listen stream gracefully."""
+        for listener in self._listeners:
+            listener.queue.put_nowait(END)
+
+    @staticmethod
+    def honoured(
+        requested: object, *, has_prompts: bool, has_resources: bool
+    ) -> dict[str, Any]:
+        """The subset of a SubscriptionFilter this server honours."""
+        if not isinstance(requested, Mapping):
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params",
+                {"reason": "params.notifications must be an object."},
+            )
+        available = {"tools": True, "prompts": has_prompts, "resources": has_resources}
+        honoured: dict[str, Any] = {}
+        for flag, kind in _FLAGS.items():
+            if requested.get(flag) is True and available[kind]:
+                honoured[flag] = True
+        uris = requested.get("resourceSubscriptions")
+        if has_resources and isinstance(uris, list):
+            kept = [u for u in uris if isinstance(u, str)][:MAX_URIS]
+            if kept:
+                honoured["resourceSubscriptions"] = kept
+        return honoured
+
+    async def listen(
+        self, rid: str | int, honoured: Mapping[str, Any], stream: Stream
+    ) -> dict[str, Any]:
+        """Serve one listen stream until the engine closes it."""
+        listener = Listener(
+            id=rid,
+            kinds=frozenset(k for f, k in _FLAGS.items() if honoured.get(f)),
+            uris=frozenset(honoured.get("resourceSubscriptions", ())),
+        )
+        tag = {META_SUBSCRIPTION: rid}
+        self._listeners.add(listener)
+        try:
+            await stream.open({"X-Accel-Buffering": "no"})
+            await stream.send(
+                notification(
+                    "notifications/subscriptions/acknowledged",
+                    {"notifications": dict(honoured), "_meta": tag},
+                )
+            )
+            while (message := await listener.queue.get()) is not END:
+                params = dict(message.get("params") or {})
+                params["_meta"] = tag
+                await stream.send({**message, "params": params})
+        except Exception:  # noqa: BLE001 - a gone client ends its stream
+            _log.debug("a listen stream ended: the client is gone")
+        finally:
+            self._listeners.discard(listener)
+        return {"_meta": dict(tag)}

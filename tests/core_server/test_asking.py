@@ -1,0 +1,358 @@
+"""Asking the client: input_required rounds at 2026, requests on the call's
+stream at 2025, and the capability checks of both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from wymcp.core.schema import Tool
+from wymcp.core.server import ClientRequestError, InputRequest, Prompt, Resource
+
+NAME_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+}
+
+
+class Greet(Tool):
+    name = "greet"
+    description = "Asks for a name."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        answer = await ctx.elicit("Your name?", NAME_SCHEMA, key="user_name")
+        return f"Hello, {answer['content']['name']}!"
+
+
+class Everything(Tool):
+    name = "everything"
+    description = "Asks three things at once, with state."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        answers = await ctx.ask(
+            {
+                "e": InputRequest.elicitation("Confirm?", NAME_SCHEMA),
+                "s": InputRequest.sampling("Capital of France?", max_tokens=10),
+                "r": InputRequest.roots(),
+            },
+            state={"round": 1},
+        )
+        return f"state={ctx.state} keys={sorted(answers)}"
+
+
+class Rounds(Tool):
+    name = "rounds"
+    description = "Two rounds driven by state."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        if ctx.state is None:
+            await ctx.elicit("Step 1", NAME_SCHEMA, key="step1", state={"step": 1})
+        if ctx.state == {"step": 1}:
+            await ctx.elicit("Step 2", NAME_SCHEMA, key="step2", state={"step": 2})
+        return "state-ok"
+
+
+class Sampler(Tool):
+    name = "sampler"
+    description = "Needs sampling."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        result = await ctx.sample("Say hi")
+        return result["content"]["text"]
+
+
+class Polite(Tool):
+    name = "polite"
+    description = "Falls back when the client cannot be asked."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        try:
+            roots = await ctx.list_roots()
+        except ClientRequestError as error:
+            return f"no roots: {error.reason}"
+        return f"roots: {len(roots['roots'])}"
+
+
+class Ask(Prompt):
+    name = "ask"
+
+    async def render(self, arguments: dict[str, str], ctx: Any) -> object:
+        answer = await ctx.elicit("Context?", NAME_SCHEMA, key="user_context")
+        return f"context {answer['content']['name']}"
+
+
+class Secret(Resource):
+    name = "secret"
+    uri = "test://secret"
+
+    async def read(self, uri: str, params: Mapping[str, str], ctx: Any) -> object:
+        answer = await ctx.elicit("Password?", NAME_SCHEMA, key="pw")
+        return answer["content"]["name"]
+
+
+@pytest.fixture
+def wire(make_wire):
+    return make_wire(
+        Greet,
+        Everything,
+        Rounds,
+        Sampler,
+        Polite,
+        prompts=(Ask,),
+        resources=(Secret,),
+        state_secret="test-secret",
+    )
+
+
+CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
+
+
+def meta(wire, caps: dict[str, Any] | None = None) -> dict[str, Any]:
+    return wire.meta(
+        **{"io.modelcontextprotocol/clientCapabilities": CAPS if caps is None else caps}
+    )
+
+
+async def test_a_first_round_answers_input_required(wire):
+    reply, _ = await wire.modern("tools/call", {"name": "greet"}, meta=meta(wire))
+    result = reply.body["result"]
+    assert result["resultType"] == "input_required"
+    request = result["inputRequests"]["user_name"]
+    assert request["method"] == "elicitation/create"
+    assert request["params"]["requestedSchema"] == NAME_SCHEMA
+    assert "requestState" not in result
+    assert "content" not in result
+
+
+async def test_the_retry_with_responses_completes(wire):
+    params = {
+        "name": "greet",
+        "inputResponses": {
+            "user_name": {"action": "accept", "content": {"name": "Ada"}},
+            "extra": {"ignored": True},
+        },
+    }
+    reply, _ = await wire.modern("tools/call", params, rid=2, meta=meta(wire))
+    result = reply.body["result"]
+    assert result["resultType"] == "complete"
+    assert result["content"][0]["text"] == "Hello, Ada!"
+
+
+@pytest.mark.parametrize("responses", [{}, {"user_name": 5}, {"other": {}}])
+async def test_missing_or_malformed_responses_ask_again(wire, responses):
+    params = {"name": "greet", "inputResponses": responses}
+    reply, _ = await wire.modern("tools/call", params, meta=meta(wire))
+    assert reply.body["result"]["resultType"] == "input_required"
+
+
+async def test_input_responses_must_be_an_object(wire):
+    params = {"name": "greet", "inputResponses": [1]}
+    reply, _ = await wire.modern("tools/call", params, meta=meta(wire))
+    assert reply.body["error"]["code"] == -32602
+
+
+async def test_an_undeclared_capability_is_400_missing_capability(wire):
+    reply, _ = await wire.modern("tools/call", {"name": "sampler"}, meta=meta(wire, {}))
+    assert reply.status == 400
+    error = reply.body["error"]
+    assert error["code"] == -32021
+    assert error["data"]["requiredCapabilities"] == {"sampling": {}}
+
+
+async def test_several_requests_and_sealed_state(wire):
+    reply, _ = await wire.modern("tools/call", {"name": "everything"}, meta=meta(wire))
+    result = reply.body["result"]
+    assert sorted(result["inputRequests"]) == ["e", "r", "s"]
+    assert "params" not in result["inputRequests"]["r"]
+    state = result["requestState"]
+    responses = {
+        "e": {"action": "accept", "content": {"name": "x"}},
+        "s": {
+            "role": "assistant",
+            "content": {"type": "text", "text": "Paris"},
+            "model": "m",
+        },
+        "r": {"roots": []},
+    }
+    params = {"name": "everything", "inputResponses": responses, "requestState": state}
+    reply, _ = await wire.modern("tools/call", params, rid=2, meta=meta(wire))
+    text = reply.body["result"]["content"][0]["text"]
+    assert text == "state={'round': 1} keys=['e', 'r', 's']"
+
+
+async def test_multi_round_state(wire):
+    first, _ = await wire.modern("tools/call", {"name": "rounds"}, meta=meta(wire))
+    one = first.body["result"]
+    assert list(one["inputRequests"]) == ["step1"]
+    answer = {"action": "accept", "content": {"name": "a"}}
+    second, _ = await wire.modern(
+        "tools/call",
+        {
+            "name": "rounds",
+            "inputResponses": {"step1": answer},
+            "requestState": one["requestState"],
+        },
+        rid=2,
+        meta=meta(wire),
+    )
+    two = second.body["result"]
+    assert list(two["inputRequests"]) == ["step2"]
+    third, _ = await wire.modern(
+        "tools/call",
+        {
+            "name": "rounds",
+            "inputResponses": {"step2": answer},
+            "requestState": two["requestState"],
+        },
+        rid=3,
+        meta=meta(wire),
+    )
+    assert third.body["result"]["content"][0]["text"] == "state-ok"
+
+
+async def test_tampered_or_foreign_state_is_invalid_params(wire):
+    first, _ = await wire.modern("tools/call", {"name": "rounds"}, meta=meta(wire))
+    state = first.body["result"]["requestState"]
+    body, mac = state.split(".")
+    tampered = body[:-2] + ("AA" if body[-2:] != "AA" else "BB") + "." + mac
+    for bad, name in ((tampered, "rounds"), (state, "everything"), ("junk", "rounds")):
+        reply, _ = await wire.modern(
+            "tools/call", {"name": name, "requestState": bad}, meta=meta(wire)
+        )
+        assert reply.status == 400
+        assert reply.body["error"]["code"] == -32602
+
+
+async def test_expired_state_is_invalid_params(make_wire):
+    now = [1000.0]
+    wire = make_wire(Rounds, wall_clock=lambda: now[0], state_ttl=60.0)
+    first, _ = await wire.modern("tools/call", {"name": "rounds"}, meta=meta(wire))
+    now[0] += 120
+    reply, _ = await wire.modern(
+        "tools/call",
+        {"name": "rounds", "requestState": first.body["result"]["requestState"]},
+        meta=meta(wire),
+    )
+    assert reply.body["error"]["code"] == -32602
+
+
+async def test_state_is_bound_to_the_principal(wire):
+    body, headers = wire.request("tools/call", {"name": "rounds"}, meta=meta(wire))
+    first, _ = await wire.post(body, headers, principal="alice")
+    state = first.body["result"]["requestState"]
+    body, headers = wire.request(
+        "tools/call", {"name": "rounds", "requestState": state}, meta=meta(wire)
+    )
+    reply, _ = await wire.post(body, headers, principal="mallory")
+    assert reply.body["error"]["code"] == -32602
+    reply, _ = await wire.post(body, headers, principal="alice")
+    assert reply.body["result"]["resultType"] == "input_required"
+
+
+async def test_prompts_and_reads_may_ask_too(wire):
+    reply, _ = await wire.modern("prompts/get", {"name": "ask"}, meta=meta(wire))
+    assert list(reply.body["result"]["inputRequests"]) == ["user_context"]
+    reply, _ = await wire.modern(
+        "resources/read", {"uri": "test://secret"}, meta=meta(wire)
+    )
+    result = reply.body["result"]
+    assert result["resultType"] == "input_required"
+    assert "ttlMs" not in result
+    answer = {"action": "accept", "content": {"name": "pw1"}}
+    reply, _ = await wire.modern(
+        "resources/read",
+        {"uri": "test://secret", "inputResponses": {"pw": answer}},
+        meta=meta(wire),
+    )
+    assert reply.body["result"]["contents"][0]["text"] == "pw1"
+
+
+async def test_list_methods_never_answer_input_required(wire):
+    reply, _ = await wire.modern("tools/list", meta=meta(wire))
+    assert reply.body["result"]["resultType"] == "complete"
+
+
+# ------------------------------------------------------------------- 2025
+
+
+async def answer_when_asked(wire, sid: str, stream, result: Any, error: Any = None):
+    for _ in range(50):
+        await asyncio.sleep(0)
+        asked = [m for m in stream.messages if "id" in m and "method" in m]
+        if asked:
+            break
+    request = asked[0]
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
+    if error is not None:
+        body["error"] = error
+    else:
+        body["result"] = result
+    reply, _ = await wire.post(body, [("Mcp-Session-Id", sid)], revision="2025-11-25")
+    assert reply.status == 202
+    return request
+
+
+async def test_elicitation_is_a_request_on_the_call_stream_at_2025(wire):
+    sid = await wire.initialize(capabilities={"elicitation": {}})
+    stream = wire.Stream()
+    call = asyncio.create_task(
+        wire.session(sid, "tools/call", {"name": "greet"}, stream=stream)
+    )
+    request = await answer_when_asked(
+        wire, sid, stream, {"action": "accept", "content": {"name": "Bo"}}
+    )
+    assert request["method"] == "elicitation/create"
+    assert request["id"].startswith("srv-")
+    reply, _ = await call
+    assert reply.body["result"]["content"][0]["text"] == "Hello, Bo!"
+
+
+async def test_a_client_error_answer_reaches_the_tool(wire):
+    sid = await wire.initialize(capabilities={"roots": {}})
+    stream = wire.Stream()
+    call = asyncio.create_task(
+        wire.session(sid, "tools/call", {"name": "polite"}, stream=stream)
+    )
+    await answer_when_asked(wire, sid, stream, None, {"code": -1, "message": "no"})
+    reply, _ = await call
+    assert reply.body["result"]["content"][0]["text"] == "no roots: client_error"
+
+
+async def test_without_the_capability_asking_fails_cleanly_at_2025(wire):
+    sid = await wire.initialize()
+    reply, stream = await wire.session(sid, "tools/call", {"name": "polite"})
+    assert reply.body["result"]["content"][0]["text"] == "no roots: not_supported"
+    assert stream.messages == []
+
+
+async def test_elicitation_needs_2025_06_18(wire):
+    sid = await wire.initialize("2025-03-26", capabilities={"elicitation": {}})
+    reply, _ = await wire.session(
+        sid, "tools/call", {"name": "greet"}, version="2025-03-26"
+    )
+    assert reply.body["result"]["isError"] is True
+
+
+async def test_an_unanswered_request_times_out(make_wire):
+    wire = make_wire(Polite, client_request_timeout=0.01)
+    sid = await wire.initialize(capabilities={"roots": {}})
+    reply, stream = await wire.session(sid, "tools/call", {"name": "polite"})
+    assert stream.messages[0]["method"] == "roots/list"
+    assert reply.body["result"]["content"][0]["text"] == "no roots: timeout"
+
+
+async def test_a_response_to_nothing_is_accepted_and_ignored(wire):
+    sid = await wire.initialize()
+    for body in (
+        {"jsonrpc": "2.0", "id": "srv-unknown", "result": {}},
+        {"jsonrpc": "2.0", "id": 5, "result": {}},
+    ):
+        reply, _ = await wire.post(
+            body, [("Mcp-Session-Id", sid)], revision="2025-11-25"
+        )
+        assert reply.status == 202
