@@ -1,0 +1,79 @@
+"""decode_json: the body policy, checked against json.loads and arbitrary bytes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wymcp.transport.aiohttp._json_body import BodyError, decode_json, nesting_depth
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+def depth(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max((depth(v) for v in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((depth(v) for v in value.values()), default=0)
+    return 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON_VALUES)
+def test_valid_json_decodes_as_json_loads_does(value):
+    body = json.dumps(value, ensure_ascii=False).encode()
+    assert decode_json(body, depth_limit=1000) == json.loads(body)
+    assert nesting_depth(body) == depth(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_any_bytes_decode_or_raise_body_error_only(body):
+    reason = ""
+    try:
+        decode_json(body, depth_limit=10)
+    except BodyError as exc:
+        reason = exc.reason
+    assert len(reason) < 200
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'"\\\\"', b'["\\"[["]', b'{"a]": "}{"}', b'"\xe2\x80\xa8["'],
+)
+def test_brackets_in_strings_are_skipped(body):
+    assert nesting_depth(body) <= 1
+
+
+def test_depth_exactly_at_the_limit_is_accepted():
+    assert decode_json(b"[" * 10 + b"]" * 10, depth_limit=10) is not None
+    with pytest.raises(BodyError, match="deeper than 10"):
+        decode_json(b"[" * 11 + b"]" * 11, depth_limit=10)
+
+
+def test_integers_up_to_python_s_limit_are_exact():
+    assert decode_json(b"9" * 4300, depth_limit=10) == int("9" * 4300)
+    with pytest.raises(BodyError, match="too many digits"):
+        decode_json(b"9" * 4301, depth_limit=10)
+
+
+def test_reasons_never_quote_the_body():
+    secret = b'{"password": "hunter2", "x": NaN}'
+    with pytest.raises(BodyError) as exc:
+        decode_json(secret, depth_limit=10)
+    assert "hunter2" not in exc.value.reason
