@@ -52,3 +52,11 @@ serve:
 
 # Everything CI runs: lint, types, layer contracts, tests, conformance.
 check: lint types arch test conformance
+
+# A long, bounded fuzzing run of the endpoint and the gates.
+fuzz minutes="10":
+    {{venv}}/python scripts/fuzz.py --minutes {{minutes}}
+
+# 200 concurrent clients for 60 seconds of mixed traffic against one server.
+soak *args:
+    {{venv}}/python scripts/soak.py {{args}}
