@@ -1,0 +1,1 @@
+"""The pytest plugin (entry point `wymcp`): the `wymcp_client` fixture."""
