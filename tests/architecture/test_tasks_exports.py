@@ -4,10 +4,12 @@ import wymcp_tasks
 
 EXPECTED = [
     "DATABASE_ENVIRONMENT_VARIABLE",
+    "PlanningPrompt",
     "Project",
     "Projects",
     "StoreError",
     "Task",
+    "TaskResource",
     "TaskStore",
     "Tasks",
     "database_path",

@@ -164,6 +164,12 @@ async def test_a_task_survives_a_restart(
                 "tasks", {"action": "get", "data": {"id": task_id + 1}}
             )
             assert missing.is_error is True
+            read = await client.read_resource(f"task://{task_id}")
+            [contents] = read.contents
+            assert json.loads(contents.text)["title"] == "Renew the passport"
+            plan = await client.get_prompt("plan", {"days": "3", "project": "home"})
+            [message] = plan.messages
+            assert "Renew the passport" in message.content.text
 
 
 async def test_a_bad_call_is_refused_with_a_pointer_to_help(tmp_path: Path) -> None:

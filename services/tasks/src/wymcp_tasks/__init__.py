@@ -1,21 +1,26 @@
 """The wymcp demo: a task tracker on SQLite, served by `wymcp serve`.
 
-`Tasks` and `Projects` are the tools; `settings` is the settings module the
-README's serve command names. Storage lives in one SQLite file chosen by
-`WYMCP_TASKS_DB` (default: `./wymcp-tasks.sqlite3`).
+`Tasks` and `Projects` are the tools, `TaskResource` serves each task as
+`task://{id}`, `PlanningPrompt` is the `plan` prompt; `settings` is the
+settings module the README's serve command names. Storage is one SQLite
+file chosen by `WYMCP_TASKS_DB` (default: `./wymcp-tasks.sqlite3`).
 """
 
 from wymcp_tasks._location import DATABASE_ENVIRONMENT_VARIABLE, database_path
+from wymcp_tasks._planning_prompt import PlanningPrompt
 from wymcp_tasks._projects import Projects
 from wymcp_tasks._store import Project, StoreError, Task, TaskStore
+from wymcp_tasks._task_resource import TaskResource
 from wymcp_tasks._tasks import Tasks
 
 __all__ = [
     "DATABASE_ENVIRONMENT_VARIABLE",
+    "PlanningPrompt",
     "Project",
     "Projects",
     "StoreError",
     "Task",
+    "TaskResource",
     "TaskStore",
     "Tasks",
     "database_path",

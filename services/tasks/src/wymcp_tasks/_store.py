@@ -293,8 +293,34 @@ class TaskStore:
     def count_overdue(self, today: date) -> int:
         """Count tasks not done whose due date is before `today` (synchronous).
 
-        Runs on the caller's thread over one long-lived connection: an indexed
-        COUNT in WAL mode, which never waits for a writer.
+        Runs on the caller's thread: see `_read_now`.
+        """
+        rows = self._read_now(
+            "SELECT COUNT(*) FROM tasks WHERE status != 'done' AND due < ?",
+            (today.isoformat(),),
+        )
+        return int(rows[0][0])
+
+    def suggest_ids(self, prefix: str, *, limit: int = 20) -> list[int]:
+        """Return up to `limit` ids, newest first, whose digits start with `prefix`.
+
+        Synchronous, for completion: an empty or non-digit prefix matches every
+        id or none.
+        """
+        if prefix and not (prefix.isascii() and prefix.isdigit()):
+            return []
+        rows = self._read_now(
+            "SELECT id FROM tasks WHERE CAST(id AS TEXT) LIKE ? ORDER BY id DESC"
+            " LIMIT ?",
+            (f"{prefix}%", limit),
+        )
+        return [int(row[0]) for row in rows]
+
+    def _read_now(self, query: str, params: tuple[Any, ...]) -> list[Any]:
+        """Run a small read on the caller's thread over one long-lived connection.
+
+        For the synchronous hooks (action context, completion): indexed reads in
+        WAL mode, which never wait for a writer.
         """
         with self._reader_lock:
             if self._reader is None:
@@ -303,11 +329,7 @@ class TaskStore:
                 self._reader = sqlite3.connect(
                     self.path, timeout=_BUSY_TIMEOUT_SECONDS, check_same_thread=False
                 )
-            row = self._reader.execute(
-                "SELECT COUNT(*) FROM tasks WHERE status != 'done' AND due < ?",
-                (today.isoformat(),),
-            ).fetchone()
-        return int(row[0])
+            return self._reader.execute(query, params).fetchall()
 
     def close(self) -> None:
         """Close the long-lived reading connection, if open (the file stays)."""

@@ -97,6 +97,13 @@ _NOT_FOUND = (
 )
 
 
+def shape_task(task: Task, today: date) -> dict[str, Any]:
+    """The task as every answer shows it: its fields plus `overdue` on `today`."""
+    due = task["due"]
+    overdue = task["status"] != "done" and due is not None and due < today.isoformat()
+    return {**task, "overdue": overdue}
+
+
 class MissingTaskError(ToolError):
     """No task has the id a call named (its hint points at list)."""
 
@@ -258,13 +265,7 @@ class Tasks(Tool):
         self._today = today
 
     def _shape(self, task: Task) -> dict[str, Any]:
-        due = task["due"]
-        overdue = (
-            task["status"] != "done"
-            and due is not None
-            and due < self._today().isoformat()
-        )
-        return {**task, "overdue": overdue}
+        return shape_task(task, self._today())
 
     def _listing(self, tasks: list[Task]) -> dict[str, Any]:
         return {"tasks": [self._shape(task) for task in tasks], "count": len(tasks)}

@@ -9,6 +9,9 @@ TOOLS = [
     "wymcp_tasks.Tasks",
     "wymcp_tasks.Projects",
 ]
+# Each task as task://{id}, and a prompt that plans the next days.
+RESOURCES = ["wymcp_tasks.TaskResource"]
+PROMPTS = ["wymcp_tasks.PlanningPrompt"]
 
 SERVER_NAME = "wymcp-tasks"
 SERVER_VERSION = "0.1.0"

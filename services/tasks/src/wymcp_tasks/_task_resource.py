@@ -1,0 +1,64 @@
+"""Each task as an MCP resource: the template `task://{id}`, read as JSON.
+
+Completion suggests existing ids (a synchronous, indexed read).
+"""
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date
+from os import PathLike
+from typing import Any
+
+from wymcp.core.server import Resource
+from wymcp_tasks._location import database_path
+from wymcp_tasks._store import TaskStore
+from wymcp_tasks._tasks import MAX_ID, shape_task
+
+_ID = re.compile(r"[1-9][0-9]{0,15}")
+
+
+class TaskResource(Resource):
+    """One task, addressed as `task://<id>`."""
+
+    name = "task"
+    uri_template = "task://{id}"
+    title = "Task"
+    description = "One task as JSON (the same object the tasks tool answers)."
+    mime_type = "application/json"
+
+    def __init__(
+        self,
+        *,
+        database: str | PathLike[str] | None = None,
+        today: Callable[[], date] = date.today,
+    ) -> None:
+        super().__init__()
+        self.store = TaskStore(database_path(database))
+        self._today = today
+
+    async def read(self, uri: str, params: Mapping[str, str], ctx: Any) -> object:  # noqa: ARG002 -- the Resource interface
+        """Return the task as JSON text.
+
+        Raises:
+            LookupError: no task has that id (the server answers that the
+                resource could not be read).
+        """
+        raw = params.get("id", "")
+        if not _ID.fullmatch(raw) or int(raw) > MAX_ID:
+            raise LookupError("A task URI is task://<id> with a positive id.")
+        task = await self.store.get_task(int(raw))
+        if task is None:
+            raise LookupError("No task has that id.")
+        return json.dumps(shape_task(task, self._today()), ensure_ascii=False)
+
+    def complete(
+        self,
+        argument: str,
+        value: str,
+        context: Mapping[str, str],  # noqa: ARG002 -- the Resource interface
+    ) -> Sequence[str]:
+        """Suggest the ids of existing tasks that start with what was typed."""
+        if argument != "id" or len(value) > len(str(MAX_ID)):
+            return []
+        return [str(task_id) for task_id in self.store.suggest_ids(value)]
