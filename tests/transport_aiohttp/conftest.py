@@ -50,6 +50,17 @@ class StubEngine:
             except asyncio.CancelledError:
                 self.cancelled.set()
                 raise
+        if method == "stream-loop":
+            await stream.open()
+            try:
+                while True:
+                    await stream.send(
+                        {"jsonrpc": "2.0", "method": "notifications/message"}
+                    )
+                    await asyncio.sleep(0.01)
+            except BaseException:
+                self.cancelled.set()
+                raise
         if method == "unserialisable":
             return Reply(200, {"value": float("nan")})
         return Reply(

@@ -85,3 +85,14 @@ async def test_a_get_stream_is_served_as_sse(stub_client):
     await engine.started.wait()
     response.close()
     await asyncio.wait_for(engine.cancelled.wait(), 10)
+
+
+async def test_a_client_leaving_mid_stream_is_no_error(stub_client, caplog):
+    client, engine = await stub_client()
+    response = await client.post("/mcp", data=rpc("stream-loop"), headers=JSON)
+    assert response.status == 200
+    await response.content.readuntil(b"\n\n")
+    response.close()
+    await asyncio.wait_for(engine.cancelled.wait(), 10)
+    await asyncio.sleep(0.05)
+    assert not [r for r in caplog.records if "unexpected error" in r.getMessage()]

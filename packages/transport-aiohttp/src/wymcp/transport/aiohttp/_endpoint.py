@@ -147,6 +147,8 @@ class Endpoint:
         except (_Refused, asyncio.CancelledError):
             raise
         except Exception:
+            if stream.gone:  # the client left: the call is over, nobody to answer
+                raise asyncio.CancelledError from None
             logger.exception(
                 "wymcp: unexpected error answering %s %s", request.method, request.path
             )

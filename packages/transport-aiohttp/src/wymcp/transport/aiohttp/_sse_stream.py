@@ -41,6 +41,11 @@ class SseStream:
         """Whether the SSE response has been committed."""
         return self._response is not None
 
+    @property
+    def gone(self) -> bool:
+        """Whether a write failed because the client closed the stream."""
+        return self._gone
+
     async def open(self, headers: Mapping[str, str] | None = None) -> None:
         """Commit the SSE response with extra headers; later calls do nothing."""
         if self._response is not None:
