@@ -29,45 +29,63 @@ class StubEngine:
         body = exchange.body
         method = body.get("method") if isinstance(body, dict) else None
         rid = body.get("id") if isinstance(body, dict) else None
-        if method == "notify":
-            return Reply(202)
-        if method == "boom":
-            raise RuntimeError("a secret detail that must not leak")
-        if method == "stream":
-            await stream.open({"Mcp-Session-Id": "abc"})
-            await stream.send({"jsonrpc": "2.0", "method": "notifications/progress"})
-            await stream.send(None, event_id="e1")
-            return Reply(200, {"jsonrpc": "2.0", "id": rid, "result": {"done": True}})
-        if method == "stream-boom":
-            await stream.send({"jsonrpc": "2.0", "method": "notifications/message"})
-            raise RuntimeError("after the stream opened")
-        if method in {"hang", "stream-hang"}:
-            if method == "stream-hang":
-                await stream.open()
-            self.started.set()
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                self.cancelled.set()
-                raise
-        if method == "stream-loop":
-            await stream.open()
-            try:
-                while True:
-                    await stream.send(
-                        {"jsonrpc": "2.0", "method": "notifications/message"}
-                    )
-                    await asyncio.sleep(0.01)
-            except BaseException:
-                self.cancelled.set()
-                raise
-        if method == "unserialisable":
-            return Reply(200, {"value": float("nan")})
+        behaviour = {
+            "notify": self._notify,
+            "boom": self._boom,
+            "stream": self._stream,
+            "stream-boom": self._stream_boom,
+            "hang": self._hang,
+            "stream-hang": self._hang,
+            "stream-loop": self._stream_loop,
+            "unserialisable": self._unserialisable,
+        }.get(method)
+        if behaviour is not None:
+            return await behaviour(method, rid, stream)
         return Reply(
             200,
             {"jsonrpc": "2.0", "id": rid, "result": {"echo": body}},
             {"X-Engine": "stub"},
         )
+
+    async def _notify(self, method: Any, rid: Any, stream: Stream) -> Reply:
+        return Reply(202)
+
+    async def _boom(self, method: Any, rid: Any, stream: Stream) -> Reply:
+        raise RuntimeError("a secret detail that must not leak")
+
+    async def _stream(self, method: Any, rid: Any, stream: Stream) -> Reply:
+        await stream.open({"Mcp-Session-Id": "abc"})
+        await stream.send({"jsonrpc": "2.0", "method": "notifications/progress"})
+        await stream.send(None, event_id="e1")
+        return Reply(200, {"jsonrpc": "2.0", "id": rid, "result": {"done": True}})
+
+    async def _stream_boom(self, method: Any, rid: Any, stream: Stream) -> Reply:
+        await stream.send({"jsonrpc": "2.0", "method": "notifications/message"})
+        raise RuntimeError("after the stream opened")
+
+    async def _hang(self, method: Any, rid: Any, stream: Stream) -> Reply:
+        if method == "stream-hang":
+            await stream.open()
+        self.started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+        raise AssertionError
+
+    async def _stream_loop(self, method: Any, rid: Any, stream: Stream) -> Reply:
+        await stream.open()
+        try:
+            while True:
+                await stream.send({"jsonrpc": "2.0", "method": "notifications/message"})
+                await asyncio.sleep(0.01)
+        except BaseException:
+            self.cancelled.set()
+            raise
+
+    async def _unserialisable(self, method: Any, rid: Any, stream: Stream) -> Reply:
+        return Reply(200, {"value": float("nan")})
 
     async def get(self, exchange: Exchange, stream: Stream) -> Reply:
         self.exchanges.append(exchange)
