@@ -28,7 +28,7 @@ UNIMPORTABLE_PATH = "wymcp.E003"
 INVALID_VALUE = "wymcp.E004"
 UNKNOWN_NAME = "wymcp.W001"
 
-_MAX_SECRET_BYTES = 32
+_MIN_SECRET_BYTES = 32
 _MAX_PORT = 65535
 _HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)"
 _HOST_ENTRY = re.compile(rf"\*|{_HOST}(?::(?:\*|[0-9]{{1,5}}))?")
@@ -262,10 +262,10 @@ def _secret(setting: str, value: object) -> bytes | None:
             f"{setting} must be a string, bytes or None, not {_short(value)}.",
             f"Write {setting} = os.environ['WYMCP_STATE_SECRET'], for example.",
         )
-    if len(value) < _MAX_SECRET_BYTES:
+    if len(value) < _MIN_SECRET_BYTES:
         raise Invalid(
             INVALID_VALUE,
-            f"{setting} must be at least {_MAX_SECRET_BYTES} bytes long.",
+            f"{setting} must be at least {_MIN_SECRET_BYTES} bytes long.",
             'Generate one with: python -c "import secrets; '
             'print(secrets.token_urlsafe(32))"',
         )

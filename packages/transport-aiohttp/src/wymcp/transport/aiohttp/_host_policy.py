@@ -28,15 +28,11 @@ def _split(authority: str) -> tuple[str, str | None] | None:
 
 def _entry(entry: str) -> tuple[str, str | None]:
     """Return (name, port) for an entry; port None means any port."""
-    name, _, port = (
-        entry.partition(":")
-        if not entry.startswith("[")
-        else (
-            entry.partition("]")[0] + "]",
-            "",
-            entry.partition("]")[2].removeprefix(":"),
-        )
-    )
+    if entry.startswith("["):  # an IPv6 literal: [addr] or [addr]:port
+        address, _, rest = entry.partition("]")
+        name, port = address + "]", rest.removeprefix(":")
+    else:
+        name, _, port = entry.partition(":")
     return name, (None if port in {"", "*"} else port)
 
 
