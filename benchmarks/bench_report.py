@@ -1,0 +1,605 @@
+"""The benchmark's report: progress lines, targets with PASS or MISS, performance.md.
+
+Every figure is shown next to the same figure of the official SDK and of the bare
+aiohttp ceiling measured in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import bench_png
+import bench_servers
+
+SERVER_ORDER = ("sdk", "fastmcp", "wymcp", "ceiling")
+PATH_LABEL = {
+    "2026-07-28": "2026-07-28 (stateless; peers json_response)",
+    "2025-11-25": "2025-11-25 session (peers default SSE)",
+}
+TOOL_LABEL = {"calc": "calc (a+b)", "order": "order (50 items)"}
+KIB = 1024
+X = "\u00d7"  # multiplication sign
+GE = "\u2265"
+LE = "\u2264"
+MICRO = "\u00b5"
+DIV = "\u00f7"
+
+
+def label(key: str) -> str:
+    return bench_servers.SERVERS[key].label if key in bench_servers.SERVERS else key
+
+
+def fmt(value: float | None, digits: int = 0) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.{digits}f}"
+
+
+def case_line(row: dict[str, Any]) -> str:
+    head = f"{row['server']:8} {row['path']} {row['tool']:5} rep {row.get('rep', 0)}"
+    if "rps" not in row:
+        return f"{head}: FAILED {row.get('error', '')}"
+    tail = f" ({row['error']})" if row.get("error") else ""
+    return (
+        f"{head}: {row['rps']:8.0f} req/s  p50 {row['p50_ms']:6.1f} ms  "
+        f"p99 {row['p99_ms']:6.1f} ms  cpu {row['cpu_us']:6.0f} us/call  "
+        f"rss {row['peak_rss_mib']:5.1f} MiB{tail}"
+    )
+
+
+def bad_line(row: dict[str, Any]) -> str:
+    head = f"{row['server']:8} {row['probe']:11} ({row['items']:,} items)"
+    if "response_bytes" not in row:
+        return f"{head}: FAILED {row.get('error', '')}"
+    return (
+        f"{head}: HTTP {row['status']} {row['response_bytes']:,} B, "
+        f"wall {row['wall_s']:.2f} s, server cpu {row['server_cpu_s']:.2f} s, "
+        f"rss +{row['rss_growth_mib']:.1f} MiB"
+    )
+
+
+def cold_line(row: dict[str, Any]) -> str:
+    if "median_s" not in row:
+        return f"{row['server']:8} cold start: FAILED {row.get('error', '')}"
+    return f"{row['server']:8} cold start: median {row['median_s'] * 1000:.0f} ms"
+
+
+def session_line(row: dict[str, Any]) -> str:
+    return (
+        f"{row['server']:8} {row['opened']} sessions: "
+        f"{row['kib_per_session']:.1f} KiB/session, "
+        f"{row['open_ms']:.1f} ms to open each"
+    )
+
+
+# -- lookups and ratios -----------------------------------------------------------
+
+
+def find(rows: list[dict[str, Any]], **match: str) -> dict[str, Any] | None:
+    for row in rows:
+        if all(row.get(k) == v for k, v in match.items()):
+            return row
+    return None
+
+
+def ratio(value: float | None, reference: float | None) -> float | None:
+    if value is None or not reference:
+        return None
+    return value / reference
+
+
+def metric(row: dict[str, Any] | None, key: str) -> float | None:
+    if row is None or key not in row:
+        return None
+    value = row[key]
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+# -- targets ------------------------------------------------------------------------
+
+
+def verdict(
+    figure: float | None,
+    *,
+    at_most: float | None = None,
+    at_least: float | None = None,
+    reference_missing: bool = False,
+) -> str:
+    """PASS or MISS against a bound; n/a when the reference was not measured."""
+    if reference_missing:
+        return "n/a"
+    if figure is None:
+        return "MISS"
+    if at_most is not None and figure > at_most:
+        return "MISS"
+    if at_least is not None and figure < at_least:
+        return "MISS"
+    return "PASS"
+
+
+def item(target: str, figure: str, status: str) -> dict[str, str]:
+    return {"target": target, "figure": figure, "status": status}
+
+
+def throughput_targets(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    out = []
+    modern, session = "2026-07-28", "2025-11-25"
+    for tool in ("calc", "order"):
+        ours = metric(find(rows, server="wymcp", path=modern, tool=tool), "rps")
+        sdk = metric(find(rows, server="sdk", path=modern, tool=tool), "rps")
+        top = metric(find(rows, server="ceiling", path=modern, tool=tool), "rps")
+        r = ratio(ours, sdk)
+        out.append(
+            item(
+                f"tools/call {tool} at {modern} {GE} 2.5{X} the SDK",
+                f"{fmt(r, 2)}{X} ({fmt(ours)} vs {fmt(sdk)} req/s)",
+                verdict(r, at_least=2.5, reference_missing=sdk is None),
+            )
+        )
+        r = ratio(ours, top)
+        percent = None if r is None else r * 100
+        out.append(
+            item(
+                f"tools/call {tool} at {modern} {GE} 50% of the bare aiohttp ceiling",
+                f"{fmt(percent)}% ({fmt(ours)} vs {fmt(top)} req/s)",
+                verdict(r, at_least=0.5, reference_missing=top is None),
+            )
+        )
+    for tool in ("calc", "order"):
+        ours = metric(find(rows, server="wymcp", path=session, tool=tool), "rps")
+        sdk = metric(find(rows, server="sdk", path=session, tool=tool), "rps")
+        r = ratio(ours, sdk)
+        out.append(
+            item(
+                f"tools/call {tool}, {session} session path {GE} 3{X} "
+                "the SDK's default stateful path",
+                f"{fmt(r, 2)}{X} ({fmt(ours)} vs {fmt(sdk)} req/s)",
+                verdict(r, at_least=3.0, reference_missing=sdk is None),
+            )
+        )
+    return out
+
+
+def targets(results: dict[str, Any]) -> list[dict[str, str]]:
+    """Each target of issue 7 with its measured figure and PASS, MISS or n/a."""
+    out = throughput_targets(results.get("throughput", []))
+    bad = results.get("bad_calls", [])
+    ours = find(bad, server="wymcp", probe="100k")
+    sdk = find(bad, server="sdk", probe="100k")
+    size = metric(ours, "response_bytes")
+    sdk_size = fmt(metric(sdk, "response_bytes"))
+    out.append(
+        item(
+            f"100,000 bad items: response {LE} 8 KiB",
+            f"{fmt(size)} B (SDK: {sdk_size} B)",
+            verdict(size, at_most=8 * KIB),
+        )
+    )
+    cpu = metric(ours, "server_cpu_s")
+    wall = fmt(metric(ours, "wall_s"), 3)
+    sdk_cpu = fmt(metric(sdk, "server_cpu_s"), 2)
+    out.append(
+        item(
+            f"100,000 bad items: server time {LE} 0.3 s",
+            f"{fmt(cpu, 3)} s CPU, {wall} s wall (SDK: {sdk_cpu} s CPU)",
+            verdict(cpu, at_most=0.3),
+        )
+    )
+    growth = metric(ours, "rss_growth_mib")
+    sdk_growth = fmt(metric(sdk, "rss_growth_mib"), 1)
+    out.append(
+        item(
+            f"100,000 bad items: peak RSS growth {LE} 50 MiB",
+            f"{fmt(growth, 1)} MiB (SDK: {sdk_growth} MiB)",
+            verdict(growth, at_most=50),
+        )
+    )
+    cold = results.get("cold_start", [])
+    ours_ms = metric(find(cold, server="wymcp"), "median_s")
+    sdk_ms = metric(find(cold, server="sdk"), "median_s")
+    r = ratio(ours_ms, sdk_ms)
+    ours_text = fmt(None if ours_ms is None else ours_ms * 1000)
+    sdk_text = fmt(None if sdk_ms is None else sdk_ms * 1000)
+    out.append(
+        item(
+            f"cold start {LE} half the SDK's",
+            f"{ours_text} ms vs {sdk_text} ms ({fmt(r, 2)}{X})",
+            verdict(r, at_most=0.5, reference_missing=sdk_ms is None),
+        )
+    )
+    sessions = results.get("sessions", [])
+    per = metric(find(sessions, server="wymcp"), "kib_per_session")
+    sdk_per = fmt(metric(find(sessions, server="sdk"), "kib_per_session"), 1)
+    out.append(
+        item(
+            f"memory per live session {LE} 8 KiB",
+            f"{fmt(per, 1)} KiB (SDK: {sdk_per} KiB)",
+            verdict(per, at_most=8),
+        )
+    )
+    gate = results.get("gate", {})
+    us = metric(gate, "order_us") if gate.get("order_accepted") else None
+    figure = f"{fmt(us, 1)} {MICRO}s" if us is not None else "no figure"
+    out.append(
+        item(
+            f"value gate {LE} 30 {MICRO}s for the accepted 50-item order",
+            figure,
+            verdict(us, at_most=30),
+        )
+    )
+    return out
+
+
+def targets_text(items: list[dict[str, str]]) -> str:
+    lines = ["targets (issue 7):"]
+    lines.extend(f"  [{t['status']:4}] {t['target']}: {t['figure']}" for t in items)
+    return "\n".join(lines)
+
+
+# -- performance.md --------------------------------------------------------------
+
+
+def chart(results: dict[str, Any], path: Path) -> str:
+    """Draw the throughput ratios; answers a sentence on what the bars are."""
+    rows = results.get("throughput", [])
+    servers = [k for k in SERVER_ORDER if find(rows, server=k)]
+    reference = "sdk" if "sdk" in servers else "ceiling"
+    groups = []
+    series: dict[str, list[float]] = {label(k): [] for k in servers}
+    for path_key in ("2026-07-28", "2025-11-25"):
+        for tool in ("calc", "order"):
+            ref = metric(find(rows, server=reference, path=path_key, tool=tool), "rps")
+            groups.append(f"{path_key}\n{TOOL_LABEL[tool]}")
+            for key in servers:
+                value = metric(find(rows, server=key, path=path_key, tool=tool), "rps")
+                series[label(key)].append(ratio(value, ref) or 0.0)
+    spec = {
+        "title": f"tools/call req/s relative to {label(reference)} (higher is better)",
+        "ylabel": f"req/s {DIV} {label(reference)} req/s",
+        "groups": groups,
+        "series": series,
+        "lines": [{"y": 1.0, "label": label(reference)}]
+        + (
+            [{"y": 2.5, "label": f"target 2.5{X} (2026 path)"}]
+            if reference == "sdk"
+            else []
+        ),
+        "out": str(path),
+    }
+    python = bench_servers.venv_python("plot")
+    if python.exists():
+        done = subprocess.run(
+            [str(python), str(bench_servers.HERE / "bench_chart.py")],
+            input=json.dumps(spec),
+            text=True,
+            capture_output=True,
+            check=False,
+            timeout=120,
+        )
+        if done.returncode == 0:
+            return f"matplotlib; bars are req/s {DIV} {label(reference)} req/s"
+    bench_png.bar_chart(spec, path)
+    colors = ", ".join(
+        f"{name} = {color}"
+        for name, color in zip(series, bench_png.COLOR_NAMES, strict=False)
+    )
+    return (
+        f"drawn without matplotlib (no labels): groups left to right "
+        f"{'; '.join(g.replace(chr(10), ' ') for g in groups)}; bars {colors}; "
+        f"grey line at 1.0 = {label(reference)}"
+    )
+
+
+def throughput_tables(rows: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        (
+            f"| server | path | tool | req/s | p50 ms | p99 ms | CPU {MICRO}s/call "
+            "| peak RSS MiB | req/s per rep |"
+        ),
+        "|---|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    both = f"{X}SDK / {X}ceiling"
+    ratio_lines = [
+        (
+            f"| server | path | tool | req/s {both} | p50 {both} | p99 {both} "
+            f"| CPU/call {both} | peak RSS {both} |"
+        ),
+        "|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for path_key in ("2026-07-28", "2025-11-25"):
+        for tool in ("calc", "order"):
+            sdk = find(rows, server="sdk", path=path_key, tool=tool)
+            ceiling = find(rows, server="ceiling", path=path_key, tool=tool)
+            for key in SERVER_ORDER:
+                row = find(rows, server=key, path=path_key, tool=tool)
+                if row is None:
+                    continue
+                head = f"| {label(key)} | {path_key} | {tool} |"
+                if "rps" not in row:
+                    failed = cell(row.get("error", ""))
+                    lines.append(f"{head} failed: {failed} | | | | | |")
+                    continue
+                reps = ", ".join(str(v) for v in row.get("rps_reps", []))
+                lines.append(
+                    f"{head} **{fmt(row['rps'])}** | {fmt(row['p50_ms'], 1)} | "
+                    f"{fmt(row['p99_ms'], 1)} | {fmt(row['cpu_us'])} | "
+                    f"{fmt(row['peak_rss_mib'], 1)} | {reps} |"
+                )
+                cells = []
+                for name in ("rps", "p50_ms", "p99_ms", "cpu_us", "peak_rss_mib"):
+                    a = ratio(metric(row, name), metric(sdk, name))
+                    b = ratio(metric(row, name), metric(ceiling, name))
+                    cells.append(f"{fmt(a, 2)} / {fmt(b, 2)}")
+                ratio_lines.append(f"{head} " + " | ".join(cells) + " |")
+    return [
+        *lines,
+        "",
+        (
+            f"Ratios: each figure {DIV} the same figure of the SDK / of the ceiling, "
+            "same path and tool (for req/s higher is better, for the rest lower is)."
+        ),
+        "",
+        *ratio_lines,
+    ]
+
+
+def cell(text: str, limit: int = 160) -> str:
+    """Text made safe for one markdown table cell."""
+    return text.replace("|", "/").replace("\n", " ")[:limit]
+
+
+def bad_table(rows: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        (
+            "| server | probe | items | request bytes | HTTP | response bytes "
+            "| server CPU s | wall s | peak RSS growth MiB | still serving |"
+        ),
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        head = f"| {label(row['server'])} | {row['probe']} | {row['items']:,} |"
+        if "response_bytes" not in row:
+            failed = cell(row.get("error", ""))
+            lines.append(f"{head} | failed: {failed} | | | | | |")
+            continue
+        lines.append(
+            f"{head} {row['request_bytes']:,} | {row['status']} | "
+            f"**{row['response_bytes']:,}** | {row['server_cpu_s']:.3f} | "
+            f"{row['wall_s']:.3f} | {row['rss_growth_mib']:.1f} | "
+            f"{'yes' if row.get('still_serving') else 'NO'} |"
+        )
+    return lines
+
+
+def excerpt_lines(rows: list[dict[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    for row in rows:
+        if row.get("probe") == "100k" and row.get("excerpt"):
+            text = row["excerpt"].replace("```", "'''")
+            name = label(row["server"])
+            lines += [f"{name}, first 400 bytes of the answer:", ""]
+            lines += ["```", text, "```", ""]
+    return lines
+
+
+HEADER = """\
+# Performance: wymcp side by side with the peers
+
+Generated by `benchmarks/run.py`{smoke}. Every figure below comes from one run on
+one machine, all servers measured side by side; compare the ratios, not the absolute
+numbers. The machine is shared, so repeated runs move by 10-30%; the CPU per call
+figures move least.
+
+## Command
+
+```
+{command}
+```
+
+(`just bench` runs the same.) The run took {elapsed:.0f} s; load average
+{load_before} at the start and {load_after} at the end.
+
+## Targets (issue 7)
+
+| target | measured | status |
+|---|---|---|
+"""
+
+MACHINE = """
+## Machine
+
+- `nproc`: {nproc}; CPU: {cpu}; memory {memory}; kernel {kernel}
+- Python {python}
+- versions: {versions}
+- server pinned to CPU {server_cpus}, load client to CPU {client_cpus}
+
+## Method
+
+- Each case starts a fresh server process on 127.0.0.1, opens {concurrency}
+  channels, makes {warmup} warm-up calls, then {requests:,} measured `tools/call` at
+  concurrency {concurrency}; {reps} repetitions, interleaved, medians reported.
+- The load client is one process on its own core. Sessions are opened with the
+  aiohttp client; the measured calls go {client_text}.
+- 2026-07-28 path: headers `MCP-Protocol-Version: 2026-07-28`, `Mcp-Method`,
+  `Mcp-Name`, and `params._meta` with the protocol version, client capabilities and
+  client info. The peers run with `json_response=True`, their fastest configuration.
+- 2025-11-25 path: every channel opens its own session (initialize,
+  notifications/initialized) and calls with `Mcp-Session-Id`. The peers run with
+  their defaults (stateful, SSE responses).
+- Server CPU per call: utime+stime of the server process from /proc over the
+  measured calls. Peak RSS: VmHWM. A call counts only if it answered HTTP 200 with
+  a result that is not `isError`.
+- Tools: `calc` adds two numbers (wymcp: tool `calc`, action `add`); the order is
+  the 50 nested items of peers.md (wymcp: tool `orders`, action `total`); the peers
+  declare pydantic models in their own decorator style
+  (`benchmarks/peer_*_server.py`), served by uvicorn.
+- Peers are installed by pip into their own virtual environments under
+  `{venvs}`, outside the repository.
+
+## Throughput and latency
+
+![throughput ratios]({png})
+
+Chart: {chart}.
+
+"""
+
+BAD_CALLS = """
+## What a bad call costs
+
+One `tools/call` whose number array holds wrong-typed items (`"x"`), on the
+2026-07-28 path: 100,000 items, and as many as fit just under the 4 MiB body limit.
+Server CPU is from /proc; peak RSS growth is VmHWM after the call minus VmRSS
+before it (the peak is reset first through /proc/PID/clear_refs). Each probe runs on
+a fresh server, which must still answer a good call afterwards.
+
+"""
+
+COLD = """
+## Cold start and memory per session
+
+Cold start: process spawn to the first successful `tools/list` (after initialize
+and initialized), median of {cold_reps}.
+
+| server | cold start ms (median) | min | max |
+|---|---:|---:|---:|
+"""
+
+SESSIONS = """
+Memory per live session: VmRSS before and after opening {sessions:,} sessions one
+after another, each kept open.
+
+| server | sessions opened | RSS before MiB | RSS after MiB | KiB per session \
+| ms to open one |
+|---|---:|---:|---:|---:|---:|
+"""
+
+
+def client_text(client: str) -> str:
+    if client == "raw":
+        return (
+            "over one kept-alive socket per channel, HTTP/1.1 written and read by hand "
+            "(aiohttp's client costs about 200 " + MICRO + "s of CPU per request on "
+            "this machine, which would cap every server near 5,000 req/s and squeeze "
+            "the ratios; `--client aiohttp` sends them through aiohttp instead)"
+        )
+    return "through the aiohttp client (`--client aiohttp`)"
+
+
+def cold_rows(rows: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for row in rows:
+        name = label(row["server"])
+        if "median_s" in row:
+            lines.append(
+                f"| {name} | **{row['median_s'] * 1000:.0f}** | "
+                f"{row['min_s'] * 1000:.0f} | {row['max_s'] * 1000:.0f} |"
+            )
+        else:
+            lines.append(f"| {name} | failed: {cell(row.get('error', ''))} | | |")
+    return lines
+
+
+def session_rows(rows: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for row in rows:
+        name = label(row["server"])
+        if "kib_per_session" in row:
+            lines.append(
+                f"| {name} | {row['opened']:,} | {row['rss_before_mib']:.1f} | "
+                f"{row['rss_after_mib']:.1f} | **{row['kib_per_session']:.1f}** | "
+                f"{row['open_ms']:.2f} |"
+            )
+        else:
+            lines.append(f"| {name} | failed: {cell(row.get('error', ''))} | | | | |")
+    return lines
+
+
+def gate_lines(results: dict[str, Any]) -> list[str]:
+    gate = results.get("gate", {})
+    lines = ["", "## The value gate in-process", ""]
+    if "order_us" in gate:
+        lines += [
+            (
+                "`wymcp.core.gates.check()` timed in-process by "
+                "`benchmarks/bench_gate.py` (best of 5 rounds):"
+            ),
+            "",
+            "| case | figure |",
+            "|---|---:|",
+            (
+                f"| 50-item order, accepted ({gate['order_accepted']}) "
+                f"| **{gate['order_us']:.1f} {MICRO}s** |"
+            ),
+            f"| calc add, accepted | {gate['calc_us']:.1f} {MICRO}s |",
+            (
+                f"| {gate['bad_items']:,} wrong-typed items, refused "
+                f"({gate['bad_refused']}) | {gate['bad_ms']:.1f} ms, refusal "
+                f"{gate['bad_refusal_bytes']:,} B |"
+            ),
+        ]
+    else:
+        lines.append(f"Not measured: {gate.get('error', 'skipped')}")
+    micro = results.get("gates_micro", {})
+    lines += [
+        "",
+        (
+            "`benchmarks/gates_micro.py` (the gates' own micro-benchmark): "
+            f"{micro.get('status', 'not run')}."
+        ),
+    ]
+    if micro.get("text"):
+        lines += ["", "```", micro["text"].replace("```", "'''"), "```"]
+    return lines
+
+
+def write(results: dict[str, Any], out: Path) -> Path:
+    """Write performance.md and performance-throughput.png into `out`."""
+    png = out / "performance-throughput.png"
+    how = chart(results, png)
+    config = results["config"]
+    mach = results["machine"]
+    smoke = " in **smoke mode** (tiny counts: the figures mean nothing)"
+    text = HEADER.format(
+        smoke=smoke if results["smoke"] else "",
+        command=results["command"],
+        elapsed=results.get("elapsed_s", 0),
+        load_before=results.get("load_before", "?"),
+        load_after=results.get("load_after", "?"),
+    )
+    text += "".join(
+        f"| {t['target']} | {t['figure']} | **{t['status']}** |\n"
+        for t in results["targets"]
+    )
+    versions = ", ".join(
+        f"{k} {v or 'not installed'}" for k, v in mach["versions"].items()
+    )
+    text += MACHINE.format(
+        **mach | {"versions": versions},
+        server_cpus=config["server_cpus"] or "(not pinned)",
+        client_cpus=config["client_cpus"] or "(not pinned)",
+        concurrency=config["concurrency"],
+        warmup=config["warmup"],
+        requests=config["requests"],
+        reps=config["reps"],
+        client_text=client_text(config.get("client", "raw")),
+        venvs=bench_servers.VENV_HOME,
+        png=png.name,
+        chart=how,
+    )
+    lines = throughput_tables(results.get("throughput", []))
+    text += "\n".join(lines) + "\n"
+    text += BAD_CALLS
+    text += "\n".join(bad_table(results.get("bad_calls", []))) + "\n\n"
+    text += "\n".join(excerpt_lines(results.get("bad_calls", [])))
+    text += COLD.format(cold_reps=config["cold_reps"])
+    text += "\n".join(cold_rows(results.get("cold_start", []))) + "\n"
+    text += SESSIONS.format(sessions=config["sessions"])
+    text += "\n".join(session_rows(results.get("sessions", []))) + "\n"
+    text += "\n".join(gate_lines(results)) + "\n"
+    report = out / "performance.md"
+    report.write_text(text, encoding="utf-8")
+    return report

@@ -1,0 +1,236 @@
+"""The servers under test: peer virtual environments, launch commands, /proc readings.
+
+Peers live in their own virtual environments outside the repository, one per peer.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Self
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+VENV_HOME = Path(
+    os.environ.get("WYMCP_BENCH_VENVS", Path.home() / ".cache/wymcp-bench/venvs")
+)
+PEER_SPECS = {
+    "mcp": ["mcp==2.3.0"],
+    "fastmcp": ["fastmcp==4.2.3"],
+    "plot": ["matplotlib>=3.8"],
+}
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def venv_python(name: str) -> Path:
+    """The interpreter of one benchmark virtual environment."""
+    return VENV_HOME / name / "bin" / "python"
+
+
+def venv_ready(name: str) -> bool:
+    """Whether the environment exists and was installed with today's spec."""
+    marker = VENV_HOME / name / ".wymcp-bench-spec"
+    spec = " ".join(PEER_SPECS[name])
+    return (
+        venv_python(name).exists()
+        and marker.exists()
+        and (marker.read_text(encoding="utf-8") == spec)
+    )
+
+
+def ensure_venv(name: str) -> None:
+    """Create and install one environment unless it is already in place (idempotent)."""
+    if venv_ready(name):
+        return
+    target = VENV_HOME / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    base = getattr(sys, "_base_executable", sys.executable)
+    print(f"  installing {' '.join(PEER_SPECS[name])} into {target}", flush=True)
+    subprocess.run([base, "-m", "venv", "--clear", str(target)], check=True)
+    subprocess.run(
+        [str(venv_python(name)), "-m", "pip", "install", "-q", *PEER_SPECS[name]],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    marker = target / ".wymcp-bench-spec"
+    marker.write_text(" ".join(PEER_SPECS[name]), encoding="utf-8")
+
+
+def installed_version(name: str, distribution: str) -> str:
+    """The version of a distribution inside a benchmark environment ('' if absent)."""
+    python = venv_python(name) if name != "project" else Path(sys.executable)
+    if not python.exists():
+        return ""
+    code = (
+        "import importlib.metadata as m,sys\n"
+        "try: print(m.version(sys.argv[1]))\n"
+        "except m.PackageNotFoundError: print('')"
+    )
+    done = subprocess.run(
+        [str(python), "-c", code, distribution],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip()
+
+
+@dataclass(frozen=True)
+class ServerKind:
+    """One server under test and how each of its configurations is started."""
+
+    key: str
+    label: str
+    venv: str | None  # None: the project's own .venv
+
+    def command(self, port: int, *, json_mode: bool) -> list[str]:
+        """The command line that serves on 127.0.0.1:`port`."""
+        if self.key == "wymcp":
+            wymcp = Path(sys.executable).with_name("wymcp")
+            return [
+                str(wymcp),
+                "serve",
+                "--settings",
+                "bench_wymcp_settings",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ]
+        if self.key == "ceiling":
+            return [
+                sys.executable,
+                str(HERE / "ceiling_server.py"),
+                "--port",
+                str(port),
+            ]
+        script = HERE / f"peer_{self.key}_server.py"
+        command = [str(venv_python(self.venv or "")), str(script), "--port", str(port)]
+        return [*command, "--json"] if json_mode else command
+
+
+SERVERS = {
+    "sdk": ServerKind("sdk", "mcp 2.3.0 (SDK)", "mcp"),
+    "fastmcp": ServerKind("fastmcp", "fastmcp 4.2.3", "fastmcp"),
+    "wymcp": ServerKind("wymcp", "wymcp", None),
+    "ceiling": ServerKind("ceiling", "bare aiohttp (ceiling)", None),
+}
+
+
+def project_env() -> dict[str, str]:
+    """The environment of project subprocesses: benchmarks/ and each src/ importable.
+
+    The members are installed editable; listing their src folders as well keeps the
+    harness working in a checkout whose editable install predates a package's files.
+    """
+    sources = sorted(str(p) for p in ROOT.glob("packages/*/src"))
+    sources += sorted(str(p) for p in ROOT.glob("services/*/src"))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(HERE), *sources, env.get("PYTHONPATH", "")) if p
+    )
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def free_port() -> int:
+    """A port that was free on 127.0.0.1 a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def cpu_plan() -> tuple[set[int] | None, set[int] | None]:
+    """(server CPUs, client CPUs): different cores when there are two or more."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None, None
+    return {cpus[0]}, {cpus[1]}
+
+
+class Running:
+    """One started server process, pinned to its core, stopped on exit."""
+
+    def __init__(self, kind: ServerKind, *, json_mode: bool, cpus: set[int] | None):
+        self.kind = kind
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        env = project_env()
+
+        def pin() -> None:
+            if cpus is not None:
+                os.sched_setaffinity(0, cpus)
+
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(
+            kind.command(self.port, json_mode=json_mode),
+            env=env,
+            cwd=str(ROOT),
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=pin,  # noqa: PLW1509 - pins the child to its core before exec
+        )
+
+    def wait_listening(self, timeout: float = 60.0) -> None:
+        """Block until the port accepts connections (or the process died)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.kind.key} exited: {self.stderr_tail()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError(f"{self.kind.key} did not listen within {timeout:.0f} s")
+
+    def alive(self) -> bool:
+        """Whether the server process is still running."""
+        return self.process.poll() is None
+
+    def cpu_seconds(self) -> float:
+        """utime + stime of the server process so far."""
+        stat = Path(f"/proc/{self.process.pid}/stat").read_text(encoding="ascii")
+        fields = stat.rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+    def memory_kib(self, field: str) -> int:
+        """A /proc/<pid>/status memory line (VmRSS, VmHWM) in KiB."""
+        status = Path(f"/proc/{self.process.pid}/status").read_text(encoding="ascii")
+        for line in status.splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+        return 0
+
+    def stderr_tail(self) -> str:
+        """The last lines the server wrote to its output."""
+        self.log.seek(0, os.SEEK_END)
+        size = self.log.tell()
+        self.log.seek(max(0, size - 4000))
+        text = self.log.read().decode("utf-8", "replace")
+        return " | ".join(text.strip().splitlines()[-5:])
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL after a grace period."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()

@@ -1,0 +1,520 @@
+"""wymcp side by side with the official SDK, fastmcp and a bare aiohttp ceiling.
+
+One run installs the peers (outside the repository), measures throughput, latency,
+CPU and memory on both protocol paths, the cost of a bad call, cold start, memory
+per session and the value gate, then prints each target with PASS or MISS and
+writes docs/performance.md.  `--smoke` runs wymcp and the ceiling only, with a
+handful of requests, into a temporary directory, and asserts nothing about speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+import bench_load
+import bench_report
+import bench_servers
+from bench_load import Call, Channel, order_arguments
+from bench_servers import HERE, ROOT, SERVERS, Running, ServerKind
+
+PATHS = ("2026-07-28", "2025-11-25")
+TOOLS = ("calc", "order")
+BODY_LIMIT = 4 * 1024 * 1024
+
+
+def calls_for(key: str) -> dict[str, Call]:
+    """The same work as each server spells it."""
+    order = order_arguments()
+    if key == "wymcp":
+        return {
+            "calc": Call("calc", {"action": "add", "data": {"a": 1, "b": 2}}),
+            "order": Call("orders", {"action": "total", "data": order}),
+        }
+    return {
+        "calc": Call("calc", {"a": 1, "b": 2}),
+        "order": Call("order_total", {"order": order}),
+    }
+
+
+def bad_call(key: str, items: int) -> Call:
+    """`items` wrong-typed entries in an array of numbers."""
+    values = ["x"] * items
+    if key == "wymcp":
+        return Call("calc", {"action": "total", "data": {"values": values}})
+    return Call("total", {"values": values})
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="wymcp + ceiling, tiny")
+    parser.add_argument("--out", type=Path, help="report directory")
+    parser.add_argument("--servers", help="comma list of sdk,fastmcp,wymcp,ceiling")
+    parser.add_argument("--requests", type=int, help="measured calls per case")
+    parser.add_argument("--warmup", type=int, help="warm-up calls per case")
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument(
+        "--client",
+        choices=("raw", "aiohttp"),
+        default="raw",
+        help="how the measured calls are sent (sessions always open with aiohttp)",
+    )
+    parser.add_argument("--reps", type=int, help="repetitions per case (median)")
+    parser.add_argument("--sessions", type=int, help="sessions for memory/session")
+    parser.add_argument("--cold-reps", type=int, help="cold starts per server")
+    parser.add_argument("--skip-install", action="store_true", help="no pip")
+    parser.add_argument("--skip", default="", help="comma list of sections to skip")
+    args = parser.parse_args(argv)
+    defaults = (
+        {"requests": 20, "warmup": 5, "reps": 1, "sessions": 20, "cold_reps": 1}
+        if args.smoke
+        else {
+            "requests": 3000,
+            "warmup": 200,
+            "reps": 3,
+            "sessions": 1000,
+            "cold_reps": 5,
+        }
+    )
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    if args.servers is None:
+        args.servers = "wymcp,ceiling" if args.smoke else "sdk,fastmcp,wymcp,ceiling"
+    args.server_keys = [key for key in args.servers.split(",") if key]
+    unknown = sorted(set(args.server_keys) - set(SERVERS))
+    if unknown:
+        parser.error(f"unknown servers: {', '.join(unknown)}")
+    args.skip_sections = {s for s in args.skip.split(",") if s}
+    return args
+
+
+# -- throughput -----------------------------------------------------------------
+
+
+def run_case(
+    kind: ServerKind, path: str, tool: str, args: argparse.Namespace, cpus: Any
+) -> dict[str, Any]:
+    """One fresh server, warm-up, then `args.requests` calls at `args.concurrency`."""
+    modern = path == PATHS[0]
+    row: dict[str, Any] = {"server": kind.key, "path": path, "tool": tool}
+    with Running(kind, json_mode=modern, cpus=cpus) as server:
+        try:
+            server.wait_listening()
+            marks: list[tuple[float, float]] = []
+
+            def checkpoint() -> None:
+                marks.append((server.cpu_seconds(), time.perf_counter()))
+
+            outcome = asyncio.run(
+                bench_load.drive(
+                    server.url,
+                    calls_for(kind.key)[tool],
+                    modern=modern,
+                    concurrency=args.concurrency,
+                    warmup=args.warmup,
+                    requests=args.requests,
+                    checkpoint=checkpoint,
+                    client=args.client,
+                )
+            )
+            row["peak_rss_mib"] = server.memory_kib("VmHWM") / 1024
+        except Exception as exc:  # noqa: BLE001 - a failed case is reported, not fatal
+            row["error"] = f"{type(exc).__name__}: {exc} {server.stderr_tail()}"[:500]
+            return row
+    calls = outcome.ok + outcome.failed
+    row.update(
+        ok=outcome.ok,
+        failed=outcome.failed,
+        rps=calls / outcome.wall_s if outcome.wall_s else 0.0,
+        p50_ms=bench_load.percentile(outcome.latencies_ms, 50),
+        p99_ms=bench_load.percentile(outcome.latencies_ms, 99),
+        cpu_us=(marks[1][0] - marks[0][0]) / max(calls, 1) * 1e6,
+    )
+    if outcome.failed or not outcome.ok:
+        row["error"] = f"{outcome.failed} failed: {outcome.first_failure}"[:500]
+    return row
+
+
+def median_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (server, path, tool): medians over the repetitions."""
+    grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault((row["server"], row["path"], row["tool"]), []).append(row)
+    merged = []
+    for (server, path, tool), group in grouped.items():
+        good = [r for r in group if "rps" in r and not r.get("error")]
+        out: dict[str, Any] = {"server": server, "path": path, "tool": tool}
+        if not good:
+            out["error"] = next((r["error"] for r in group if r.get("error")), "?")
+        else:
+            for key in ("rps", "p50_ms", "p99_ms", "cpu_us", "peak_rss_mib"):
+                out[key] = statistics.median(r[key] for r in good)
+            out["rps_reps"] = [round(r["rps"]) for r in group if "rps" in r]
+            out["calls"] = sum(r["ok"] + r["failed"] for r in good)
+            errors = [r["error"] for r in group if r.get("error")]
+            if errors:
+                out["note"] = f"{len(errors)} of {len(group)} reps failed: {errors[0]}"
+        merged.append(out)
+    return merged
+
+
+def throughput(args: argparse.Namespace, cpus: Any) -> list[dict[str, Any]]:
+    rows = []
+    for rep in range(args.reps):
+        for key in args.server_keys:
+            for path in PATHS:
+                for tool in TOOLS:
+                    row = run_case(SERVERS[key], path, tool, args, cpus)
+                    row["rep"] = rep
+                    rows.append(row)
+                    print("  " + bench_report.case_line(row), flush=True)
+    return median_rows(rows)
+
+
+# -- bad calls --------------------------------------------------------------------
+
+
+def under_limit_items(keys: list[str]) -> int:
+    """How many `"x"` items fit every server's request under the 4 MiB body limit."""
+    channel = Channel(None, "", modern=True)  # type: ignore[arg-type]
+    longest = 0
+    for key in keys:
+        call = bad_call(key, 0)
+        body, _ = channel.prepared(
+            "tools/call", {"name": call.name, "arguments": call.arguments}
+        )
+        longest = max(longest, len(body))
+    return (BODY_LIMIT - 4096 - longest) // 4
+
+
+def bad_probe(kind: ServerKind, label: str, items: int, cpus: Any) -> dict[str, Any]:
+    """One fresh JSON-mode server, a few good calls, then one bad call; measure it."""
+    row: dict[str, Any] = {"server": kind.key, "probe": label, "items": items}
+    channel = Channel(None, "", modern=True)  # type: ignore[arg-type]
+    call = bad_call(kind.key, items)
+    body, headers = channel.prepared(
+        "tools/call", {"name": call.name, "arguments": call.arguments}
+    )
+    row["request_bytes"] = len(body)
+    with Running(kind, json_mode=True, cpus=cpus) as server:
+        try:
+            server.wait_listening()
+            asyncio.run(warm_up(server.url, calls_for(kind.key)["calc"]))
+            reset = reset_peak(server.process.pid)
+            rss0 = server.memory_kib("VmRSS")
+            hwm0 = server.memory_kib("VmHWM")
+            cpu0 = server.cpu_seconds()
+            probe = asyncio.run(bench_load.send_raw(server.url, body, headers))
+            cpu1 = server.cpu_seconds()
+            hwm1 = server.memory_kib("VmHWM")
+            alive = asyncio.run(warm_up(server.url, calls_for(kind.key)["calc"], 1))
+        except Exception as exc:  # noqa: BLE001 - a failed probe is reported, not fatal
+            row["error"] = f"{type(exc).__name__}: {exc} {server.stderr_tail()}"[:500]
+            return row
+    growth = hwm1 - rss0 if reset or hwm1 > hwm0 else 0
+    row.update(
+        status=probe.status,
+        response_bytes=probe.response_bytes,
+        wall_s=probe.wall_s,
+        server_cpu_s=cpu1 - cpu0,
+        rss_before_mib=rss0 / 1024,
+        rss_growth_mib=max(growth, 0) / 1024,
+        excerpt=probe.excerpt,
+        still_serving=alive,
+    )
+    if probe.error:
+        row["error"] = probe.error
+    return row
+
+
+def reset_peak(pid: int) -> bool:
+    """Reset the process's VmHWM to its current RSS (Linux clear_refs 5)."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5", encoding="ascii")
+    except OSError:
+        return False
+    return True
+
+
+async def warm_up(url: str, call: Call, count: int = 20) -> bool:
+    """A few good calls on the 2026 path; answers whether the last one succeeded."""
+    async with aiohttp.ClientSession() as http:
+        channel = Channel(http, url, modern=True)
+        ok = False
+        for _ in range(count):
+            ok, _why = await channel.call(call)
+        return ok
+
+
+def bad_calls(args: argparse.Namespace, cpus: Any) -> list[dict[str, Any]]:
+    keys = [k for k in args.server_keys if k != "ceiling"]
+    items = under_limit_items(keys)
+    rows = []
+    for key in keys:
+        for label, count in (("100k", 100_000), ("under-limit", items)):
+            row = bad_probe(SERVERS[key], label, count, cpus)
+            rows.append(row)
+            print("  " + bench_report.bad_line(row), flush=True)
+    return rows
+
+
+# -- cold start and sessions ---------------------------------------------------
+
+
+def cold_start(args: argparse.Namespace, cpus: Any) -> list[dict[str, Any]]:
+    rows = []
+    for key in args.server_keys:
+        times: list[float] = []
+        row: dict[str, Any] = {"server": key}
+        for _ in range(args.cold_reps):
+            with Running(SERVERS[key], json_mode=False, cpus=cpus) as server:
+                try:
+                    deadline = time.perf_counter() + 30
+                    done = asyncio.run(
+                        bench_load.first_tools_list(
+                            server.url, deadline=deadline, alive=server.alive
+                        )
+                    )
+                except Exception as exc:  # noqa: BLE001 - reported, not fatal
+                    row["error"] = f"{type(exc).__name__}: {exc} {server.stderr_tail()}"
+                    break
+                times.append(done - server.started)
+        if times:
+            row.update(
+                median_s=statistics.median(times), min_s=min(times), max_s=max(times)
+            )
+        rows.append(row)
+        print("  " + bench_report.cold_line(row), flush=True)
+    return rows
+
+
+def session_memory(args: argparse.Namespace, cpus: Any) -> list[dict[str, Any]]:
+    rows = []
+    for key in args.server_keys:
+        if key == "ceiling":
+            continue  # the ceiling keeps no sessions
+        row: dict[str, Any] = {"server": key, "sessions": args.sessions}
+        with Running(SERVERS[key], json_mode=False, cpus=cpus) as server:
+            try:
+                server.wait_listening()
+                asyncio.run(bench_load.open_sessions(server.url, 5))
+                time.sleep(0.3)
+                rss0 = server.memory_kib("VmRSS")
+                started = time.perf_counter()
+                opened = asyncio.run(
+                    bench_load.open_sessions(server.url, args.sessions)
+                )
+                elapsed = time.perf_counter() - started
+                time.sleep(0.5)
+                rss1 = server.memory_kib("VmRSS")
+            except Exception as exc:  # noqa: BLE001 - reported, not fatal
+                row["error"] = f"{type(exc).__name__}: {exc} {server.stderr_tail()}"
+                rows.append(row)
+                continue
+        row.update(
+            opened=opened,
+            rss_before_mib=rss0 / 1024,
+            rss_after_mib=rss1 / 1024,
+            kib_per_session=(rss1 - rss0) / max(opened, 1),
+            open_ms=elapsed / max(args.sessions, 1) * 1000,
+        )
+        rows.append(row)
+        print("  " + bench_report.session_line(row), flush=True)
+    return rows
+
+
+# -- the value gate --------------------------------------------------------------
+
+
+def gate(args: argparse.Namespace) -> dict[str, Any]:
+    """bench_gate.py in a subprocess, so a broken wymcp cannot stop the harness."""
+    loops = "100" if args.smoke else "2000"
+    command = [sys.executable, str(HERE / "bench_gate.py"), "--loops", loops]
+    env = bench_servers.project_env()
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(ROOT),
+        timeout=300,
+        check=False,
+    )
+    if done.returncode != 0:
+        return {"error": " | ".join(done.stderr.strip().splitlines()[-3:])[:500]}
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def gates_micro(args: argparse.Namespace) -> dict[str, Any]:
+    """Run helper "gates"' benchmarks/gates_micro.py when it exists; keep its output."""
+    script = HERE / "gates_micro.py"
+    if not script.exists():
+        return {"status": "absent"}
+    if args.smoke:
+        return {"status": "skipped in smoke mode"}
+    env = bench_servers.project_env()
+    try:
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(ROOT),
+            timeout=900,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return {"status": "timed out after 900 s"}
+    output = done.stdout.strip()
+    result: dict[str, Any] = {
+        "status": f"exit {done.returncode}",
+        "text": output[-6000:],
+    }
+    if done.returncode != 0:
+        result["stderr"] = done.stderr.strip()[-1500:]
+    try:
+        result["json"] = json.loads(output)
+    except ValueError:
+        lines = output.splitlines()
+        if lines:
+            with contextlib.suppress(ValueError):
+                result["json"] = json.loads(lines[-1])
+    return result
+
+
+# -- the run ---------------------------------------------------------------------
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages (the machine is shared)."""
+    return " / ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    for line in (
+        Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace").splitlines()
+    ):
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    memory = ""
+    for line in Path("/proc/meminfo").read_text(encoding="ascii").splitlines():
+        if line.startswith("MemTotal"):
+            memory = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model,
+        "memory": memory,
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "versions": {
+            "wymcp-core-server": bench_servers.installed_version(
+                "project", "wymcp-core-server"
+            ),
+            "wymcp-transport-aiohttp": bench_servers.installed_version(
+                "project", "wymcp-transport-aiohttp"
+            ),
+            "jsonschema-rs": bench_servers.installed_version(
+                "project", "jsonschema-rs"
+            ),
+            "aiohttp (client, ceiling, wymcp)": bench_servers.installed_version(
+                "project", "aiohttp"
+            ),
+            "mcp": bench_servers.installed_version("mcp", "mcp"),
+            "fastmcp": bench_servers.installed_version("fastmcp", "fastmcp"),
+            "uvicorn (peers)": bench_servers.installed_version("mcp", "uvicorn"),
+            "pydantic (peers)": bench_servers.installed_version("mcp", "pydantic"),
+        },
+    }
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    server_cpus, client_cpus = bench_servers.cpu_plan()
+    if client_cpus is not None:
+        os.sched_setaffinity(0, client_cpus)
+    out = args.out or (
+        Path(tempfile.mkdtemp(prefix="wymcp-bench-")) if args.smoke else ROOT / "docs"
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    load_before = load_average()
+    if not args.skip_install and not args.smoke:
+        print("peers: installing (idempotent)", flush=True)
+        for name in ("mcp", "fastmcp", "plot"):
+            bench_servers.ensure_venv(name)
+    missing = [
+        key
+        for key in args.server_keys
+        if SERVERS[key].venv
+        and not bench_servers.venv_python(SERVERS[key].venv or "").exists()
+    ]
+    if missing:
+        print(f"not installed, dropped: {', '.join(missing)}", flush=True)
+        args.server_keys = [k for k in args.server_keys if k not in missing]
+    results: dict[str, Any] = {
+        "smoke": args.smoke,
+        "command": ".venv/bin/python benchmarks/run.py " + shlex.join(argv),
+        "config": {
+            "servers": args.server_keys,
+            "requests": args.requests,
+            "warmup": args.warmup,
+            "concurrency": args.concurrency,
+            "client": args.client,
+            "reps": args.reps,
+            "sessions": args.sessions,
+            "cold_reps": args.cold_reps,
+            "server_cpus": sorted(server_cpus or []),
+            "client_cpus": sorted(client_cpus or []),
+        },
+        "machine": machine(),
+    }
+    sections = (
+        ("throughput", lambda: throughput(args, server_cpus)),
+        ("bad_calls", lambda: bad_calls(args, server_cpus)),
+        ("cold_start", lambda: cold_start(args, server_cpus)),
+        ("sessions", lambda: session_memory(args, server_cpus)),
+        ("gate", lambda: gate(args)),
+        ("gates_micro", lambda: gates_micro(args)),
+    )
+    for name, section in sections:
+        if name in args.skip_sections:
+            continue
+        print(f"{name}:", flush=True)
+        results[name] = section()
+    results["elapsed_s"] = time.perf_counter() - began
+    results["load_before"] = load_before
+    results["load_after"] = load_average()
+    results["targets"] = bench_report.targets(results)
+    print(bench_report.targets_text(results["targets"]))
+    raw = (
+        out / "performance.json"
+        if args.smoke or args.out
+        else HERE / "results" / "performance.json"
+    )
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    raw.write_text(json.dumps(results, indent=1, default=str) + "\n", encoding="utf-8")
+    report = bench_report.write(results, out)
+    print(f"report: {report}\nraw: {raw}\nelapsed: {results['elapsed_s']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

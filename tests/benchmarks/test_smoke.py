@@ -1,0 +1,100 @@
+"""The benchmark harness in smoke mode still measures every case and writes its report.
+
+Smoke mode runs wymcp and the bare aiohttp ceiling with a handful of requests; nothing
+here looks at a figure's size, only that each case produced one.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PATHS = ("2026-07-28", "2025-11-25")
+TOOLS = ("calc", "order")
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str, Path]:
+    out = tmp_path_factory.mktemp("bench")
+    done = subprocess.run(  # noqa: S603 - our own script, fixed arguments
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "run.py"),
+            "--smoke",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    results = json.loads((out / "performance.json").read_text(encoding="utf-8"))
+    report = (out / "performance.md").read_text(encoding="utf-8")
+    return results, report, out
+
+
+def test_every_throughput_case_measured_for_wymcp_and_the_ceiling(smoke) -> None:
+    results, _, _ = smoke
+    rows = {(r["server"], r["path"], r["tool"]): r for r in results["throughput"]}
+    for server in ("wymcp", "ceiling"):
+        for path in PATHS:
+            for tool in TOOLS:
+                row = rows[(server, path, tool)]
+                assert "error" not in row, row
+                assert row["calls"] > 0
+                for key in ("rps", "p50_ms", "p99_ms", "cpu_us", "peak_rss_mib"):
+                    assert key in row
+
+
+def test_both_bad_call_probes_get_a_bounded_answer_and_the_server_survives(
+    smoke,
+) -> None:
+    results, _, _ = smoke
+    probes = {r["probe"]: r for r in results["bad_calls"] if r["server"] == "wymcp"}
+    assert set(probes) == {"100k", "under-limit"}
+    for probe in probes.values():
+        assert "error" not in probe, probe
+        assert probe["status"] == 200
+        assert probe["still_serving"] is True
+        for key in ("response_bytes", "server_cpu_s", "rss_growth_mib"):
+            assert key in probe
+
+
+def test_cold_start_sessions_and_gate_are_measured(smoke) -> None:
+    results, _, _ = smoke
+    cold = {r["server"]: r for r in results["cold_start"]}
+    assert "median_s" in cold["wymcp"], cold
+    assert "median_s" in cold["ceiling"], cold
+    sessions = {r["server"]: r for r in results["sessions"]}
+    assert sessions["wymcp"]["opened"] == results["config"]["sessions"]
+    assert results["gate"]["order_accepted"] is True
+    assert results["gate"]["bad_refused"] is True
+
+
+def test_every_target_is_reported_with_a_status(smoke) -> None:
+    results, report, _ = smoke
+    targets = results["targets"]
+    assert len(targets) == 12
+    assert {t["status"] for t in targets} <= {"PASS", "MISS", "n/a"}
+    for target in targets:
+        assert target["target"] in report
+
+
+def test_the_report_names_the_command_and_the_machine_and_draws_the_chart(
+    smoke,
+) -> None:
+    results, report, out = smoke
+    assert "benchmarks/run.py --smoke" in report
+    assert "smoke mode" in report
+    assert f"`nproc`: {results['machine']['nproc']}" in report
+    chart = out / "performance-throughput.png"
+    assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert "performance-throughput.png" in report
