@@ -1,0 +1,49 @@
+"""Sealed requestState."""
+
+from __future__ import annotations
+
+import pytest
+
+from wymcp.core.server._state import StateError, seal, unseal
+
+SECRET = b"k" * 32
+
+
+def sealed(**overrides):
+    options = {"target": "tools/call:t", "principal": "alice", "expires": 200.0}
+    options.update(overrides)
+    return seal(SECRET, {"step": 1}, **options)
+
+
+def test_round_trip():
+    token = sealed()
+    assert unseal(SECRET, token, target="tools/call:t", principal="alice", now=100) == {
+        "step": 1
+    }
+
+
+@pytest.mark.parametrize(
+    ("token", "options"),
+    [
+        ("garbage", {}),
+        ("a.b.c", {}),
+        ("!!.??", {}),
+        (None, {}),
+        ("x" * 70_000, {}),
+        (sealed() + "-TAMPERED", {}),
+        (sealed(), {"target": "tools/call:other"}),
+        (sealed(), {"principal": "mallory"}),
+        (sealed(), {"principal": None}),
+        (sealed(), {"now": 300}),
+    ],
+)
+def test_untrusted_state_is_refused(token, options):
+    arguments = {"target": "tools/call:t", "principal": "alice", "now": 100}
+    arguments.update(options)
+    with pytest.raises(StateError):
+        unseal(SECRET, token, **arguments)
+
+
+def test_another_secret_cannot_open_it():
+    with pytest.raises(StateError):
+        unseal(b"z" * 32, sealed(), target="tools/call:t", principal="alice", now=1)
