@@ -155,4 +155,4 @@ async def test_a_mirrored_header_is_accepted(
         await client.list_tools()
         result = await client.call_tool("test_x_mcp_header", {"region": "eu west ü"})
         assert result.is_error is False
-        assert result.content[0].text == "region: eu west ü"
+        assert result.content[0].model_dump()["text"] == "region: eu west ü"

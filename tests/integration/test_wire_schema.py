@@ -1,0 +1,386 @@
+"""Every message a real wymcp server sends is valid against the official schema.
+
+A scripted exchange at 2026-07-28 and at 2025-11-25 over plain HTTP records
+every message of every answer, JSON bodies and SSE events alike, and checks
+each one against `reference/mcp-schema/<revision>/schema.json`: results by the
+method that asked for them, notifications and server requests by their own
+method, errors as JSON-RPC error responses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+
+SCHEMAS = Path("/work/shared/reference/mcp-schema")
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+
+RESULTS = {
+    "initialize": "InitializeResult",
+    "ping": "EmptyResult",
+    "logging/setLevel": "EmptyResult",
+    "server/discover": "DiscoverResult",
+    "tools/list": "ListToolsResult",
+    "tools/call": "CallToolResult",
+}
+NOTIFICATIONS = {
+    "notifications/progress": "ProgressNotification",
+    "notifications/message": "LoggingMessageNotification",
+}
+REQUESTS = {
+    "elicitation/create": "ElicitRequest",
+    "sampling/createMessage": "CreateMessageRequest",
+    "roots/list": "ListRootsRequest",
+}
+JSON = "application/json"
+SSE = "text/event-stream"
+
+
+@cache
+def validator(revision: str, definition: str) -> jsonschema.Draft202012Validator:
+    """A validator for one definition of a revision's official schema."""
+    path = SCHEMAS / revision / "schema.json"
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    schema["$ref"] = f"#/$defs/{definition}"
+    return jsonschema.Draft202012Validator(schema)
+
+
+def definition_of(revision: str, message: dict[str, Any], method: str) -> list[str]:
+    """The schema definitions one server message must meet."""
+    if "method" in message:
+        if "id" in message:
+            return [REQUESTS[message["method"]]]
+        return [NOTIFICATIONS.get(message["method"], "JSONRPCNotification")]
+    if "error" in message:
+        return ["JSONRPCErrorResponse"]
+    result = message.get("result", {})
+    if revision == MODERN and result.get("resultType") == "input_required":
+        return ["JSONRPCResultResponse", "InputRequiredResult"]
+    return ["JSONRPCResultResponse", RESULTS[method]]
+
+
+class Recorder:
+    """Posts requests, parses JSON and SSE answers, keeps every message sent."""
+
+    def __init__(self, http: aiohttp.ClientSession, url: str, revision: str) -> None:
+        self.http = http
+        self.url = url
+        self.revision = revision
+        self.session_id: str | None = None
+        self.recorded: list[tuple[str, dict[str, Any]]] = []
+        self.content_types: set[str] = set()
+
+    def headers(self, method: str, name: str | None) -> dict[str, str]:
+        headers = {"Accept": f"{JSON}, {SSE}", "Content-Type": JSON}
+        if self.revision == MODERN:
+            headers |= {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+            if name is not None:
+                headers["Mcp-Name"] = name
+        elif self.session_id is not None:
+            headers |= {"MCP-Protocol-Version": LEGACY}
+            headers["Mcp-Session-Id"] = self.session_id
+        return headers
+
+    def body(self, rid: int | None, method: str, params: dict[str, Any]) -> Any:
+        params = dict(params)
+        if self.revision == MODERN:
+            params.setdefault(
+                "_meta",
+                {
+                    "io.modelcontextprotocol/protocolVersion": MODERN,
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            )
+        body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params:
+            body["params"] = params
+        if rid is not None:
+            body["id"] = rid
+        return body
+
+    def keep(self, method: str, message: dict[str, Any]) -> None:
+        self.recorded.append((method, message))
+
+    async def request(
+        self,
+        rid: int | None,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        extra_headers: dict[str, str] | None = None,
+        answer_client: dict[str, Any] | None = None,
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """POST one message; the HTTP status and every message answered.
+
+        `answer_client` is the result sent back to a server-to-client request
+        that arrives on the call's stream.
+        """
+        params = params or {}
+        headers = self.headers(method, params.get("name"))
+        headers |= extra_headers or {}
+        body = self.body(rid, method, params)
+        async with self.http.post(self.url, json=body, headers=headers) as response:
+            if session_id := response.headers.get("Mcp-Session-Id"):
+                self.session_id = session_id
+            kind = response.content_type
+            messages: list[dict[str, Any]] = []
+            if kind == SSE:
+                self.content_types.add(SSE)
+                async for message in sse_messages(response):
+                    self.keep(method, message)
+                    messages.append(message)
+                    if "id" in message and "method" in message:
+                        assert answer_client is not None, message
+                        await self.reply(message["id"], answer_client)
+            elif kind == JSON:
+                self.content_types.add(JSON)
+                message = await response.json()
+                self.keep(method, message)
+                messages.append(message)
+            else:
+                assert not await response.read()
+            return response.status, messages
+
+    async def reply(self, rid: Any, result: dict[str, Any]) -> None:
+        """Answer a server-to-client request with a POSTed response."""
+        response_body = {"jsonrpc": "2.0", "id": rid, "result": result}
+        headers = self.headers("", None)
+        async with self.http.post(
+            self.url, json=response_body, headers=headers
+        ) as response:
+            assert response.status == 202
+
+    def check_all(self) -> int:
+        """Validate every recorded message; how many were checked."""
+        for method, message in self.recorded:
+            for definition in definition_of(self.revision, message, method):
+                value = message
+                if definition.endswith("Result") and "result" in message:
+                    value = message["result"]
+                errors = list(validator(self.revision, definition).iter_errors(value))
+                assert not errors, (
+                    f"{method} answered a message that is not a valid {definition} "
+                    f"at {self.revision}: {errors[0].message[:300]}"
+                )
+        return len(self.recorded)
+
+
+async def sse_messages(response: aiohttp.ClientResponse) -> AsyncIterator[Any]:
+    """The JSON messages of an SSE body, as each event completes."""
+    data: list[str] = []
+    async for raw in response.content:
+        line = raw.decode("utf-8").rstrip("\r\n")
+        if not line:
+            if data and any(data):
+                yield json.loads("\n".join(data))
+            data = []
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+    if data and any(data):
+        yield json.loads("\n".join(data))
+
+
+def result_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The result of the response that ends an answer."""
+    final = messages[-1]
+    assert "result" in final, final
+    result: dict[str, Any] = final["result"]
+    return result
+
+
+def methods_in(messages: list[dict[str, Any]]) -> list[str]:
+    return [m["method"] for m in messages if "method" in m]
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as session:
+        yield session
+
+
+async def test_every_message_at_2026_07_28_is_schema_valid(
+    server_url: str, http: aiohttp.ClientSession
+) -> None:
+    wire = Recorder(http, server_url, MODERN)
+
+    status, messages = await wire.request(1, "server/discover")
+    assert status == 200
+    assert MODERN in result_of(messages)["supportedVersions"]
+    await wire.request(2, "tools/list")
+    await wire.request(3, "tools/call", {"name": "help", "arguments": {}})
+    calc = {"name": "calc", "arguments": {"action": "add", "data": {"a": 1, "b": 2}}}
+    _, messages = await wire.request(4, "tools/call", calc)
+    assert result_of(messages)["structuredContent"] == {"result": 3}
+    refused = {"name": "calc", "arguments": {"action": "add", "data": {"a": 1}}}
+    _, messages = await wire.request(5, "tools/call", refused)
+    assert result_of(messages)["isError"] is True
+    for rid, tool in enumerate(
+        ["test_multiple_content_types", "test_audio_content", "test_error_handling"],
+        start=6,
+    ):
+        await wire.request(rid, "tools/call", {"name": tool})
+
+    progress_meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "progressToken": "tok",
+    }
+    _, messages = await wire.request(
+        10,
+        "tools/call",
+        {"name": "test_tool_with_progress", "arguments": {}, "_meta": progress_meta},
+    )
+    assert methods_in(messages) == ["notifications/progress"] * 3
+    log_meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/logLevel": "debug",
+    }
+    _, messages = await wire.request(
+        11,
+        "tools/call",
+        {"name": "test_tool_with_logging", "arguments": {}, "_meta": log_meta},
+    )
+    assert methods_in(messages) == ["notifications/message"] * 3
+    status, messages = await wire.request(
+        12,
+        "tools/call",
+        {"name": "test_x_mcp_header", "arguments": {"region": "north"}},
+        extra_headers={"Mcp-Param-Region": "north"},
+    )
+    assert result_of(messages)["content"][0]["text"] == "region: north"
+
+    errors: list[tuple[int, str, dict[str, Any], dict[str, str], int, int]] = [
+        (13, "tools/call", {"name": "no_such_tool"}, {}, 400, -32602),
+        (14, "tools/list", {}, {"Mcp-Method": "tools/call"}, 400, -32020),
+        (
+            15,
+            "tools/call",
+            {"name": "test_x_mcp_header", "arguments": {"region": "a"}},
+            {"Mcp-Param-Region": "b"},
+            400,
+            -32020,
+        ),
+        (16, "unknown/method", {}, {}, 404, -32601),
+        (17, "ping", {}, {}, 404, -32601),
+        (18, "tools/list", {}, {"MCP-Protocol-Version": "2099-01-01"}, 400, -32020),
+    ]
+    for rid, method, params, headers, want_status, want_code in errors:
+        status, messages = await wire.request(
+            rid, method, params, extra_headers=headers
+        )
+        assert (status, messages[-1]["error"]["code"]) == (want_status, want_code)
+        assert messages[-1]["id"] == rid
+    unsupported = {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    }
+    status, messages = await wire.request(
+        19,
+        "tools/list",
+        unsupported,
+        extra_headers={"MCP-Protocol-Version": "2099-01-01"},
+    )
+    assert (status, messages[-1]["error"]["code"]) == (400, -32022)
+    status, messages = await wire.request(20, "tools/list", {"_meta": {}})
+    assert (status, messages[-1]["error"]["code"]) == (400, -32602)
+
+    assert wire.content_types == {JSON, SSE}
+    assert wire.check_all() >= 25
+
+
+async def test_every_message_at_2025_11_25_is_schema_valid(
+    server_url: str, http: aiohttp.ClientSession
+) -> None:
+    wire = Recorder(http, server_url, LEGACY)
+
+    status, messages = await wire.request(
+        1,
+        "initialize",
+        {
+            "protocolVersion": LEGACY,
+            "capabilities": {"elicitation": {}, "sampling": {}},
+            "clientInfo": {"name": "wire-recorder", "version": "1.0"},
+        },
+    )
+    assert status == 200
+    assert result_of(messages)["protocolVersion"] == LEGACY
+    assert wire.session_id
+    status, messages = await wire.request(None, "notifications/initialized")
+    assert (status, messages) == (202, [])
+
+    await wire.request(2, "ping")
+    await wire.request(3, "tools/list")
+    await wire.request(4, "tools/call", {"name": "help", "arguments": {"tool": "calc"}})
+    calc = {
+        "name": "calc",
+        "arguments": {"action": "multiply", "data": {"a": 2, "b": 4}},
+    }
+    _, messages = await wire.request(5, "tools/call", calc)
+    assert result_of(messages)["structuredContent"] == {"result": 8}
+    refused = {"name": "calc", "arguments": {"action": "multiply", "data": {"a": "2"}}}
+    _, messages = await wire.request(6, "tools/call", refused)
+    assert result_of(messages)["isError"] is True
+    await wire.request(7, "tools/call", {"name": "test_multiple_content_types"})
+    await wire.request(8, "tools/call", {"name": "test_image_content"})
+
+    _, messages = await wire.request(
+        9,
+        "tools/call",
+        {
+            "name": "test_tool_with_progress",
+            "arguments": {},
+            "_meta": {"progressToken": 9},
+        },
+    )
+    assert methods_in(messages) == ["notifications/progress"] * 3
+    await wire.request(10, "logging/setLevel", {"level": "info"})
+    _, messages = await wire.request(
+        11, "tools/call", {"name": "test_tool_with_logging", "arguments": {}}
+    )
+    assert methods_in(messages) == ["notifications/message"] * 3
+
+    _, messages = await wire.request(
+        12,
+        "tools/call",
+        {"name": "test_elicitation", "arguments": {"message": "Who are you?"}},
+        answer_client={
+            "action": "accept",
+            "content": {"username": "ada", "email": "ada@example.com"},
+        },
+    )
+    assert methods_in(messages) == ["elicitation/create"]
+    assert "ada" in result_of(messages)["content"][0]["text"]
+    _, messages = await wire.request(
+        13,
+        "tools/call",
+        {"name": "test_sampling", "arguments": {"prompt": "Hi?"}},
+        answer_client={
+            "role": "assistant",
+            "content": {"type": "text", "text": "Hello there"},
+            "model": "test-model",
+        },
+    )
+    assert methods_in(messages) == ["sampling/createMessage"]
+    assert "Hello there" in result_of(messages)["content"][0]["text"]
+
+    status, messages = await wire.request(14, "tools/call", {"name": "no_such_tool"})
+    assert messages[-1]["error"]["code"] == -32602
+
+    assert wire.content_types == {JSON, SSE}
+    assert wire.check_all() >= 20
+
+    async with http.delete(server_url, headers=wire.headers("", None)) as response:
+        assert response.status in (200, 202, 204)
+    status, _ = await wire.request(15, "tools/list")
+    assert status == 404
