@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 FIRST = 10
 ECHO = 120
-_ESCAPED_BUDGET = 240
+_ESCAPED_BUDGET = 180
 _ELLIPSIS = "…"
 
 Token = str | int
@@ -24,7 +24,7 @@ def echo(text: str) -> str:
     """Cut an echoed text at 120 characters, fewer if it needs heavy JSON escaping."""
     if len(text) <= ECHO and len(json.dumps(text)) <= _ESCAPED_BUDGET + 2:
         return text
-    budget = _ESCAPED_BUDGET - 1
+    budget = _ESCAPED_BUDGET - len(json.dumps(_ELLIPSIS)) + 2
     kept: list[str] = []
     for char in text[: ECHO - 1]:
         cost = len(json.dumps(char)) - 2

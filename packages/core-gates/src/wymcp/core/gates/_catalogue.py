@@ -70,9 +70,9 @@ def _text(keyword: str, name: str, kind: str, detail: dict[str, Any]) -> str:  #
     limit = detail.get("limit")
     if name == "type":
         types = detail.get("types") or []
-        return "value is not of type " + " or ".join(str(t) for t in types)
+        return "value is not of type " + " or ".join(sorted(str(t) for t in types))
     if name == "required":
-        return f"property {json.dumps(str(detail.get('property', '')))} is required"
+        return f"property '{detail.get('property', '')}' is required"
     if name in _LIMIT_TEXTS:
         return _LIMIT_TEXTS[name].format(_number(limit))
     if name == "multipleOf":
@@ -88,7 +88,9 @@ def _text(keyword: str, name: str, kind: str, detail: dict[str, Any]) -> str:  #
         return f"value should be {_number(detail.get('expected_value'))}"
     if name == "pattern":
         return f"value does not conform to pattern /{detail.get('pattern', '')}/"
-    if keyword in _OBJECT_KEYWORDS:
+    if name in _OBJECT_KEYWORDS:
+        return _OBJECT_KEYWORDS[name]
+    if name == "falseSchema" and keyword in _OBJECT_KEYWORDS:
         return _OBJECT_KEYWORDS[keyword]
     if name == "oneOf":
         if kind == "OneOfMultipleValid":

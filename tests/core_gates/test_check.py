@@ -1,0 +1,289 @@
+import json
+
+import pytest
+
+from wymcp.core.gates import Verdict, check
+from wymcp.core.schema import Action, ConfigurationError, Tool, prepare
+
+ITEM = {
+    "type": "object",
+    "properties": {
+        "sku": {"type": "string", "minLength": 1},
+        "qty": {"type": "integer", "minimum": 1},
+    },
+    "required": ["sku", "qty"],
+}
+
+
+class Orders(Tool):
+    name = "orders"
+    description = "Take orders."
+    actions = {  # noqa: RUF012
+        "place": Action(
+            description="Place an order",
+            properties={
+                "customer": {"type": "string", "minLength": 1},
+                "items": {"type": "array", "items": ITEM},
+                "note": {"type": "string"},
+                "rush": {"type": "boolean"},
+                "when": {"type": "string", "format": "date"},
+            },
+            required=["customer", "items"],
+            defaults={"rush": False},
+        ),
+        "find": Action(
+            description="Find an order",
+            properties={
+                "id": {"type": "integer"},
+                "customer": {"type": "string"},
+                "day": {"type": "string"},
+            },
+            required_one_of=[["id"], ["customer", "day"]],
+            defaults={"customer": "anyone"},
+        ),
+        "bare": Action(description="Take nothing", properties={}),
+    }
+
+    async def run_action(self, action, data, ctx):
+        return data
+
+
+class Lookup(Tool):
+    name = "lookup"
+    description = "Look something up."
+    input_schema = {  # noqa: RUF012
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "limit": {"type": "integer", "maximum": 50},
+        },
+        "required": ["query"],
+    }
+
+    async def run(self, arguments, ctx):
+        return arguments
+
+
+def order(**extra):
+    return {"customer": "c", "items": [{"sku": "a", "qty": 1}], **extra}
+
+
+def test_an_accepted_call_carries_the_data_with_defaults_merged_after():
+    verdict = check(Orders, "place", order())
+    assert verdict == Verdict(
+        accepted=True,
+        data={"rush": False, "customer": "c", "items": [{"sku": "a", "qty": 1}]},
+    )
+
+
+def test_sent_data_wins_over_a_default():
+    assert check(Orders, "place", order(rush=True)).data["rush"] is True
+
+
+def test_whole_floats_become_integers_at_any_depth_without_touching_the_input():
+    sent = {
+        "customer": "c",
+        "items": [{"sku": "a", "qty": 2.0}, {"sku": "b", "qty": 3}],
+    }
+    verdict = check(Orders, "place", sent)
+    assert verdict.accepted
+    qty = verdict.data["items"][0]["qty"]
+    assert qty == 2
+    assert type(qty) is int
+    assert type(sent["items"][0]["qty"]) is float
+    assert check(Orders, "find", {"id": 7.0}).data["id"] == 7
+
+
+def test_a_fractional_float_where_the_schema_says_integer_is_refused():
+    verdict = check(Orders, "find", {"id": 7.5})
+    assert verdict.refusal["errors"] == [
+        {"path": "data.id", "problems": ["value is not of type integer"]}
+    ]
+
+
+def test_data_none_means_an_empty_object():
+    assert check(Orders, "bare", None).data == {}
+
+
+def test_the_order_is_unknown_action_first():
+    assert check(Orders, "nope", {"bogus": 1}).refusal["error"] == "unknown_action"
+
+
+def test_unknown_keys_come_before_missing_required_fields():
+    refusal = check(Orders, "place", {"bogus": 1}).refusal
+    assert refusal["error"] == "unknown_params"
+
+
+def test_missing_required_fields_come_before_missing_groups_and_values():
+    refusal = check(Orders, "place", {"customer": 5}).refusal
+    assert refusal["error"] == "missing_required_fields"
+    assert refusal["missing"] == ["items"]
+
+
+def test_missing_groups_come_before_values():
+    refusal = check(Orders, "find", {"day": 5}).refusal
+    assert refusal["error"] == "missing_required_group"
+
+
+def test_defaults_never_satisfy_a_group():
+    refusal = check(Orders, "find", {"day": "monday"}).refusal
+    assert refusal["error"] == "missing_required_group"
+    verdict = check(Orders, "find", {"customer": "x", "day": "monday"})
+    assert verdict.accepted
+
+
+def test_defaults_never_satisfy_required():
+    class Defaulted(Orders):
+        name = "defaulted"
+
+    refusal = check(Defaulted, "place", {"items": []}).refusal
+    assert refusal["missing"] == ["customer"]
+
+
+def test_values_are_checked_as_sent_before_defaults():
+    refusal = check(Orders, "place", order(rush="yes")).refusal
+    assert refusal["errors"] == [
+        {"path": "data.rush", "problems": ["value is not of type boolean"]}
+    ]
+
+
+def test_format_is_asserted():
+    refusal = check(Orders, "place", order(when="tomorrow")).refusal
+    assert refusal["errors"] == [
+        {"path": "data.when", "problems": ["value does not respect the 'date' format"]}
+    ]
+    assert check(Orders, "place", order(when="2026-07-28")).accepted
+
+
+def test_unknown_keys_are_found_in_nested_objects_and_array_items():
+    sent = {"customer": "c", "items": [{"sku": "a", "qty": 1, "color": "red"}]}
+    refusal = check(Orders, "place", sent).refusal
+    assert refusal["unknown"] == ["data.items[0].color"]
+
+
+def test_a_nested_required_key_refuses_the_whole_call():
+    sent = {"customer": "c", "items": [{"sku": "a", "qty": 1}, {"sku": "b"}]}
+    refusal = check(Orders, "place", sent).refusal
+    assert refusal["error"] == "invalid_values"
+    assert refusal["errors"] == [
+        {"path": "data.items[1]", "problems": ["property 'qty' is required"]}
+    ]
+
+
+def test_every_offending_path_is_reported_in_one_answer():
+    sent = {"customer": "", "items": [{"sku": "", "qty": 0}], "note": 5}
+    refusal = check(Orders, "place", sent).refusal
+    assert [entry["path"] for entry in refusal["errors"]] == [
+        "data.customer",
+        "data.items[0].qty",
+        "data.items[0].sku",
+        "data.note",
+    ]
+    assert refusal["error_count"] == 4
+
+
+def test_lenient_mode_drops_unknown_keys_and_says_so():
+    sent = {"customer": "c", "items": [{"sku": "a", "qty": 1, "color": "red"}], "x": 1}
+    verdict = check(Orders, "place", sent, strict=False)
+    assert verdict.accepted
+    assert verdict.dropped == ("data.items[0].color", "data.x")
+    assert verdict.data == {
+        "rush": False,
+        "customer": "c",
+        "items": [{"sku": "a", "qty": 1}],
+    }
+    assert sent["items"][0]["color"] == "red"
+
+
+def test_lenient_mode_still_refuses_other_problems_and_reports_the_drops():
+    verdict = check(Orders, "place", {"x": 1}, strict=False)
+    assert verdict.refusal["error"] == "missing_required_fields"
+    assert verdict.dropped == ("data.x",)
+
+
+def test_lenient_mode_bounds_the_dropped_list():
+    sent = {f"k{i:03}": i for i in range(25)} | order()
+    verdict = check(Orders, "place", sent, strict=False)
+    assert verdict.accepted
+    assert len(verdict.dropped) == 11
+    assert verdict.dropped[-1] == "and 15 more"
+
+
+def test_a_plain_tool_gates_its_whole_arguments():
+    assert check(Lookup, None, {"query": "q", "limit": 5.0}).data == {
+        "query": "q",
+        "limit": 5,
+    }
+    refusal = check(Lookup, None, {"query": "q", "other": 1}).refusal
+    assert refusal["error"] == "unknown_params"
+    assert refusal["unknown"] == ["arguments.other"]
+    assert refusal["action"] is None
+    assert refusal["help"] == 'help {tool: "lookup"}'
+    assert check(Lookup, None, {}).refusal["missing"] == ["query"]
+    refusal = check(Lookup, None, {"query": "q", "limit": 51}).refusal
+    assert refusal["errors"] == [
+        {"path": "arguments.limit", "problems": ["value is higher than maximum 50"]}
+    ]
+
+
+def test_a_plain_tool_called_with_an_action_is_an_unknown_action():
+    refusal = check(Lookup, "search", {}).refusal
+    assert refusal["error"] == "unknown_action"
+    assert refusal["valid_actions"] == []
+
+
+def test_a_multi_action_tool_called_without_an_action_names_the_valid_ones():
+    refusal = check(Orders, None, {}).refusal
+    assert refusal["error"] == "unknown_action"
+    assert refusal["action"] is None
+    assert refusal["message"] == (
+        "Tool 'orders' needs an action. Valid actions: bare, find, place."
+    )
+
+
+def test_data_that_is_not_an_object_is_refused_at_the_root():
+    for sent in ([1], "x", 3, True):
+        refusal = check(Orders, "bare", sent).refusal
+        assert refusal["errors"] == [
+            {"path": "data", "problems": ["value is not of type object"]}
+        ]
+
+
+def test_a_tool_never_prepared_meets_the_registration_checks():
+    class Broken(Tool):
+        name = "broken"
+        description = "d"
+        actions = {"a": Action(description="", properties={})}  # noqa: RUF012
+
+        async def run_action(self, action, data, ctx):
+            return None
+
+    with pytest.raises(ConfigurationError):
+        check(Broken, "a", {})
+
+
+def test_check_accepts_a_spec_a_class_and_an_instance_alike():
+    spec = prepare(Orders)
+    for tool in (spec, Orders, spec.tool):
+        assert check(tool, "bare", {}).accepted
+
+
+def test_a_huge_integer_is_read_and_bounded():
+    verdict = check(Lookup, None, {"query": "q", "limit": 10**301})
+    assert verdict.refusal["errors"] == [
+        {"path": "arguments.limit", "problems": ["value is higher than maximum 50"]}
+    ]
+    assert check(Lookup, None, {"query": "q", "limit": -(10**301)}).accepted
+
+
+def test_values_json_cannot_carry_are_refused_not_raised():
+    for value in (float("nan"), float("inf"), {1, 2}, b"x", object()):
+        verdict = check(Lookup, None, {"query": value})
+        assert not verdict.accepted
+        json.dumps(verdict.refusal)
+
+
+def test_non_string_keys_are_refused_not_raised():
+    verdict = check(Orders, "bare", {1: 2})
+    assert verdict.refusal["error"] == "unknown_params"
+    assert verdict.refusal["unknown"] == ['data["1"]']

@@ -1,0 +1,242 @@
+"""Property tests: the oracle's decisions, no raise, small refusals."""
+
+import json
+
+import jsonschema
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wymcp.core.gates import check
+from wymcp.core.schema import Action, Tool, close_properties
+
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+NAMES = st.sampled_from(["a", "b", "c", "0", "a.b", "x y"])
+JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**20), max_value=10**20)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([2.0, 0.0, -3.0])
+    | st.text(max_size=8)
+    | st.sampled_from(["2026-07-28", "tomorrow", "abc", "a", ""])
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(NAMES | st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def leaf_schemas():
+    return st.one_of(
+        st.builds(
+            lambda extra: {"type": "string", **extra},
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "minLength": st.integers(0, 3),
+                    "maxLength": st.integers(0, 5),
+                    "pattern": st.sampled_from(["^a", "b$", "^[a-z]*$"]),
+                    "format": st.just("date"),
+                    "enum": st.just(["a", "abc", "2026-07-28"]),
+                },
+            ),
+        ),
+        st.builds(
+            lambda kind, extra: {"type": kind, **extra},
+            st.sampled_from(["integer", "number"]),
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "minimum": st.integers(-5, 5),
+                    "maximum": st.integers(-5, 100),
+                    "exclusiveMinimum": st.integers(-5, 5),
+                    "multipleOf": st.integers(1, 4),
+                },
+            ),
+        ),
+        st.sampled_from(
+            [
+                {"type": "boolean"},
+                {"type": "null"},
+                {"type": ["integer", "null"]},
+                {},
+                {"const": 2},
+                {"not": {"type": "string"}},
+            ]
+        ),
+    )
+
+
+def schemas():
+    return st.recursive(
+        leaf_schemas(),
+        lambda inner: st.one_of(
+            st.builds(
+                lambda props, req, more: {
+                    "type": "object",
+                    "properties": props,
+                    "required": [k for k in req if k in props],
+                    **more,
+                },
+                st.dictionaries(NAMES, inner, max_size=3),
+                st.lists(NAMES, max_size=2, unique=True),
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "additionalProperties": st.booleans(),
+                        "minProperties": st.integers(0, 2),
+                    },
+                ),
+            ),
+            st.builds(
+                lambda items, more: {"type": "array", "items": items, **more},
+                inner,
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "maxItems": st.integers(0, 3),
+                        "minItems": st.integers(0, 2),
+                        "uniqueItems": st.booleans(),
+                    },
+                ),
+            ),
+            st.builds(
+                lambda branches: {"anyOf": branches},
+                st.lists(inner, min_size=1, max_size=2),
+            ),
+            st.builds(
+                lambda branches: {"allOf": branches},
+                st.lists(inner, min_size=1, max_size=2),
+            ),
+        ),
+        max_leaves=6,
+    )
+
+
+def make_tool(properties, required):
+    class Generated(Tool):
+        name = "generated"
+        description = "Generated."
+        actions = {  # noqa: RUF012
+            "go": Action(description="Go", properties=properties, required=required)
+        }
+
+        async def run_action(self, action, data, ctx):
+            return data
+
+    return Generated
+
+
+@st.composite
+def tools_and_data(draw):
+    properties = draw(st.dictionaries(NAMES, schemas(), max_size=3))
+    required = draw(st.lists(st.sampled_from(sorted(properties) or ["a"]), unique=True))
+    required = [name for name in required if name in properties]
+    data = draw(
+        st.dictionaries(NAMES, JSON_VALUES, max_size=4)
+        | st.fixed_dictionaries(dict.fromkeys(properties, JSON_VALUES))
+    )
+    return properties, required, data
+
+
+def oracle_accepts(properties, required, data):
+    root = {
+        "type": "object",
+        "properties": close_properties(properties),
+        "additionalProperties": False,
+        "required": required,
+    }
+    validator = jsonschema.Draft202012Validator(
+        root, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    return validator.is_valid(data)
+
+
+def request_dependent_size(refusal):
+    part = {
+        k: v for k, v in refusal.items() if k not in {"input_schema", "valid_actions"}
+    }
+    return len(json.dumps(part).encode())
+
+
+@SETTINGS
+@given(tools_and_data())
+def test_the_gates_decide_as_the_oracle_does(case):
+    properties, required, data = case
+    verdict = check(make_tool(properties, required), "go", data)
+    assert verdict.accepted == oracle_accepts(properties, required, data), (
+        verdict.refusal
+    )
+
+
+@SETTINGS
+@given(tools_and_data(), st.booleans())
+def test_check_never_raises_and_every_refusal_is_small_json(case, strict):
+    properties, required, data = case
+    verdict = check(make_tool(properties, required), "go", data, strict=strict)
+    assert verdict.accepted == (verdict.refusal is None)
+    if verdict.refusal is not None:
+        assert json.loads(json.dumps(verdict.refusal)) == verdict.refusal
+        assert request_dependent_size(verdict.refusal) <= 4096
+
+
+@SETTINGS
+@given(JSON_VALUES, st.text(max_size=3) | st.none())
+def test_check_never_raises_on_any_json_data_or_action(data, action):
+    verdict = check(make_tool({"a": {"type": "integer"}}, ["a"]), action, data)
+    assert verdict.accepted == (verdict.refusal is None)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.text(min_size=100, max_size=300)
+        | st.text(alphabet="\x00\x01😀", min_size=100, max_size=300),
+        min_size=11,
+        max_size=15,
+        unique=True,
+    )
+)
+def test_a_refusal_stays_under_4_kib_whatever_keys_are_sent(keys):
+    tool = make_tool({"a": {"type": "object", "properties": {}}}, [])
+    for sent in (dict.fromkeys(keys, 1), {"a": dict.fromkeys(keys, 1)}):
+        refusal = check(tool, "go", sent).refusal
+        assert refusal["unknown_count"] == len(keys)
+        assert request_dependent_size(refusal) <= 4096
+    refusal = check(tool, "".join(keys), {}).refusal
+    assert request_dependent_size(refusal) <= 4096
+
+
+def test_a_hundred_thousand_wrong_items_give_a_small_refusal():
+    tool = make_tool({"values": {"type": "array", "items": {"type": "number"}}}, [])
+    refusal = check(tool, "go", {"values": ["x"] * 100_000}).refusal
+    assert refusal["error_count"] == 100_000
+    assert len(refusal["errors"]) == 10
+    assert [entry["path"] for entry in refusal["errors"]][-1] == "data.values[9]"
+    assert request_dependent_size(refusal) <= 4096
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet='\x00"😀\\', min_size=100, max_size=300),
+        min_size=11,
+        max_size=15,
+        unique=True,
+    )
+)
+def test_invalid_values_at_sent_keys_stay_under_4_kib(keys):
+    tool = make_tool(
+        {"m": {"type": "object", "additionalProperties": {"type": "integer"}}}, []
+    )
+    refusal = check(tool, "go", {"m": dict.fromkeys(keys, "x")}).refusal
+    assert refusal["error_count"] == len(keys)
+    assert request_dependent_size(refusal) <= 4096
