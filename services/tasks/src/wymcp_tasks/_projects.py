@@ -141,28 +141,35 @@ class Projects(Tool):
         Raises:
             ToolError: the project exists already (create) or does not (archive).
         """
-        store = self.store
-        if action == "list":
-            projects = await store.list_projects(
-                include_archived=data["include_archived"]
+        handlers = {
+            "create": self._create,
+            "list": self._list,
+            "archive": self._archive,
+        }
+        try:
+            return await handlers[action](data)
+        except StoreError as error:
+            raise ToolError(str(error)) from error
+
+    async def _create(self, data: dict[str, Any]) -> dict[str, Any]:
+        created = await self.store.create_project(
+            data["project"], data.get("description")
+        )
+        return _one(created)
+
+    async def _list(self, data: dict[str, Any]) -> dict[str, Any]:
+        projects = await self.store.list_projects(
+            include_archived=data["include_archived"]
+        )
+        return {"projects": projects, "count": len(projects)}
+
+    async def _archive(self, data: dict[str, Any]) -> dict[str, Any]:
+        archived = await self.store.archive_project(data["project"])
+        if archived is None:
+            raise ToolError(
+                'No project by that name; see them with projects {action: "list"}.'
             )
-            return {"projects": projects, "count": len(projects)}
-        if action == "create":
-            try:
-                created = await store.create_project(
-                    data["project"], data.get("description")
-                )
-            except StoreError as error:
-                raise ToolError(str(error)) from error
-            return _one(created)
-        if action == "archive":
-            archived = await store.archive_project(data["project"])
-            if archived is None:
-                raise ToolError(
-                    'No project by that name; see them with projects {action: "list"}.'
-                )
-            return _one(archived)
-        raise ToolError("That action is declared but not handled.")
+        return _one(archived)
 
     def hints(self, action: str, hint_context: Any) -> Sequence[Hint]:
         """After create, how to file a task under the new project."""

@@ -125,7 +125,13 @@ class TaskStore:
             connection.row_factory = sqlite3.Row
             connection.execute("PRAGMA foreign_keys = ON")
             self._ensure_schema(connection)
-            yield connection
+            try:
+                yield connection
+            except UnicodeEncodeError as error:
+                # JSON may carry a lone surrogate ("\ud800"); UTF-8 cannot hold it.
+                raise StoreError(
+                    "Text must be valid Unicode: a lone surrogate cannot be stored."
+                ) from error
 
     def _ensure_schema(self, connection: sqlite3.Connection) -> None:
         if self._ready:
