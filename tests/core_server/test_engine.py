@@ -608,3 +608,32 @@ def test_engine_options_refuse_unknown_versions():
 def test_an_engine_lists_help_last():
     engine = Engine(tools=[Zero], options=EngineOptions())
     assert [s.name for s in engine.tool_specs] == ["zero"]
+
+
+async def test_a_session_follows_the_principal_identity_across_token_refresh(wire):
+    reply, _ = await wire.post(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25"},
+        },
+        revision="2025-11-25",
+        principal={"sub": "alice", "exp": 1},
+    )
+    sid = reply.headers["Mcp-Session-Id"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    refreshed, _ = await wire.post(
+        body,
+        [("Mcp-Session-Id", sid)],
+        revision="2025-11-25",
+        principal={"sub": "alice", "exp": 2},
+    )
+    assert refreshed.status == 200
+    other, _ = await wire.post(
+        body,
+        [("Mcp-Session-Id", sid)],
+        revision="2025-11-25",
+        principal={"sub": "bob", "exp": 2},
+    )
+    assert other.status == 404

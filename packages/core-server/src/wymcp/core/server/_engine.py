@@ -67,6 +67,7 @@ from wymcp.core.server._session import (
     MemorySessionStore,
     Session,
     new_session_id,
+    principal_key,
 )
 from wymcp.core.server._state import StateError, seal, unseal
 from wymcp.core.server._subscriptions import Subscriptions
@@ -407,7 +408,7 @@ class Engine:
         if (
             session is not None
             and not session.closed
-            and session.principal == exchange.principal
+            and principal_key(session.principal) == principal_key(exchange.principal)
         ):
             return session
         if incoming.kind != "request":
@@ -580,7 +581,11 @@ class Engine:
                 {"Allow": "POST"},
             )
         session = self._store.get(sid.strip())
-        if session is None or session.closed or session.principal != exchange.principal:
+        if (
+            session is None
+            or session.closed
+            or principal_key(session.principal) != principal_key(exchange.principal)
+        ):
             return self._plain(404, "Session not found")
         if (
             session.protocol_version != "2025-03-26"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
 import attrs
@@ -19,6 +19,27 @@ from wymcp.core.server._exchange import Stream
 
 END: Final[Any] = object()
 """Put on a stream's queue to end it."""
+
+
+def principal_key(principal: object | None) -> str | None:
+    """A stable identity for binding sessions and sealed state to a caller.
+
+    A mapping's `sub` (or `id`), an object's `sub`, `id` or `name`
+    attribute, else `str(principal)`: claims that change on a token refresh
+    (`exp`, `iat`) do not change who the caller is.
+    """
+    if principal is None:
+        return None
+    if isinstance(principal, Mapping):
+        for key in ("sub", "id"):
+            if principal.get(key) is not None:
+                return f"{key}:{principal[key]}"
+        return str(principal)
+    for attribute in ("sub", "id", "name"):
+        value = getattr(principal, attribute, None)
+        if isinstance(value, str | int):
+            return f"{attribute}:{value}"
+    return str(principal)
 
 
 def new_session_id() -> str:

@@ -14,6 +14,8 @@ import hmac
 import json
 from typing import Any, Final
 
+from wymcp.core.server._session import principal_key
+
 MAX_STATE: Final = 65_536
 """Longest requestState accepted, in characters."""
 
@@ -27,9 +29,10 @@ def _unb64(text: str) -> bytes:
 
 
 def _fingerprint(principal: object | None) -> str | None:
-    if principal is None:
+    key = principal_key(principal)
+    if key is None:
         return None
-    return hashlib.sha256(str(principal).encode()).hexdigest()[:32]
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 def seal(

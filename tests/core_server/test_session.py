@@ -1,0 +1,40 @@
+"""The in-memory session store and principal identities."""
+
+from __future__ import annotations
+
+import attrs
+
+from wymcp.core.server import MemorySessionStore, Session
+from wymcp.core.server._session import principal_key
+
+
+def test_the_store_caps_live_sessions_but_sweeps_expired_ones_first():
+    now = [0.0]
+    store = MemorySessionStore(idle_timeout=10, max_sessions=1, clock=lambda: now[0])
+    first = Session(id="a", protocol_version="2025-11-25")
+    assert store.add(first)
+    assert not store.add(Session(id="b", protocol_version="2025-11-25"))
+    now[0] = 11
+    assert store.add(Session(id="c", protocol_version="2025-11-25"))
+    assert first.closed
+    assert store.get("a") is None
+    assert [s.id for s in store.sessions()] == ["c"]
+    assert store.remove("c") is not None
+    assert store.remove("c") is None
+
+
+@attrs.frozen
+class User:
+    name: str
+    token: str
+
+
+def test_principal_key_prefers_stable_identities():
+    assert principal_key(None) is None
+    assert principal_key({"sub": "a", "exp": 1}) == principal_key(
+        {"sub": "a", "exp": 2}
+    )
+    assert principal_key({"id": 7}) == "id:7"
+    assert principal_key({"x": 1}) == "{'x': 1}"
+    assert principal_key(User("ann", "t1")) == principal_key(User("ann", "t2"))
+    assert principal_key("alice") == "alice"
