@@ -55,3 +55,8 @@ def test_a_tool_that_cannot_be_served_is_an_error():
 def test_something_that_is_no_tool_is_an_error():
     problems = run_checks(Settings(TOOLS=(42,)))
     assert [p.id for p in problems if p.is_error] == ["wymcp.E006"]
+
+
+def test_a_resource_that_cannot_be_served_is_an_error():
+    problems = run_checks(Settings(RESOURCES=("not a resource",)))
+    assert [p.id for p in problems if p.is_error] == ["wymcp.E006"]

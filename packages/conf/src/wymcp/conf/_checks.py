@@ -8,10 +8,11 @@ from __future__ import annotations
 import ipaddress
 
 from wymcp.conf._check_message import ERROR, WARNING, CheckMessage
+from wymcp.conf._engine import build_engine
 from wymcp.conf._settings import Settings
 from wymcp.conf._validation import unknown_name_warning
 
-UNUSABLE_TOOLS = "wymcp.E006"
+UNSERVABLE_DECLARATION = "wymcp.E006"
 STATE_SECRET_NOT_SET = "wymcp.W002"  # noqa: S105 - a check id, not a secret
 REMOTE_HOST_NOT_ALLOWED = "wymcp.W003"
 HOST_CHECK_DISABLED = "wymcp.W004"
@@ -27,31 +28,31 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _tool_problems(settings: Settings) -> list[CheckMessage]:
-    if not settings.TOOLS:
+def _declaration_problems(settings: Settings) -> list[CheckMessage]:
+    if not (settings.TOOLS or settings.RESOURCES or settings.PROMPTS):
         return []
-    from wymcp.core.schema import ConfigurationError, prepare_all  # noqa: PLC0415
+    from wymcp.core.schema import ConfigurationError  # noqa: PLC0415 - see build_engine
 
     try:
-        prepare_all(settings.TOOLS)
+        build_engine(settings)
     except ConfigurationError as exc:
         return [
             CheckMessage(
                 ERROR,
-                UNUSABLE_TOOLS,
-                f"TOOLS cannot be served: {str(exc)[:2000]}",
-                "Fix the tool declarations named above.",
+                UNSERVABLE_DECLARATION,
+                f"TOOLS, RESOURCES or PROMPTS cannot be served: {str(exc)[:2000]}",
+                "Fix the declarations named above.",
             )
         ]
-    except Exception as exc:  # noqa: BLE001 - anything a tool declaration raises
+    except Exception as exc:  # noqa: BLE001 - anything a declaration raises
         return [
             CheckMessage(
                 ERROR,
-                UNUSABLE_TOOLS,
-                f"TOOLS cannot be served: preparing them raised "
-                f"{type(exc).__name__}: {str(exc)[:500]}",
-                "Each entry must be a Tool subclass, a Tool instance or a dotted "
-                "path to one.",
+                UNSERVABLE_DECLARATION,
+                "TOOLS, RESOURCES or PROMPTS cannot be served: building the server "
+                f"raised {type(exc).__name__}: {str(exc)[:500]}",
+                "Each entry must be a wymcp Tool, Resource or Prompt (a class, an "
+                "instance or a dotted path to one).",
             )
         ]
     return []
@@ -101,5 +102,5 @@ def run_checks(settings: Settings) -> list[CheckMessage]:
                 'Add your tools, e.g. TOOLS = ["myapp.tools.Tasks"].',
             )
         )
-    found += _tool_problems(settings)
+    found += _declaration_problems(settings)
     return sorted(found, key=lambda problem: (not problem.is_error, problem.id))
