@@ -18,6 +18,8 @@ def unknown_keys(
 ) -> tuple[list[Path], object]:
     """Every unknown key's path, and the value without them when ``drop`` is set."""
     found: list[Path] = []
+    if not node.keyed:
+        return found, value
     pruned = _walk(node, value, (), found, drop=drop)
     return found, pruned
 
@@ -54,7 +56,7 @@ def _walk_object(
         if drop and stray:
             result = {k: v for k, v in value.items() if k not in stray}
     for key, child in node.properties.items():
-        if key not in result:
+        if not child.keyed or key not in result:
             continue
         sub = result[key]
         new = _walk(child, sub, (*path, key), found, drop=drop)
@@ -71,11 +73,15 @@ def _walk_array(
     """Descend into an array's items."""
     result = value
     prefix = node.prefix_items
+    items = node.items
+    if not prefix and (items is None or not items.keyed):
+        return value
     for index, item in enumerate(value):
-        child = prefix[index] if index < len(prefix) else node.items
-        if child is None:
+        kind = item.__class__
+        if kind is not dict and kind is not list:
             continue
-        if not isinstance(item, (dict, list)):
+        child = prefix[index] if index < len(prefix) else items
+        if child is None or not child.keyed:
             continue
         new = _walk(child, item, (*path, index), found, drop=drop)
         if new is not item:

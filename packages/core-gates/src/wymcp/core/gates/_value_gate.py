@@ -29,6 +29,11 @@ class ValueReport:
     count: int = 0
     entries: list[tuple[Path, list[str]]] = attrs.field(factory=list)
 
+    @property
+    def full(self) -> bool:
+        """Whether ten paths are kept (the rest are only counted)."""
+        return len(self.entries) >= FIRST
+
     def add(self, path: Path, problems: Callable[[], list[str]]) -> None:
         """Count an offending path; ask for its problems only if it is kept."""
         self.count += 1
@@ -70,13 +75,30 @@ def _visit(node: ValueNode, value: object, path: Path, report: ValueReport) -> N
             if not is_valid(child.validator, value[key]):
                 _visit(child, value[key], (*path, key), report)
     elif isinstance(value, list):
-        prefix = node.prefix_items
-        for index, item in enumerate(value):
-            element = prefix[index] if index < len(prefix) else node.items
-            if element is not None and not is_valid(element.validator, item):
-                _visit(element, item, (*path, index), report)
+        _visit_items(node, value, path, report)
     if report.count == before:
         _leaf(node.validator, value, path, report)
+
+
+def _visit_items(
+    node: ValueNode, value: list[Any], path: Path, report: ValueReport
+) -> None:
+    """Report the offending items of an array, in index order.
+
+    Items the engine accepts cost one engine call each; once ten paths are kept, a
+    refused scalar item (whose only offending path is itself) is just counted.
+    """
+    prefix = node.prefix_items
+    items = node.items
+    for index, item in enumerate(value):
+        element = prefix[index] if index < len(prefix) else items
+        if element is None or is_valid(element.validator, item):
+            continue
+        kind = item.__class__
+        if report.full and kind is not dict and kind is not list:
+            report.count += 1
+            continue
+        _visit(element, item, (*path, index), report)
 
 
 def _leaf(validator: Any, value: object, path: Path, report: ValueReport) -> None:

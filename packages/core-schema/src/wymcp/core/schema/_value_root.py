@@ -68,6 +68,8 @@ class ValueNode:
         integer_keys: the declared properties that are integers with nothing to
             cast below them (the cast's fast lane).
         deeper_keys: the other declared properties with something to cast.
+        keyed: whether this node or one below it has a closed key set (where the
+            unknown-key gate has something to look at).
     """
 
     schema: Any
@@ -82,6 +84,7 @@ class ValueNode:
     casts: bool
     integer_keys: tuple[str, ...] = ()
     deeper_keys: tuple[tuple[str, ValueNode], ...] = ()
+    keyed: bool = False
 
 
 def compile_schema(schema: Any, *, assert_formats: bool = True) -> Any:
@@ -151,6 +154,7 @@ def _node(schema: object, validator: Any, *, standalone: bool) -> ValueNode:
         for key, child in properties.items()
         if child.casts and key not in integer_keys
     )
+    closed = schema.get("additionalProperties") is False and patterns is not None
     return ValueNode(
         schema=schema,
         validator=validator,
@@ -158,12 +162,13 @@ def _node(schema: object, validator: Any, *, standalone: bool) -> ValueNode:
         properties=properties,
         prefix_items=prefix_items,
         items=items,
-        closed=schema.get("additionalProperties") is False and patterns is not None,
+        closed=closed,
         patterns=patterns or (),
         integer=integer,
         casts=integer or any(child.casts for child in children),
         integer_keys=integer_keys,
         deeper_keys=deeper_keys,
+        keyed=closed or any(child.keyed for child in children),
     )
 
 
