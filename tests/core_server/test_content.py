@@ -63,6 +63,11 @@ class Explicit(Tool):
     name = "explicit"
     description = "Returns a ToolResult."
 
+    def hints(self, action: Any, hint_context: Any) -> list[Hint]:
+        if hint_context != "next":
+            return []
+        return [Hint(tool="explicit", action=hint_context, description="d")]
+
     async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
         mode = arguments.get("mode")
         if mode == "structured":
@@ -73,6 +78,8 @@ class Explicit(Tool):
             return [1, 2]
         if mode == "none":
             return None
+        if mode == "hinted":
+            return ToolResult(content=[text("hi")], hint_context="next")
         return ToolResult(content=[text("hi")], structured={"n": 2})
 
 
@@ -105,3 +112,7 @@ async def test_tool_result_forms(wire):
     assert (await call("list"))["content"] == [{"type": "text", "text": "[1,2]"}]
     assert (await call("none"))["content"] == []
     assert (await call(None))["content"] == [{"type": "text", "text": "hi"}]
+    hinted = (await call("hinted"))["content"]
+    assert hinted[1]["text"] == (
+        '{"hints":[{"tool":"explicit","action":"next","description":"d"}]}'
+    )

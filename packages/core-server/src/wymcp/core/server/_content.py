@@ -118,7 +118,8 @@ _NOTHING: Any = object()
 class ToolResult:
     """An explicit answer: content blocks, a structured value, error or not.
 
-    `hint_context` is what `Tool.hints` receives (default: the value).
+    When `hint_context` is set, `Tool.hints(action, hint_context)` runs and
+    its hints follow the content as one more text block.
     """
 
     content: Sequence[Content] = ()

@@ -217,6 +217,10 @@ def _shape(
         structured, has_structured = value.structured, value.has_structured
         if has_structured and not content:
             content = [_text(_dumps(structured))]
+        if value.hint_context is not None:
+            hints = _hints(spec, action, value.hint_context)
+            if hints:
+                content.append(_text(_dumps({"hints": hints})))
     else:
         content, structured, has_structured = _blocks(spec, action, value, ctx)
     result: dict[str, Any] = {
