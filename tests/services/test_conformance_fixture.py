@@ -57,6 +57,8 @@ async def post(
     headers = [("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)]
     if "name" in body_params:
         headers.append(("Mcp-Name", body_params["name"]))
+    elif method == "resources/read":
+        headers.append(("Mcp-Name", body_params["uri"]))
     body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": body_params}
     stream = RecordingStream()
     reply: Reply = await engine.post(
@@ -189,3 +191,165 @@ async def test_calc_runs_its_actions_and_refuses_a_bad_call(engine: Engine) -> N
     refusal = json.loads(result["content"][0]["text"])
     assert refusal["error"] == "unknown_action"
     assert refusal["valid_actions"] == ["add", "multiply"]
+
+
+async def test_the_resources_read_as_the_suite_expects(engine: Engine) -> None:
+    listed, _ = await post(engine, "resources/list")
+    uris = [r["uri"] for r in listed["result"]["resources"]]
+    assert uris == [
+        "test://static-text",
+        "test://static-binary",
+        "test://watched-resource",
+    ]
+    assert all(r["description"] for r in listed["result"]["resources"])
+    answer, _ = await post(engine, "resources/read", {"uri": "test://static-text"})
+    assert answer["result"]["contents"] == [
+        {
+            "uri": "test://static-text",
+            "mimeType": "text/plain",
+            "text": "This is the content of the static text resource.",
+        }
+    ]
+    answer, _ = await post(engine, "resources/read", {"uri": "test://static-binary"})
+    blob = answer["result"]["contents"][0]["blob"]
+    assert base64.b64decode(blob).startswith(b"\x89PNG")
+    answer, _ = await post(
+        engine, "resources/read", {"uri": "test://template/123/data"}
+    )
+    assert json.loads(answer["result"]["contents"][0]["text"]) == {
+        "id": "123",
+        "templateTest": True,
+        "data": "Data for ID: 123",
+    }
+
+
+async def test_the_prompts_render_their_arguments(engine: Engine) -> None:
+    listed, _ = await post(engine, "prompts/list")
+    assert all(p["description"] for p in listed["result"]["prompts"])
+    answer, _ = await post(
+        engine,
+        "prompts/get",
+        {
+            "name": "test_prompt_with_arguments",
+            "arguments": {"arg1": "hello", "arg2": "world"},
+        },
+    )
+    assert answer["result"]["messages"][0]["content"]["text"] == (
+        "Prompt with arguments: arg1='hello', arg2='world'"
+    )
+    answer, _ = await post(
+        engine,
+        "prompts/get",
+        {
+            "name": "test_prompt_with_embedded_resource",
+            "arguments": {"resourceUri": "test://x"},
+        },
+    )
+    assert answer["result"]["messages"][0]["content"]["resource"]["uri"] == "test://x"
+    answer, _ = await post(
+        engine,
+        "completion/complete",
+        {
+            "ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+            "argument": {"name": "arg1", "value": "par"},
+        },
+    )
+    assert answer["result"]["completion"]["values"] == ["paris", "park", "party"]
+
+
+ALL_CAPABILITIES = {
+    "io.modelcontextprotocol/clientCapabilities": {
+        "elicitation": {},
+        "sampling": {},
+        "roots": {},
+    }
+}
+
+
+async def test_an_input_request_round_trip_greets_the_user(engine: Engine) -> None:
+    name = "test_input_required_result_elicitation"
+    first, _ = await call(engine, name, {}, meta=ALL_CAPABILITIES)
+    assert first["resultType"] == "input_required"
+    assert first["inputRequests"]["user_name"]["method"] == "elicitation/create"
+    answer, _ = await post(
+        engine,
+        "tools/call",
+        {
+            "name": name,
+            "arguments": {},
+            "inputResponses": {
+                "user_name": {"action": "accept", "content": {"name": "Ada"}}
+            },
+        },
+        meta=ALL_CAPABILITIES,
+    )
+    assert answer["result"]["content"][0]["text"] == "Hello, Ada!"
+
+
+async def test_the_multi_round_tool_carries_its_state(engine: Engine) -> None:
+    name = "test_input_required_result_multi_round"
+    first, _ = await call(engine, name, {}, meta=ALL_CAPABILITIES)
+    assert list(first["inputRequests"]) == ["step1"]
+    second, _ = await post(
+        engine,
+        "tools/call",
+        {
+            "name": name,
+            "arguments": {},
+            "inputResponses": {
+                "step1": {"action": "accept", "content": {"name": "Ada"}}
+            },
+            "requestState": first["requestState"],
+        },
+        meta=ALL_CAPABILITIES,
+    )
+    step2 = second["result"]
+    assert list(step2["inputRequests"]) == ["step2"]
+    assert step2["requestState"] != first["requestState"]
+    third, _ = await post(
+        engine,
+        "tools/call",
+        {
+            "name": name,
+            "arguments": {},
+            "inputResponses": {
+                "step2": {"action": "accept", "content": {"color": "teal"}}
+            },
+            "requestState": step2["requestState"],
+        },
+        meta=ALL_CAPABILITIES,
+    )
+    assert third["result"]["content"][0]["text"] == "Ada likes teal."
+
+
+async def test_the_capability_tool_asks_only_what_was_declared(
+    engine: Engine,
+) -> None:
+    only_sampling = {"io.modelcontextprotocol/clientCapabilities": {"sampling": {}}}
+    result, _ = await call(
+        engine, "test_input_required_result_capabilities", {}, meta=only_sampling
+    )
+    methods = {r["method"] for r in result["inputRequests"].values()}
+    assert methods == {"sampling/createMessage"}
+
+
+async def test_the_missing_capability_tool_answers_32021(engine: Engine) -> None:
+    answer, _ = await post(
+        engine, "tools/call", {"name": "test_missing_capability", "arguments": {}}
+    )
+    assert answer["error"]["code"] == -32021
+    assert answer["error"]["data"]["requiredCapabilities"] == {"sampling": {}}
+
+
+async def test_the_trigger_tools_toggle_a_tool_and_a_prompt(engine: Engine) -> None:
+    async def names(method: str, key: str) -> list[str]:
+        answer, _ = await post(engine, method)
+        return [item["name"] for item in answer["result"][key]]
+
+    assert "test_dynamic_tool" not in await names("tools/list", "tools")
+    await call(engine, "test_trigger_tool_change", {})
+    assert "test_dynamic_tool" in await names("tools/list", "tools")
+    await call(engine, "test_trigger_tool_change", {})
+    assert "test_dynamic_tool" not in await names("tools/list", "tools")
+    await call(engine, "test_trigger_prompt_change", {})
+    assert "test_dynamic_prompt" in await names("prompts/list", "prompts")

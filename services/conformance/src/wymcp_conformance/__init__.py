@@ -1,6 +1,7 @@
 """The fixture server the official MCP conformance suite drives.
 
-Every `test_*` tool the suite names, a JSON Schema 2020-12 tool and `calc`, a
+Every `test_*` tool, resource and prompt the suite names, the diagnostic tools
+of its stateless scenario, a JSON Schema 2020-12 tool and `calc`, a
 multi-action tool. Serve it with
 `wymcp serve --settings wymcp_conformance.settings`.
 """
@@ -22,31 +23,81 @@ from wymcp_conformance._content_tools import (
     SimpleText,
 )
 from wymcp_conformance._header_tool import XMcpHeader
+from wymcp_conformance._input_required_tools import (
+    InputRequiredCapabilities,
+    InputRequiredElicitation,
+    InputRequiredListRoots,
+    InputRequiredMultipleInputs,
+    InputRequiredMultiRound,
+    InputRequiredRequestState,
+    InputRequiredSampling,
+    InputRequiredTamperedState,
+)
+from wymcp_conformance._list_change_tools import (
+    DynamicPrompt,
+    DynamicTool,
+    TriggerPromptChange,
+    TriggerToolChange,
+)
 from wymcp_conformance._notifying_tools import (
     ErrorHandling,
     LoggingTool,
     ToolWithLogging,
     ToolWithProgress,
 )
+from wymcp_conformance._prompts import (
+    InputRequiredPrompt,
+    PromptWithArguments,
+    PromptWithEmbeddedResource,
+    PromptWithImage,
+    SimplePrompt,
+)
+from wymcp_conformance._resources import (
+    StaticBinary,
+    StaticText,
+    TemplateData,
+    WatchedResource,
+)
 from wymcp_conformance._schema_tool import JsonSchema202012
 
 __all__ = [
     "AudioContent",
     "Calc",
+    "DynamicPrompt",
+    "DynamicTool",
     "Elicitation",
     "ElicitationDefaults",
     "ElicitationEnums",
     "EmbeddedResource",
     "ErrorHandling",
     "ImageContent",
+    "InputRequiredCapabilities",
+    "InputRequiredElicitation",
+    "InputRequiredListRoots",
+    "InputRequiredMultiRound",
+    "InputRequiredMultipleInputs",
+    "InputRequiredPrompt",
+    "InputRequiredRequestState",
+    "InputRequiredSampling",
+    "InputRequiredTamperedState",
     "JsonSchema202012",
     "LoggingTool",
     "MissingCapability",
     "MultipleContentTypes",
+    "PromptWithArguments",
+    "PromptWithEmbeddedResource",
+    "PromptWithImage",
     "Sampling",
+    "SimplePrompt",
     "SimpleText",
+    "StaticBinary",
+    "StaticText",
     "StreamingElicitation",
+    "TemplateData",
     "ToolWithLogging",
     "ToolWithProgress",
+    "TriggerPromptChange",
+    "TriggerToolChange",
+    "WatchedResource",
     "XMcpHeader",
 ]

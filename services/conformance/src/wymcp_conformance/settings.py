@@ -21,10 +21,37 @@ TOOLS = [
     "wymcp_conformance.ElicitationEnums",
     "wymcp_conformance.MissingCapability",
     "wymcp_conformance.StreamingElicitation",
+    "wymcp_conformance.InputRequiredElicitation",
+    "wymcp_conformance.InputRequiredSampling",
+    "wymcp_conformance.InputRequiredListRoots",
+    "wymcp_conformance.InputRequiredRequestState",
+    "wymcp_conformance.InputRequiredMultipleInputs",
+    "wymcp_conformance.InputRequiredMultiRound",
+    "wymcp_conformance.InputRequiredTamperedState",
+    "wymcp_conformance.InputRequiredCapabilities",
+    "wymcp_conformance.TriggerToolChange",
+    "wymcp_conformance.TriggerPromptChange",
     "wymcp_conformance.JsonSchema202012",
     "wymcp_conformance.Calc",
+]
+
+RESOURCES = [
+    "wymcp_conformance.StaticText",
+    "wymcp_conformance.StaticBinary",
+    "wymcp_conformance.TemplateData",
+    "wymcp_conformance.WatchedResource",
+]
+
+PROMPTS = [
+    "wymcp_conformance.SimplePrompt",
+    "wymcp_conformance.PromptWithArguments",
+    "wymcp_conformance.PromptWithEmbeddedResource",
+    "wymcp_conformance.PromptWithImage",
+    "wymcp_conformance.InputRequiredPrompt",
 ]
 
 SERVER_NAME = "wymcp-conformance"
 SERVER_VERSION = "0.1.0"
 INSTRUCTIONS = "The fixture the official MCP conformance suite drives."
+# A fixed key so sealed request state survives a restart of the fixture.
+STATE_SECRET = "wymcp-conformance-fixture-state-key-not-a-secret"  # noqa: S105 - a test fixture's key, public on purpose
