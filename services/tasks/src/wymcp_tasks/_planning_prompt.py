@@ -80,13 +80,17 @@ class PlanningPrompt(Prompt):
         )
         return (
             f"Today is {today.isoformat()}. Plan my next {days} days{scope}.\n\n"
-            f"These {len(pending)} tasks are not done ({overdue} overdue), one JSON"
+            f"{_count(len(pending))} not done ({overdue} overdue), one JSON"
             f" object per line, soonest due first:\n{lines}\n\n"
             "Propose what to do on each day, overdue tasks first, no more than a"
             " day can hold. Then list the tasks tool calls that would record the"
             ' plan (for example tasks {action: "update", data: {id, due, priority}}'
             " for tasks to move), so I can confirm them one by one."
         )
+
+
+def _count(tasks: int) -> str:
+    return "This task is" if tasks == 1 else f"These {tasks} tasks are"
 
 
 def _brief(task: Mapping[str, Any]) -> dict[str, Any]:

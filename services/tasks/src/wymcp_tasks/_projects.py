@@ -13,7 +13,7 @@ from wymcp.core.schema import Action, Tool, ToolError
 from wymcp.core.server import Hint
 from wymcp_tasks._location import database_path
 from wymcp_tasks._store import Project, StoreError, TaskStore
-from wymcp_tasks._tasks import PROJECT_PATTERN
+from wymcp_tasks._tasks import PROJECT_PATTERN, or_null
 
 PROJECT_HEADER = "Project"
 
@@ -81,7 +81,7 @@ _PROJECT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "name": {"type": "string"},
-        "description": {"type": ["string", "null"]},
+        "description": or_null({"type": "string"}),
         "archived": {"type": "boolean"},
         "created_at": {"type": "string", "format": "date-time"},
         "open_tasks": {"type": "integer", "minimum": 0},

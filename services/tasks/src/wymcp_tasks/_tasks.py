@@ -41,20 +41,26 @@ _PROJECT = {
 }
 _STATUS = {"type": "string", "enum": list(STATUSES)}
 
+
+def or_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` or null, spelt with single-`type` branches (the portable form)."""
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
 _TASK_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "id": {"type": "integer", "minimum": 1},
         "title": {"type": "string"},
-        "description": {"type": ["string", "null"]},
+        "description": or_null({"type": "string"}),
         "status": {"type": "string", "enum": list(STATUSES)},
         "priority": {"type": "integer", "minimum": 1, "maximum": 5},
-        "due": {"type": ["string", "null"], "format": "date"},
-        "project": {"type": ["string", "null"]},
+        "due": or_null({"type": "string", "format": "date"}),
+        "project": or_null({"type": "string"}),
         "overdue": {"type": "boolean"},
         "created_at": {"type": "string", "format": "date-time"},
         "updated_at": {"type": "string", "format": "date-time"},
-        "completed_at": {"type": ["string", "null"], "format": "date-time"},
+        "completed_at": or_null({"type": "string", "format": "date-time"}),
     },
     "required": [
         "id",
