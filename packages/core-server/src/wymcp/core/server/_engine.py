@@ -48,7 +48,12 @@ from wymcp.core.server._jsonrpc import (
     response,
 )
 from wymcp.core.server._levels import is_level
-from wymcp.core.server._mirror import check_params, check_standard
+from wymcp.core.server._mirror import (
+    HeaderIndex,
+    check_params,
+    check_standard,
+    index_headers,
+)
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._prompt import prompt_result
 from wymcp.core.server._revision import (
@@ -103,7 +108,7 @@ class Call:
     params: Mapping[str, Any]
     meta: Mapping[str, Any]
     version: str
-    headers: Headers
+    headers: HeaderIndex
     stream: Stream | None
     principal: object | None
     capabilities: Mapping[str, Any]
@@ -261,17 +266,20 @@ class Engine:
             incoming = classify(body)
         except RpcError as error:
             return Reply(400, error_response(request_id_of(body), error))
-        if self._is_modern(incoming, exchange.headers):
-            return await self._post_modern(incoming, exchange, stream)
+        index = index_headers(exchange.headers)
+        if self._is_modern(incoming, index):
+            return await self._post_modern(incoming, exchange, stream, index)
         return await self._post_session(incoming, exchange, stream)
 
     @staticmethod
-    def _is_modern(incoming: Incoming, headers: Headers) -> bool:
+    def _is_modern(incoming: Incoming, headers: HeaderIndex) -> bool:
         meta = incoming.meta
         if META_VERSION in meta or META_CAPABILITIES in meta:
             return True
-        versions = headers.getall("MCP-Protocol-Version")
-        return bool(versions) and versions[0].strip() not in HANDSHAKE
+        versions = headers.get("mcp-protocol-version")
+        if not versions:
+            return False
+        return versions[0].strip() not in HANDSHAKE
 
     def _modern_reply(self, rid: str | int | None, error: RpcError) -> Reply:
         status = error.status or _MODERN_STATUS.get(error.code, 200)
@@ -295,15 +303,23 @@ class Engine:
         return result
 
     async def _post_modern(
-        self, incoming: Incoming, exchange: Exchange, stream: Stream
+        self,
+        incoming: Incoming,
+        exchange: Exchange,
+        stream: Stream,
+        index: HeaderIndex,
     ) -> Reply:
         try:
-            return await self._serve_modern(incoming, exchange, stream)
+            return await self._serve_modern(incoming, exchange, stream, index)
         except RpcError as error:
             return self._modern_reply(incoming.id, error)
 
     async def _serve_modern(
-        self, incoming: Incoming, exchange: Exchange, stream: Stream
+        self,
+        incoming: Incoming,
+        exchange: Exchange,
+        stream: Stream,
+        index: HeaderIndex,
     ) -> Reply:
         if incoming.kind == "response":
             raise _invalid_request(
@@ -311,7 +327,7 @@ class Engine:
             )
         if incoming.kind == "notification":
             return Reply(202)
-        call = self._modern_call(incoming, exchange, stream)
+        call = self._modern_call(incoming, exchange, stream, index)
         handler = self._modern_methods.get(incoming.method)
         if handler is None:
             raise RpcError(
@@ -323,7 +339,11 @@ class Engine:
         return Reply(200, response(incoming.id, self._finish_modern(result)))
 
     def _modern_call(
-        self, incoming: Incoming, exchange: Exchange, stream: Stream
+        self,
+        incoming: Incoming,
+        exchange: Exchange,
+        stream: Stream,
+        index: HeaderIndex,
     ) -> Call:
         meta = incoming.params.get("_meta")
         for field in (META_VERSION, META_CAPABILITIES):
@@ -338,7 +358,7 @@ class Engine:
             raise _invalid_params(
                 f"params._meta '{META_CAPABILITIES}' must be an object."
             )
-        check_standard(exchange.headers, incoming.method, version, incoming.params)
+        check_standard(index, incoming.method, version, incoming.params)
         if version != MODERN or MODERN not in self.options.protocol_versions:
             raise RpcError(
                 UNSUPPORTED_VERSION,
@@ -361,7 +381,7 @@ class Engine:
             params=incoming.params,
             meta=meta,
             version=MODERN,
-            headers=exchange.headers,
+            headers=index,
             stream=stream,
             principal=exchange.principal,
             capabilities=capabilities,
@@ -533,7 +553,7 @@ class Engine:
             params=incoming.params,
             meta=incoming.meta,
             version=session.protocol_version,
-            headers=exchange.headers,
+            headers={},
             stream=stream,
             principal=exchange.principal,
             capabilities=session.client_capabilities,

@@ -30,26 +30,38 @@ def mismatch(reason: str) -> RpcError:
     return RpcError(HEADER_MISMATCH, f"Header mismatch: {reason}", status=400)
 
 
-def single(headers: Headers, name: str) -> str | None:
-    """The one value of `name`, stripped; -32020 when sent twice."""
-    values = headers.getall(name)
+HeaderIndex = dict[str, list[str]]
+"""Header values by lower-case name, in arrival order."""
+
+
+def index_headers(headers: Headers) -> HeaderIndex:
+    """Index the headers once per request (lookups are then constant time)."""
+    index: HeaderIndex = {}
+    for name, value in headers.pairs:
+        index.setdefault(name, []).append(value)
+    return index
+
+
+def single(headers: HeaderIndex, name: str) -> str | None:
+    """The one value of `name` (lower case), stripped; -32020 when sent twice."""
+    values = headers.get(name, ())
     if len(values) > 1:
         raise mismatch(f"{name} was sent more than once. Send it exactly once.")
     return values[0].strip(" \t") if values else None
 
 
 def check_standard(
-    headers: Headers, method: str, version: str, params: Mapping[str, Any]
+    headers: HeaderIndex, method: str, version: str, params: Mapping[str, Any]
 ) -> None:
     """Compare `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` with the body."""
-    sent_version = single(headers, "MCP-Protocol-Version")
+    sent_version = single(headers, "mcp-protocol-version")
     if sent_version is None:
         raise mismatch("the MCP-Protocol-Version header is missing.")
     if sent_version != version:
         raise mismatch(
             "the MCP-Protocol-Version header differs from the _meta protocolVersion."
         )
-    sent_method = single(headers, "Mcp-Method")
+    sent_method = single(headers, "mcp-method")
     if sent_method is None:
         raise mismatch("the Mcp-Method header is missing.")
     if sent_method != method:
@@ -57,7 +69,7 @@ def check_standard(
     field = NAMED_METHODS.get(method)
     if field is None:
         return
-    sent_name = single(headers, "Mcp-Name")
+    sent_name = single(headers, "mcp-name")
     body_name = params.get(field)
     if sent_name is None:
         if isinstance(body_name, str):
@@ -96,20 +108,21 @@ def _same(kind: str, decoded: str, value: Any) -> bool:
 
 
 def check_params(
-    headers: Headers,
+    headers: HeaderIndex,
     annotations: Iterable[HeaderAnnotation],
     arguments: Mapping[str, Any],
 ) -> None:
     """Compare each annotated argument with its `Mcp-Param-*` header."""
-    counts: dict[str, int] = {}
-    for name, _ in headers.pairs:
-        if name.startswith(_PARAM_PREFIX):
-            counts[name] = counts.get(name, 0) + 1
-    if any(n > 1 for n in counts.values()):
+    if any(
+        len(values) > 1
+        for name, values in headers.items()
+        if name.startswith(_PARAM_PREFIX)
+    ):
         raise mismatch("an Mcp-Param-* header was sent more than once.")
     for annotation in annotations:
         header = f"Mcp-Param-{annotation.header}"
-        raw = headers.get(header)
+        sent = headers.get(header.lower())
+        raw = sent[0] if sent else None
         value = _value_at(arguments, annotation.path)
         if value is _ABSENT or value is None:
             if raw is not None:

@@ -78,8 +78,8 @@ def _text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""Compact JSON text (one encoder: json.dumps with options builds one per call)."""
 
 
 def _hints(spec: ToolSpec, action: str | None, hint_context: Any) -> list[Any]:
