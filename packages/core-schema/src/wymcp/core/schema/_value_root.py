@@ -17,6 +17,7 @@ import attrs
 import jsonschema_rs
 
 _CHILD_KEYWORDS = ("properties", "items", "prefixItems")
+_REF_HOPS = 8
 _NOT_DECOMPOSABLE = frozenset(
     {
         "allOf",
@@ -108,10 +109,12 @@ def build_value_root(schema: object) -> ValueNode:
     """Compile a closed schema into a value root (raises what the engine raises)."""
     validator = compile_schema(schema)
     standalone = not _mentions_references(schema)
-    return _node(schema, validator, standalone=standalone)
+    return _node(schema, validator, schema, standalone=standalone)
 
 
-def _node(schema: object, validator: Any, *, standalone: bool) -> ValueNode:
+def _node(
+    schema: object, validator: Any, document: object, *, standalone: bool
+) -> ValueNode:
     """Build the node of one schema position and, recursively, of its children."""
     if not isinstance(schema, dict):
         return ValueNode(
@@ -127,22 +130,22 @@ def _node(schema: object, validator: Any, *, standalone: bool) -> ValueNode:
             casts=False,
         )
     properties = {
-        str(name): _child(sub, standalone=standalone)
+        str(name): _child(sub, document, standalone=standalone)
         for name, sub in _mapping(schema.get("properties")).items()
     }
     prefix = schema.get("prefixItems")
     prefix_items = tuple(
-        _child(sub, standalone=standalone)
+        _child(sub, document, standalone=standalone)
         for sub in (prefix if isinstance(prefix, list) else [])
     )
     items_schema = schema.get("items")
     items = (
-        _child(items_schema, standalone=standalone)
+        _child(items_schema, document, standalone=standalone)
         if isinstance(items_schema, dict)
         else None
     )
     patterns = _patterns(schema)
-    integer = _says_integer(schema.get("type"))
+    integer = _says_integer(_type_of(schema, document))
     children = [*properties.values(), *prefix_items, *([items] if items else [])]
     integer_keys = tuple(
         key
@@ -180,7 +183,7 @@ def _casts_below(node: ValueNode) -> bool:
     return any(child.casts for child in children)
 
 
-def _child(schema: object, *, standalone: bool) -> ValueNode:
+def _child(schema: object, document: object, *, standalone: bool) -> ValueNode:
     """Build a child node, with its own validator when it can stand alone."""
     validator = None
     if standalone:
@@ -188,7 +191,9 @@ def _child(schema: object, *, standalone: bool) -> ValueNode:
             validator = compile_schema(schema)
         except (ValueError, TypeError):
             validator = None
-    return _node(schema, validator, standalone=standalone and validator is not None)
+    return _node(
+        schema, validator, document, standalone=standalone and validator is not None
+    )
 
 
 def _shallow(schema: dict[str, Any], children: list[ValueNode]) -> Any:
@@ -221,6 +226,33 @@ def _patterns(schema: dict[str, Any]) -> tuple[re.Pattern[str], ...] | None:
         except re.error:
             return None
     return tuple(compiled)
+
+
+def _type_of(schema: dict[str, Any], document: object) -> object:
+    """The ``type`` of a schema, following local ``$ref`` chains (``#/...``)."""
+    seen = 0
+    node: object = schema
+    while isinstance(node, dict) and "type" not in node and seen < _REF_HOPS:
+        reference = node.get("$ref")
+        if not isinstance(reference, str) or not reference.startswith("#/"):
+            return None
+        node = _pointer(document, reference[2:])
+        seen += 1
+    return node.get("type") if isinstance(node, dict) else None
+
+
+def _pointer(document: object, pointer: str) -> object:
+    """Resolve a JSON pointer inside the document (None if it leads nowhere)."""
+    node = document
+    for raw in pointer.split("/"):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict):
+            node = node.get(token)
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
 
 
 def _says_integer(kind: object) -> bool:

@@ -1,0 +1,85 @@
+from wymcp.core.gates._value_gate import cast_integers, value_errors
+from wymcp.core.schema import close_schema
+from wymcp.core.schema._value_root import build_value_root
+
+
+def root_of(schema):
+    return build_value_root(close_schema(schema))
+
+
+ORDER = root_of(
+    {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "maxItems": 3,
+                "items": {
+                    "type": "object",
+                    "properties": {"qty": {"type": "integer"}, "n": {"type": "number"}},
+                },
+            },
+            "grid": {
+                "type": "array",
+                "items": {"type": "array", "items": {"type": "integer"}},
+            },
+            "pair": {"prefixItems": [{"type": "integer"}, {"type": "string"}]},
+        },
+    }
+)
+
+
+def test_an_accepted_value_has_no_report():
+    assert value_errors(ORDER, {"items": [{"qty": 1}]}) is None
+
+
+def test_errors_are_reported_in_path_order_with_their_problems():
+    report = value_errors(
+        ORDER, {"items": [{"qty": "x"}, {"qty": 1.5}] * 3, "pair": ["a"]}
+    )
+    assert report is not None
+    assert report.count == 8
+    assert report.entries[:3] == [
+        (("items",), ["value should have at most 3 items"]),
+        (("items", 0, "qty"), ["value is not of type integer"]),
+        (("items", 1, "qty"), ["value is not of type integer"]),
+    ]
+    assert report.entries[-1] == (("pair", 0), ["value is not of type integer"])
+
+
+def test_past_ten_paths_the_rest_are_counted():
+    report = value_errors(ORDER, {"grid": [["x"] * 50, "y", ["z"]]})
+    assert report.count == 52
+    assert len(report.entries) == 10
+    assert report.entries[0] == (("grid", 0, 0), ["value is not of type integer"])
+
+
+def test_a_value_the_engine_cannot_read_is_reported_not_raised():
+    report = value_errors(ORDER, {"items": [{"n": float("nan")}]})
+    assert report is not None
+    assert report.count >= 1
+
+
+def test_whole_floats_are_cast_where_the_schema_says_integer():
+    sent = {
+        "items": [{"qty": 2.0, "n": 2.0}, {"qty": 3}],
+        "grid": [[1.0, 2], [3.0]],
+        "pair": [4.0, "s"],
+    }
+    cast = cast_integers(ORDER, sent)
+    assert cast == {
+        "items": [{"qty": 2, "n": 2.0}, {"qty": 3}],
+        "grid": [[1, 2], [3]],
+        "pair": [4, "s"],
+    }
+    assert type(cast["items"][0]["qty"]) is int
+    assert type(cast["items"][0]["n"]) is float
+    assert type(sent["items"][0]["qty"]) is float
+    assert cast["items"][1] is sent["items"][1]
+
+
+def test_nothing_to_cast_returns_the_very_value():
+    sent = {"items": [{"qty": 2}], "grid": [[1]]}
+    assert cast_integers(ORDER, sent) is sent
+    text_only = root_of({"type": "object", "properties": {"s": {"type": "string"}}})
+    assert cast_integers(text_only, sent) is sent
