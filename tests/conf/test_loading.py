@@ -157,6 +157,7 @@ def test_a_module_with_a_missing_import_names_it(settings_module):
         ("SHUTDOWN_GRACE", -1, "zero or more"),
         ("JSON_DEPTH_LIMIT", 1, "between 2 and 10000"),
         ("INSTRUCTIONS", 3, "a string or None"),
+        ("ACCESS_LOG", "yes", "ACCESS_LOG must be True or False, not str"),
     ],
 )
 def test_each_bad_value_names_the_setting(setting, value, expected):

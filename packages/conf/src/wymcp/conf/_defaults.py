@@ -72,5 +72,9 @@ PAGE_SIZE: int = 100
 # Seconds between keep-alive comment lines on an open SSE stream.
 KEEPALIVE_INTERVAL: float = 15.0
 
+# Whether `wymcp serve` logs one line per request (logger "aiohttp.access").
+# Off by default: at full load the lines cost more than serving the calls.
+ACCESS_LOG: bool = False
+
 # Seconds `wymcp serve` lets calls in flight finish after SIGINT/SIGTERM.
 SHUTDOWN_GRACE: float = 10.0

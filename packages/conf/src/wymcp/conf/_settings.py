@@ -48,6 +48,7 @@ class Settings:
     PAGE_SIZE: int = _defaults.PAGE_SIZE
     KEEPALIVE_INTERVAL: float = _defaults.KEEPALIVE_INTERVAL
     SHUTDOWN_GRACE: float = _defaults.SHUTDOWN_GRACE
+    ACCESS_LOG: bool = _defaults.ACCESS_LOG
     explicit: frozenset[str] = frozenset()
     unknown: tuple[str, ...] = ()
     module: str | None = None

@@ -275,6 +275,7 @@ def _secret(setting: str, value: object) -> bytes | None:
 Converter = Callable[[str, object], object]
 
 CONVERTERS: Mapping[str, Converter] = {
+    "ACCESS_LOG": _boolean,
     "ALLOWED_HOSTS": lambda s, v: _patterns(s, v, _HOST_ENTRY, "example.com:8000"),
     "ALLOWED_ORIGINS": lambda s, v: _patterns(
         s, v, _ORIGIN_ENTRY, "https://example.com"

@@ -121,6 +121,9 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             port=settings.PORT,
             shutdown_timeout=settings.SHUTDOWN_GRACE,
             handler_cancellation=True,
+            access_log=logging.getLogger("aiohttp.access")
+            if settings.ACCESS_LOG
+            else None,
             print=None,
         )
     except OSError as exc:
