@@ -150,12 +150,17 @@ SERVER_LOG="$RESULTS/server.log"
     >"$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
 stop_server() {
-    if kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
+    # SIGTERM (a graceful stop), then SIGKILL if it is still there after 10 s.
+    kill "$SERVER_PID" 2>/dev/null || return 0
+    for _ in $(seq 1 100); do
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
 }
-trap stop_server EXIT INT TERM
+trap stop_server EXIT
+trap 'exit 130' INT TERM
 
 if ! wait_for_server "$PORT" "$SERVER_PID"; then
     log "the fixture server did not start; its output:"
