@@ -408,3 +408,40 @@ async def test_notifications_cancelled_stops_a_session_call(make_wire):
     assert cancelled.status == 204
     assert cancelled.body is None
     assert not task.cancelled()
+
+
+class Stubborn(Tool):
+    name = "stubborn"
+    description = "Swallows its cancellation."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            return "swallowed"
+        return "never"
+
+
+async def test_a_swallowed_cancellation_leaves_the_task_clean(make_wire):
+    wire = make_wire(Stubborn)
+    sid = await wire.initialize()
+
+    async def call_and_check():
+        reply, _ = await wire.session(sid, "tools/call", {"name": "stubborn"}, rid=12)
+        return reply, asyncio.current_task().cancelling()
+
+    task = asyncio.create_task(call_and_check())
+    for _ in range(5):
+        await asyncio.sleep(0)
+    await wire.post(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 12},
+        },
+        [("Mcp-Session-Id", sid)],
+        revision="2025-11-25",
+    )
+    reply, cancelling = await task
+    assert reply.body["result"]["content"][0]["text"] == "swallowed"
+    assert cancelling == 0

@@ -573,6 +573,10 @@ class Engine:
         finally:
             if task is not None and session.in_flight.get(rid) is task:
                 del session.in_flight[rid]
+        if task is not None and rid in session.cancelled:
+            # the tool swallowed the cancellation: withdraw the request for it
+            session.cancelled.discard(rid)
+            task.uncancel()
         return Reply(200, response(rid, result))
 
     # ------------------------------------------------------------ GET/DELETE

@@ -35,11 +35,6 @@ def has_titles(version: str) -> bool:
     return version != "2025-03-26"
 
 
-def has_icons(version: str) -> bool:
-    """Icons and server descriptions exist from 2025-11-25 on."""
-    return version in {MODERN, "2025-11-25"}
-
-
 def newest_first(versions: tuple[str, ...]) -> tuple[str, ...]:
     """Sort versions newest first (they are ISO dates)."""
     return tuple(sorted(set(versions), reverse=True))
