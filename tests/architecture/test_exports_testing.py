@@ -1,4 +1,4 @@
-"""The public surface of wymcp.testing is exactly this list (isort-style order, RUF022)."""
+"""The public surface of wymcp.testing is exactly this list (isort order, RUF022)."""
 
 from __future__ import annotations
 
