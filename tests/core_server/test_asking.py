@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from wymcp.core.schema import Tool
-from wymcp.core.server import ClientRequestError, InputRequest, Prompt, Resource
+from wymcp.core.server import (
+    ClientRequestError,
+    Exchange,
+    Headers,
+    InputRequest,
+    Prompt,
+    Resource,
+)
 
 NAME_SCHEMA = {
     "type": "object",
@@ -356,3 +363,29 @@ async def test_a_response_to_nothing_is_accepted_and_ignored(wire):
             body, [("Mcp-Session-Id", sid)], revision="2025-11-25"
         )
         assert reply.status == 202
+
+
+async def test_a_result_that_is_not_an_object_fails_the_question(wire):
+    sid = await wire.initialize(capabilities={"roots": {}})
+    stream = wire.Stream()
+    call = asyncio.create_task(
+        wire.session(sid, "tools/call", {"name": "polite"}, stream=stream)
+    )
+    await answer_when_asked(wire, sid, stream, [1, 2])
+    reply, _ = await call
+    assert reply.body["result"]["content"][0]["text"] == "no roots: client_error"
+
+
+async def test_a_deleted_session_fails_the_question(wire):
+    sid = await wire.initialize(capabilities={"roots": {}})
+    stream = wire.Stream()
+    call = asyncio.create_task(
+        wire.session(sid, "tools/call", {"name": "polite"}, stream=stream)
+    )
+    for _ in range(10):
+        await asyncio.sleep(0)
+    await wire.engine.delete(
+        Exchange(method="DELETE", headers=Headers.of([("Mcp-Session-Id", sid)]))
+    )
+    reply, _ = await call
+    assert reply.body["result"]["content"][0]["text"] == "no roots: disconnected"

@@ -637,3 +637,74 @@ async def test_a_session_follows_the_principal_identity_across_token_refresh(wir
         principal={"sub": "bob", "exp": 2},
     )
     assert other.status == 404
+
+
+async def test_server_title_and_instructions_are_announced(make_wire):
+    wire = make_wire(Zero, server_title="Zero server", instructions="Be kind.")
+    reply, _ = await wire.modern("server/discover")
+    assert reply.body["result"]["instructions"] == "Be kind."
+    reply, _ = await wire.post(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25"},
+        },
+        revision="2025-11-25",
+    )
+    result = reply.body["result"]
+    assert result["instructions"] == "Be kind."
+    assert result["serverInfo"]["title"] == "Zero server"
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {
+            "io.modelcontextprotocol/protocolVersion": 2026,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+        {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": [],
+        },
+    ],
+)
+async def test_mistyped_meta_fields_are_invalid_params(wire, meta):
+    reply, _ = await wire.modern("tools/list", meta=meta)
+    assert reply.status == 400
+    assert reply.body["error"]["code"] == -32602
+
+
+async def test_a_2026_only_engine_refuses_initialize_naming_its_versions(make_wire):
+    wire = make_wire(Zero, protocol_versions=(MODERN,))
+    reply, _ = await wire.post(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25"},
+        },
+        revision="2025-11-25",
+    )
+    assert reply.status == 400
+    assert reply.body["error"]["data"]["supported"] == [MODERN]
+
+
+async def test_get_with_a_wrong_version_header_is_400(wire):
+    sid = await wire.initialize("2025-06-18")
+    headers = [("Mcp-Session-Id", sid), ("MCP-Protocol-Version", "2025-11-25")]
+    reply = await wire.engine.get(
+        Exchange(method="GET", headers=Headers.of(headers)), wire.Stream()
+    )
+    assert reply.status == 400
+
+
+async def test_a_gone_get_stream_ends_quietly(wire):
+    sid = await wire.initialize()
+    wire.engine.add_tool(Tasks)
+    reply = await wire.engine.get(
+        Exchange(method="GET", headers=Headers.of([("Mcp-Session-Id", sid)])),
+        wire.Stream(fail=True),
+    )
+    assert reply.status == 200

@@ -189,3 +189,48 @@ def test_duplicate_argument_names_are_refused():
 
     with pytest.raises(ConfigurationError, match="unique"):
         Engine(tools=[], prompts=[Twice])
+
+
+def test_declarations_that_are_not_prompts_are_refused():
+    class Nameless(Prompt):
+        pass
+
+    class Loose(Prompt):
+        name = "loose"
+        arguments: ClassVar[Sequence[Any]] = ("a",)
+
+    with pytest.raises(ConfigurationError, match="name"):
+        Engine(tools=[], prompts=[Nameless])
+    with pytest.raises(ConfigurationError, match="PromptArgument"):
+        Engine(tools=[], prompts=[Loose])
+    with pytest.raises(ConfigurationError, match="not a wymcp Prompt"):
+        Engine(tools=[], prompts=[object()])
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"name": 3}, {"name": "test_simple_prompt", "arguments": [1]}],
+)
+async def test_bad_get_params_are_invalid_params(wire, params):
+    reply, _ = await wire.modern("prompts/get", params)
+    assert reply.body["error"]["code"] == -32602
+
+
+async def test_a_whole_result_and_a_bad_shape(make_wire):
+    class Whole(Prompt):
+        name = "whole"
+
+        async def render(self, arguments: dict[str, str], ctx: Any) -> object:
+            return {"description": "mine", "messages": ["hi"]}
+
+    class Bad(Prompt):
+        name = "bad"
+
+        async def render(self, arguments: dict[str, str], ctx: Any) -> object:
+            return [42]
+
+    wire = make_wire(prompts=(Whole, Bad))
+    reply, _ = await wire.modern("prompts/get", {"name": "whole"})
+    assert reply.body["result"]["description"] == "mine"
+    reply, _ = await wire.modern("prompts/get", {"name": "bad"})
+    assert reply.body["error"]["code"] == -32603

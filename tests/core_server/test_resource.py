@@ -266,3 +266,33 @@ def test_a_bad_template_is_a_configuration_error():
 def test_two_resources_with_one_uri_are_refused():
     with pytest.raises(ConfigurationError):
         Engine(tools=[], resources=[StaticText, StaticText])
+
+
+def test_declarations_that_are_not_resources_are_refused():
+    class Nameless(Resource):
+        uri = "x://y"
+
+    with pytest.raises(ConfigurationError, match="name"):
+        Engine(tools=[], resources=[Nameless])
+    with pytest.raises(ConfigurationError, match="not a wymcp Resource"):
+        Engine(tools=[], resources=[object()])
+
+
+async def test_a_read_returning_nonsense_answers_internal_error(make_wire):
+    class Odd(Resource):
+        name = "odd"
+        uri = "x://odd"
+
+        async def read(self, uri: str, params: Mapping[str, str], ctx: Any) -> object:
+            return 42
+
+    wire = make_wire(resources=(Odd,))
+    reply, _ = await wire.modern("resources/read", {"uri": "x://odd"})
+    assert reply.body["error"]["code"] == -32603
+
+
+async def test_resources_list_clears_the_session_flag(rwire):
+    sid = await rwire.initialize()
+    rwire.engine.add_resource(StaticText)
+    reply, _ = await rwire.session(sid, "resources/list")
+    assert reply.status == 200
