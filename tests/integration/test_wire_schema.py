@@ -10,7 +10,7 @@ method, errors as JSON-RPC error responses.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -30,10 +30,22 @@ RESULTS = {
     "server/discover": "DiscoverResult",
     "tools/list": "ListToolsResult",
     "tools/call": "CallToolResult",
+    "resources/list": "ListResourcesResult",
+    "resources/templates/list": "ListResourceTemplatesResult",
+    "resources/read": "ReadResourceResult",
+    "resources/subscribe": "EmptyResult",
+    "resources/unsubscribe": "EmptyResult",
+    "prompts/list": "ListPromptsResult",
+    "prompts/get": "GetPromptResult",
+    "completion/complete": "CompleteResult",
+    "subscriptions/listen": "SubscriptionsListenResult",
 }
 NOTIFICATIONS = {
     "notifications/progress": "ProgressNotification",
     "notifications/message": "LoggingMessageNotification",
+    "notifications/tools/list_changed": "ToolListChangedNotification",
+    "notifications/prompts/list_changed": "PromptListChangedNotification",
+    "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
 }
 REQUESTS = {
     "elicitation/create": "ElicitRequest",
@@ -124,7 +136,7 @@ class Recorder:
         that arrives on the call's stream.
         """
         params = params or {}
-        headers = self.headers(method, params.get("name"))
+        headers = self.headers(method, params.get("name", params.get("uri")))
         headers |= extra_headers or {}
         body = self.body(rid, method, params)
         async with self.http.post(self.url, json=body, headers=headers) as response:
@@ -148,6 +160,30 @@ class Recorder:
             else:
                 assert not await response.read()
             return response.status, messages
+
+    async def listen(
+        self, rid: int, notifications: dict[str, Any], trigger: str
+    ) -> list[dict[str, Any]]:
+        """Open `subscriptions/listen`, call the `trigger` tool, read two events.
+
+        The acknowledgement and the change notification; then the client
+        closes the stream, which ends the subscription.
+        """
+        params = {"notifications": notifications}
+        headers = self.headers("subscriptions/listen", None)
+        body = self.body(rid, "subscriptions/listen", params)
+        messages: list[dict[str, Any]] = []
+        async with self.http.post(self.url, json=body, headers=headers) as response:
+            assert response.content_type == SSE
+            self.content_types.add(SSE)
+            events = sse_messages(response)
+            messages.append(await anext(events))
+            await self.request(rid + 1, "tools/call", {"name": trigger})
+            messages.append(await anext(events))
+            await events.aclose()
+        for message in messages:
+            self.keep("subscriptions/listen", message)
+        return messages
 
     async def reply(self, rid: Any, result: dict[str, Any]) -> None:
         """Answer a server-to-client request with a POSTed response."""
@@ -173,7 +209,7 @@ class Recorder:
         return len(self.recorded)
 
 
-async def sse_messages(response: aiohttp.ClientResponse) -> AsyncIterator[Any]:
+async def sse_messages(response: aiohttp.ClientResponse) -> AsyncGenerator[Any, None]:
     """The JSON messages of an SSE body, as each event completes."""
     data: list[str] = []
     async for raw in response.content:
@@ -299,6 +335,72 @@ async def test_every_message_at_2026_07_28_is_schema_valid(
     assert wire.check_all() >= 25
 
 
+async def test_resources_prompts_and_input_requests_at_2026_07_28_are_schema_valid(
+    server_url: str, http: aiohttp.ClientSession
+) -> None:
+    wire = Recorder(http, server_url, MODERN)
+
+    await wire.request(21, "resources/list")
+    await wire.request(22, "resources/templates/list")
+    await wire.request(23, "resources/read", {"uri": "test://static-binary"})
+    await wire.request(24, "resources/read", {"uri": "test://template/5/data"})
+    status, messages = await wire.request(
+        25, "resources/read", {"uri": "test://missing"}
+    )
+    assert (status, messages[-1]["error"]["code"]) == (400, -32602)
+    await wire.request(26, "prompts/list")
+    await wire.request(
+        27,
+        "prompts/get",
+        {"name": "test_prompt_with_arguments", "arguments": {"arg1": "a", "arg2": "b"}},
+    )
+    await wire.request(28, "prompts/get", {"name": "test_prompt_with_image"})
+    await wire.request(
+        29,
+        "completion/complete",
+        {
+            "ref": {"type": "ref/resource", "uri": "test://template/{id}/data"},
+            "argument": {"name": "id", "value": "1"},
+        },
+    )
+    asking_meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    }
+    ask = {
+        "name": "test_input_required_result_request_state",
+        "arguments": {},
+        "_meta": asking_meta,
+    }
+    _, messages = await wire.request(30, "tools/call", ask)
+    asked = result_of(messages)
+    assert asked["resultType"] == "input_required"
+    retry = ask | {
+        "inputResponses": {"confirm": {"action": "accept", "content": {"ok": True}}},
+        "requestState": asked["requestState"],
+    }
+    _, messages = await wire.request(31, "tools/call", retry)
+    assert "state-ok" in result_of(messages)["content"][0]["text"]
+    status, messages = await wire.request(
+        32, "tools/call", retry | {"requestState": asked["requestState"][:-2] + "xx"}
+    )
+    assert (status, messages[-1]["error"]["code"]) == (400, -32602)
+    status, messages = await wire.request(
+        33, "tools/call", {"name": "test_missing_capability"}
+    )
+    assert (status, messages[-1]["error"]["code"]) == (400, -32021)
+    heard = await wire.listen(
+        40, {"toolsListChanged": True}, "test_trigger_tool_change"
+    )
+    assert methods_in(heard) == [
+        "notifications/subscriptions/acknowledged",
+        "notifications/tools/list_changed",
+    ]
+
+    assert wire.content_types == {JSON, SSE}
+    assert wire.check_all() >= 15
+
+
 async def test_every_message_at_2025_11_25_is_schema_valid(
     server_url: str, http: aiohttp.ClientSession
 ) -> None:
@@ -377,10 +479,24 @@ async def test_every_message_at_2025_11_25_is_schema_valid(
     status, messages = await wire.request(14, "tools/call", {"name": "no_such_tool"})
     assert messages[-1]["error"]["code"] == -32602
 
+    await wire.request(15, "resources/list")
+    await wire.request(16, "resources/read", {"uri": "test://static-text"})
+    await wire.request(17, "resources/subscribe", {"uri": "test://watched-resource"})
+    await wire.request(18, "resources/unsubscribe", {"uri": "test://watched-resource"})
+    await wire.request(19, "prompts/get", {"name": "test_simple_prompt"})
+    await wire.request(
+        20,
+        "completion/complete",
+        {
+            "ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+            "argument": {"name": "arg2", "value": "pa"},
+        },
+    )
+
     assert wire.content_types == {JSON, SSE}
     assert wire.check_all() >= 20
 
     async with http.delete(server_url, headers=wire.headers("", None)) as response:
         assert response.status in (200, 202, 204)
-    status, _ = await wire.request(15, "tools/list")
+    status, _ = await wire.request(21, "tools/list")
     assert status == 404
