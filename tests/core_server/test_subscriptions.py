@@ -192,3 +192,31 @@ async def test_remove_returns_whether_something_was_removed(wire):
     wire.engine.add_resource(Doc)
     reply, _ = await wire.modern("resources/list")
     assert [r["uri"] for r in reply.body["result"]["resources"]] == ["test://doc"]
+
+
+async def test_the_listener_cap_answers_503(make_wire):
+    wire = make_wire(Zero, max_listeners=1)
+    first = asyncio.create_task(
+        wire.modern(
+            "subscriptions/listen",
+            {"notifications": {"toolsListChanged": True}},
+            stream=wire.Stream(),
+        )
+    )
+    await settle()
+    reply, _ = await wire.modern("subscriptions/listen", {"notifications": {}}, rid=2)
+    assert reply.status == 503
+    assert reply.headers["Retry-After"] == "5"
+    await wire.engine.aclose()
+    await first
+
+
+async def test_a_session_watches_a_bounded_number_of_resources(wire):
+    sid = await wire.initialize()
+    for n in range(100):
+        reply, _ = await wire.session(sid, "resources/subscribe", {"uri": f"x://{n}"})
+        assert reply.body["result"] == {}
+    reply, _ = await wire.session(sid, "resources/subscribe", {"uri": "x://one-more"})
+    assert reply.body["error"]["code"] == -32602
+    reply, _ = await wire.session(sid, "resources/subscribe", {"uri": "x://5"})
+    assert reply.body["result"] == {}

@@ -75,7 +75,7 @@ from wymcp.core.server._session import (
     principal_key,
 )
 from wymcp.core.server._state import StateError, seal, unseal
-from wymcp.core.server._subscriptions import Subscriptions
+from wymcp.core.server._subscriptions import MAX_URIS, Subscriptions
 from wymcp.core.server._toolcall import (
     InputRequired,
     call_tool,
@@ -914,7 +914,13 @@ class Engine:
 
     async def _subscribe(self, call: Call) -> dict[str, Any]:
         self._need(call, self._catalogue.has_resources)
-        self._session_of(call).subscriptions.add(self._uri(call))
+        subscriptions = self._session_of(call).subscriptions
+        uri = self._uri(call)
+        if uri not in subscriptions and len(subscriptions) >= MAX_URIS:
+            raise _invalid_params(
+                f"A session may watch at most {MAX_URIS} resources. Unsubscribe first."
+            )
+        subscriptions.add(uri)
         return {}
 
     async def _unsubscribe(self, call: Call) -> dict[str, Any]:
@@ -1021,4 +1027,11 @@ class Engine:
         )
         if call.stream is None:
             raise _invalid_request("subscriptions/listen needs a stream.")
+        if len(self._subscriptions) >= self.options.max_listeners:
+            raise RpcError(
+                INTERNAL_ERROR,
+                "Too many open subscriptions. Retry later.",
+                status=503,
+                headers={"Retry-After": str(self.options.retry_after)},
+            )
         return await self._subscriptions.listen(call.id, honoured, call.stream)

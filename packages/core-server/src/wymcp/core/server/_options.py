@@ -51,6 +51,7 @@ class EngineOptions:
     )
     session_idle_timeout: float = 1800.0
     max_sessions: int = 10_000
+    max_listeners: int = 10_000
     retry_after: int = 5
     client_request_timeout: float = 60.0
     session_store: SessionStore | None = None

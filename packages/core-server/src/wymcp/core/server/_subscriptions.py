@@ -47,6 +47,9 @@ class Subscriptions:
     def __init__(self) -> None:
         self._listeners: set[Listener] = set()
 
+    def __len__(self) -> int:
+        return len(self._listeners)
+
     def changed(self, kind: str) -> None:
         """Tell every listener that asked for `kind` its list changed."""
         for listener in self._listeners:
