@@ -177,3 +177,25 @@ def test_an_echoed_action_name_is_cut():
 def test_a_non_string_action_is_an_unknown_action():
     refusal = check(Widgets, 5, {}).refusal  # type: ignore[arg-type]
     assert refusal["action"] == "5"
+
+
+def test_a_partial_count_is_said_in_the_message():
+    class Combined(Tool):
+        name = "combined"
+        description = "d"
+        actions = {  # noqa: RUF012
+            "a": Action(
+                description="d",
+                properties={"v": {"allOf": [{"items": {"type": "number"}}]}},
+            )
+        }
+
+        async def run_action(self, action, data, ctx):
+            return data
+
+    refusal = check(Combined, "a", {"v": ["x"] * 2000}).refusal
+    assert refusal["error_count"] == 1000
+    assert refusal["message"] == (
+        "Invalid value(s) for action 'a' at data.v[0], data.v[1], data.v[2] and 997"
+        " more (counting stopped early); see errors."
+    )

@@ -83,3 +83,16 @@ def test_nothing_to_cast_returns_the_very_value():
     assert cast_integers(ORDER, sent) is sent
     text_only = root_of({"type": "object", "properties": {"s": {"type": "string"}}})
     assert cast_integers(text_only, sent) is sent
+
+
+def test_a_subtree_under_a_combinator_costs_a_bounded_number_of_engine_errors():
+    combined = root_of(
+        {
+            "type": "object",
+            "properties": {"v": {"allOf": [{"items": {"type": "number"}}]}},
+        }
+    )
+    report = value_errors(combined, {"v": ["x"] * 5000})
+    assert report.partial
+    assert report.count == 1000
+    assert len(report.entries) == 10

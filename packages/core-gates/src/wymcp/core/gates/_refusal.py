@@ -101,12 +101,13 @@ def invalid_values(
         for path, problems in report.entries
     ]
     rendered = [render_path(path, _root(target)) for path, _ in report.entries]
+    partial = " (counting stopped early)" if report.partial else ""
     return _payload(
         spec,
         target,
         "invalid_values",
         f"Invalid value(s) for {_subject(spec, target)} at "
-        f"{_listing(rendered, report.count)}; see errors.",
+        f"{_listing(rendered, report.count)}{partial}; see errors.",
         {"errors": errors, "error_count": report.count},
     )
 

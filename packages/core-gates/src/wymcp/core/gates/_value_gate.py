@@ -10,6 +10,7 @@ says integer, at any depth.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -20,14 +21,22 @@ from wymcp.core.gates._catalogue import UNCHECKABLE, problem_text
 from wymcp.core.schema import ValueNode
 
 _CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError)
+LEAF_ERRORS = 1000
+"""How many engine errors a subtree the engine walks whole may cost (the rest of
+that subtree goes uncounted, and the refusal says the count is partial)."""
 
 
 @attrs.define
 class ValueReport:
-    """What the value gate found: the first ten paths with their problems, a count."""
+    """What the value gate found: the first ten paths with their problems, a count.
+
+    ``partial`` says the count stopped short inside a subtree the engine walks whole
+    (under a combinator), after ``LEAF_ERRORS`` engine errors.
+    """
 
     count: int = 0
     entries: list[tuple[Path, list[str]]] = attrs.field(factory=list)
+    partial: bool = False
 
     @property
     def full(self) -> bool:
@@ -105,7 +114,11 @@ def _leaf(validator: Any, value: object, path: Path, report: ValueReport) -> Non
     """Report a subtree the engine walks whole: its errors grouped by path."""
     groups: dict[Path, list[Any]] = {}
     try:
-        for error in validator.iter_errors(value):
+        errors = itertools.islice(validator.iter_errors(value), LEAF_ERRORS + 1)
+        for seen, error in enumerate(errors):
+            if seen == LEAF_ERRORS:
+                report.partial = True
+                break
             groups.setdefault(tuple(error.instance_path), []).append(error)
     except _CHECK_ERRORS:
         report.add(path, lambda: [UNCHECKABLE])
