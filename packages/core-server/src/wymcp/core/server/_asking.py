@@ -9,19 +9,24 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from wymcp.core.server._call import Call, invalid_params
 from wymcp.core.server._context import (
     CAPABILITY_OF,
     Asker,
     ClientRequestError,
     InputRequest,
     MissingCapabilityError,
+    ToolContext,
 )
 from wymcp.core.server._exchange import Stream
-from wymcp.core.server._revision import has_titles
+from wymcp.core.server._jsonrpc import MISSING_CAPABILITY, RpcError
+from wymcp.core.server._options import EngineOptions
+from wymcp.core.server._revision import META_LOG_LEVEL, has_titles
 from wymcp.core.server._session import Session
+from wymcp.core.server._state import StateError, seal, unseal
 from wymcp.core.server._toolcall import InputRequired
 
 
@@ -113,3 +118,92 @@ def session_asker(session: Session, stream: Stream, timeout: float) -> Asker:
         return {key: await one(request) for key, request in requests.items()}
 
     return ask
+
+
+def _round(
+    call: Call, target: str, secret: bytes, now: float
+) -> tuple[Any, Mapping[str, Any]]:
+    """The verified state and the responses of a 2026 retry."""
+    if not call.modern:
+        return None, {}
+    responses = call.params.get("inputResponses")
+    if responses is None:
+        responses = {}
+    if not isinstance(responses, dict):
+        raise invalid_params("inputResponses must be an object.")
+    token = call.params.get("requestState")
+    if token is None:
+        return None, responses
+    try:
+        state = unseal(secret, token, target=target, principal=call.principal, now=now)
+    except StateError:
+        raise invalid_params(
+            "Invalid requestState: it is malformed, altered, meant for "
+            "another request, or expired. Start the request again."
+        ) from None
+    return state, responses
+
+
+def build_context(
+    call: Call,
+    target: str,
+    *,
+    secret: bytes,
+    options: EngineOptions,
+    server: object,
+) -> ToolContext:
+    """The `ctx` of one call; `target` ("tools/call:name") binds its state."""
+    session = call.session
+    now = options.wall_clock()
+    state, responses = _round(call, target, secret, now)
+    asker: Asker | None = None
+    if call.modern:
+        level = call.meta.get(META_LOG_LEVEL)
+        log_enabled = level is not None
+        threshold = level if isinstance(level, str) else None
+        principal = call.principal
+        expires = now + options.state_ttl
+
+        def sealer(value: Any) -> str:
+            return seal(
+                secret, value, target=target, principal=principal, expires=expires
+            )
+
+        asker = modern_asker(call.capabilities, responses, sealer)
+    else:
+        log_enabled = True
+        threshold = session.log_level if session is not None else None
+        if session is not None and call.stream is not None:
+            asker = session_asker(session, call.stream, options.client_request_timeout)
+    return ToolContext(
+        request_id=call.id,
+        session_id=session.id if session is not None else None,
+        protocol_version=call.version,
+        meta=call.meta,
+        principal=call.principal,
+        client_capabilities=call.capabilities,
+        stream=call.stream,
+        log_enabled=log_enabled,
+        log_threshold=threshold,
+        asker=asker,
+        state=state,
+        server=server,
+    )
+
+
+async def answer_asking(run: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    """Run a handler that may ask the client.
+
+    It answers its input_required result, or -32021 for a capability the
+    request did not declare.
+    """
+    try:
+        return await run
+    except InputRequired as asked:
+        return asked.result
+    except MissingCapabilityError as missing:
+        raise RpcError(
+            MISSING_CAPABILITY,
+            "Missing required client capability",
+            {"requiredCapabilities": missing.required},
+        ) from None

@@ -1,0 +1,105 @@
+"""The resource methods: list, templates, read, subscribe, unsubscribe."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from wymcp.core.server._asking import answer_asking
+from wymcp.core.server._call import Call, Kit, invalid_params, need
+from wymcp.core.server._context import MissingCapabilityError
+from wymcp.core.server._jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    RESOURCE_NOT_FOUND,
+    RpcError,
+    echo,
+)
+from wymcp.core.server._session import Session
+from wymcp.core.server._subscriptions import MAX_URIS
+from wymcp.core.server._toolcall import InputRequired
+
+_log = logging.getLogger("wymcp.core.server")
+
+
+def _uri(call: Call) -> str:
+    uri = call.params.get("uri")
+    if not isinstance(uri, str):
+        raise invalid_params("Missing or invalid 'uri' in params.")
+    return uri
+
+
+def _session_of(call: Call) -> Session:
+    assert call.session is not None  # noqa: S101 - a session method
+    return call.session
+
+
+class ResourceMethods:
+    """Handlers of the resource methods, bound to one engine's kit."""
+
+    def __init__(self, kit: Kit) -> None:
+        self._kit = kit
+
+    async def list(self, call: Call) -> dict[str, Any]:
+        """`resources/list`."""
+        catalogue = self._kit.catalogue
+        need(call, catalogue.has_resources)
+        items = catalogue.resource_definitions(call.version, templates=False)
+        if call.session is not None:
+            call.session.dirty.discard("resources")
+        return self._kit.page(call, items, "resources")
+
+    async def templates(self, call: Call) -> dict[str, Any]:
+        """`resources/templates/list`."""
+        catalogue = self._kit.catalogue
+        need(call, catalogue.has_resources)
+        items = catalogue.resource_definitions(call.version, templates=True)
+        return self._kit.page(call, items, "resourceTemplates")
+
+    async def read(self, call: Call) -> dict[str, Any]:
+        """`resources/read`: -32602 (2026) or -32002 (2025) for an unknown URI."""
+        need(call, self._kit.catalogue.has_resources)
+        uri = _uri(call)
+        found = self._kit.catalogue.resource_for(uri)
+        if found is None:
+            code = INVALID_PARAMS if call.modern else RESOURCE_NOT_FOUND
+            raise RpcError(code, "Resource not found", {"uri": echo(uri)})
+        spec, values = found
+        ctx = self._kit.context(call, f"resources/read:{uri}")
+
+        async def read() -> dict[str, Any]:
+            try:
+                value = await spec.resource.read(uri, values, ctx)
+                return {"contents": spec.contents(uri, value)}
+            except (InputRequired, MissingCapabilityError):
+                raise
+            except Exception:  # noqa: BLE001 - a raising read answers -32603
+                _log.exception("resource %s raised", spec.name)
+                raise RpcError(
+                    INTERNAL_ERROR,
+                    "Internal error",
+                    {"reason": "The resource could not be read.", "uri": echo(uri)},
+                ) from None
+
+        result = await answer_asking(read())
+        if result.get("resultType") == "input_required":
+            return result
+        return self._kit.cache_hints(call, result)
+
+    async def subscribe(self, call: Call) -> dict[str, Any]:
+        """`resources/subscribe` (sessions): at most `MAX_URIS` a session."""
+        need(call, self._kit.catalogue.has_resources)
+        subscriptions = _session_of(call).subscriptions
+        uri = _uri(call)
+        if uri not in subscriptions and len(subscriptions) >= MAX_URIS:
+            raise invalid_params(
+                f"A session may watch at most {MAX_URIS} resources. Unsubscribe first."
+            )
+        subscriptions.add(uri)
+        return {}
+
+    async def unsubscribe(self, call: Call) -> dict[str, Any]:
+        """`resources/unsubscribe` (sessions)."""
+        need(call, self._kit.catalogue.has_resources)
+        _session_of(call).subscriptions.discard(_uri(call))
+        return {}
