@@ -1,0 +1,1 @@
+"""A small shop served by wymcp: the sample project of wymcp.testing."""
