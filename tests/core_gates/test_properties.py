@@ -10,7 +10,7 @@ from wymcp.core.gates import check
 from wymcp.core.schema import Action, Tool, close_properties
 
 SETTINGS = settings(
-    max_examples=150,
+    max_examples=100,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -121,12 +121,17 @@ def schemas():
     )
 
 
-def make_tool(properties, required):
+def make_tool(properties, required, groups=()):
     class Generated(Tool):
         name = "generated"
         description = "Generated."
         actions = {  # noqa: RUF012
-            "go": Action(description="Go", properties=properties, required=required)
+            "go": Action(
+                description="Go",
+                properties=properties,
+                required=required,
+                required_one_of=[[name] for name in groups],
+            )
         }
 
         async def run_action(self, action, data, ctx):
@@ -135,29 +140,56 @@ def make_tool(properties, required):
     return Generated
 
 
-@st.composite
-def tools_and_data(draw):
-    properties = draw(st.dictionaries(NAMES, schemas(), max_size=3))
-    required = draw(st.lists(st.sampled_from(sorted(properties) or ["a"]), unique=True))
-    required = [name for name in required if name in properties]
-    data = draw(
-        st.dictionaries(NAMES, JSON_VALUES, max_size=4)
-        | st.fixed_dictionaries(dict.fromkeys(properties, JSON_VALUES))
-    )
-    return properties, required, data
+def guided(schema):
+    """Values shaped like the schema (objects, arrays, branches), so many pass."""
+    if not isinstance(schema, dict):
+        return JSON_VALUES
+    if "properties" in schema:
+        return st.fixed_dictionaries(
+            {},
+            optional={key: guided(sub) for key, sub in schema["properties"].items()},
+        )
+    if schema.get("type") == "array":
+        return st.lists(guided(schema.get("items")), max_size=4)
+    branches = schema.get("anyOf") or schema.get("allOf")
+    if branches:
+        return st.one_of([guided(branch) for branch in branches])
+    return JSON_SCALARS
 
 
-def oracle_accepts(properties, required, data):
-    root = {
+def closed_root(properties, required):
+    return {
         "type": "object",
         "properties": close_properties(properties),
         "additionalProperties": False,
         "required": required,
     }
-    validator = jsonschema.Draft202012Validator(
-        root, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+
+
+@st.composite
+def tools_and_data(draw):
+    properties = draw(st.dictionaries(NAMES, schemas(), max_size=3))
+    names = sorted(properties)
+    required = draw(st.lists(st.sampled_from(names), unique=True)) if names else []
+    groups = draw(st.lists(st.sampled_from(names), unique=True)) if names else []
+    groups = [name for name in groups if name not in required]
+    arbitrary = st.dictionaries(NAMES, JSON_VALUES, max_size=4) | st.fixed_dictionaries(
+        dict.fromkeys(properties, JSON_VALUES)
     )
-    return validator.is_valid(data)
+    if draw(st.booleans()):
+        data = draw(guided({"properties": properties}))
+    else:
+        data = draw(arbitrary)
+    return properties, required, groups, data
+
+
+def oracle_accepts(properties, required, groups, data):
+    validator = jsonschema.Draft202012Validator(
+        closed_root(properties, required),
+        format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
+    )
+    grouped = not groups or any(name in data for name in groups)
+    return grouped and validator.is_valid(data)
 
 
 def request_dependent_size(refusal):
@@ -170,9 +202,9 @@ def request_dependent_size(refusal):
 @SETTINGS
 @given(tools_and_data())
 def test_the_gates_decide_as_the_oracle_does(case):
-    properties, required, data = case
-    verdict = check(make_tool(properties, required), "go", data)
-    assert verdict.accepted == oracle_accepts(properties, required, data), (
+    properties, required, groups, data = case
+    verdict = check(make_tool(properties, required, groups), "go", data)
+    assert verdict.accepted == oracle_accepts(properties, required, groups, data), (
         verdict.refusal
     )
 
@@ -180,8 +212,8 @@ def test_the_gates_decide_as_the_oracle_does(case):
 @SETTINGS
 @given(tools_and_data(), st.booleans())
 def test_check_never_raises_and_every_refusal_is_small_json(case, strict):
-    properties, required, data = case
-    verdict = check(make_tool(properties, required), "go", data, strict=strict)
+    properties, required, groups, data = case
+    verdict = check(make_tool(properties, required, groups), "go", data, strict=strict)
     assert verdict.accepted == (verdict.refusal is None)
     if verdict.refusal is not None:
         assert json.loads(json.dumps(verdict.refusal)) == verdict.refusal

@@ -475,3 +475,18 @@ def test_a_tool_that_needs_arguments_to_start_is_refused():
 
     with pytest.raises(ConfigurationError, match="cannot be instantiated"):
         prepare(Needy)
+
+
+def test_tuples_are_arrays_to_json():
+    tool = one_action(properties={"a": {"enum": ("x", "y")}}, defaults={"a": "x"})
+    assert prepare(tool).actions["do"].defaults == {"a": "x"}
+
+
+def test_a_default_nested_too_deeply_is_refused():
+    deep: list = []
+    node = deep
+    for _ in range(300):
+        node.append([])
+        node = node[0]
+    problems = problems_of(one_action(properties={"b": {}}, defaults={"b": deep}))
+    assert problems == ["action 'do': defaults['b'] is nested too deeply"]

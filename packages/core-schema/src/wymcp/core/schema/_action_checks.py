@@ -53,7 +53,7 @@ def json_problems(where: str, value: object) -> list[str]:
             if not all(isinstance(key, str) for key in node):
                 return [f"{where} holds a non-string key, which JSON cannot carry"]
             stack.extend((sub, depth + 1) for sub in node.values())
-        elif isinstance(node, list):
+        elif isinstance(node, (list, tuple)):
             stack.extend((sub, depth + 1) for sub in node)
         else:
             return [f"{where} holds a {type(node).__name__}, which JSON cannot carry"]
