@@ -353,3 +353,30 @@ async def test_the_trigger_tools_toggle_a_tool_and_a_prompt(engine: Engine) -> N
     assert "test_dynamic_tool" not in await names("tools/list", "tools")
     await call(engine, "test_trigger_prompt_change", {})
     assert "test_dynamic_prompt" in await names("prompts/list", "prompts")
+
+
+async def test_the_elicitation_forms_carry_defaults_and_enum_shapes(
+    engine: Engine,
+) -> None:
+    result, _ = await call(
+        engine, "test_elicitation_sep1034_defaults", {}, meta=ALL_CAPABILITIES
+    )
+    (request,) = result["inputRequests"].values()
+    fields = request["params"]["requestedSchema"]["properties"]
+    assert {name: field["default"] for name, field in fields.items()} == {
+        "name": "John Doe",
+        "age": 30,
+        "score": 95.5,
+        "status": "active",
+        "verified": True,
+    }
+    result, _ = await call(
+        engine, "test_elicitation_sep1330_enums", {}, meta=ALL_CAPABILITIES
+    )
+    (request,) = result["inputRequests"].values()
+    fields = request["params"]["requestedSchema"]["properties"]
+    assert fields["untitledSingle"]["enum"] == ["option1", "option2", "option3"]
+    assert all("title" in choice for choice in fields["titledSingle"]["oneOf"])
+    assert len(fields["legacyEnum"]["enumNames"]) == 3
+    assert fields["untitledMulti"]["type"] == "array"
+    assert all("const" in choice for choice in fields["titledMulti"]["items"]["anyOf"])
