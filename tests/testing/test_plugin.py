@@ -120,3 +120,10 @@ async def test_the_marker_chooses_the_revision_and_log_level(wymcp_client):
         "orders", "place", {"customer": "c", "items": [{"sku": "a", "qty": 1}]}
     )
     assert [log["level"] for log in answer.logs] == ["info"]
+
+
+def test_the_documented_example_is_the_sample_project():
+    docs = (Path(__file__).parents[2] / "docs" / "testing.md").read_text("utf-8")
+    for name in ("pytest.ini", "shop/settings.py", "shop/tools.py"):
+        assert (SAMPLE / name).read_text("utf-8") in docs, name
+    assert (SAMPLE / "tests" / "test_stock.py").read_text("utf-8") in docs

@@ -35,7 +35,7 @@ async def test_a_quantity_over_the_maximum_is_refused_with_its_path(wymcp_client
     )
 
 
-async def test_reserving_reports_progress_and_logs(wymcp_client):
+async def test_reserving_reports_progress(wymcp_client):
     items = [{"sku": "apple", "qty": 2}, {"sku": "pear", "qty": 1}]
     answer = await wymcp_client.call(
         "stock", "reserve", {"items": items}, progress=True
