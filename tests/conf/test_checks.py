@@ -60,3 +60,27 @@ def test_something_that_is_no_tool_is_an_error():
 def test_a_resource_that_cannot_be_served_is_an_error():
     problems = run_checks(Settings(RESOURCES=("not a resource",)))
     assert [p.id for p in problems if p.is_error] == ["wymcp.E006"]
+
+
+async def _validator(token: str) -> object:
+    return token
+
+
+def test_auth_without_a_resource_warns_that_it_is_derived_from_host():
+    settings = Settings().evolve(
+        AUTH=_validator, AUTH_AUTHORIZATION_SERVERS=["https://auth.example.com"]
+    )
+    assert "wymcp.W006" in ids(settings)
+    assert "wymcp.W006" not in ids(settings.evolve(AUTH_RESOURCE="https://h/mcp"))
+    assert "wymcp.W006" not in ids(Settings())
+
+
+def test_listing_offline_access_warns():
+    settings = Settings().evolve(
+        AUTH=_validator,
+        AUTH_AUTHORIZATION_SERVERS=["https://auth.example.com"],
+        AUTH_RESOURCE="https://h/mcp",
+        AUTH_SCOPES_SUPPORTED=["mcp", "offline_access"],
+    )
+    (problem,) = [p for p in run_checks(settings) if p.id == "wymcp.W007"]
+    assert "offline_access" in problem.message

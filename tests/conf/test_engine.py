@@ -61,3 +61,28 @@ def test_a_broken_tool_raises_configuration_error():
 
     with pytest.raises(ConfigurationError, match="broken"):
         build_engine(Settings(TOOLS=(Broken,)))
+
+
+def test_a_wrong_scopes_declaration_fails_when_the_engine_is_built():
+    class Scoped(Echo):
+        name = "scoped"
+        scopes = {"*": ["tasks:read"], "shout": ["x"], "say": "tasks:write"}  # noqa: RUF012
+
+    with pytest.raises(ConfigurationError) as exc:
+        build_engine(Settings(TOOLS=(Scoped,)))
+    text = str(exc.value)
+    assert "'scoped'" in text
+    assert "'shout' is neither '*' nor an action of the tool (actions: say)" in text
+    assert "scopes['say']: scopes must be a list of strings, not str" in text
+
+
+def test_a_wrong_scopes_declaration_is_reported_by_the_checks():
+    from wymcp.conf import run_checks
+
+    class Scoped(Echo):
+        name = "scoped"
+        scopes = ["has space"]  # noqa: RUF012
+
+    (problem,) = [p for p in run_checks(Settings(TOOLS=(Scoped,))) if p.is_error]
+    assert problem.id == "wymcp.E006"
+    assert "'has space' is not a scope" in problem.message

@@ -147,7 +147,17 @@ def test_a_module_with_a_missing_import_names_it(settings_module):
         ("ALLOWED_HOSTS", ["bad host!"], "is not a valid entry"),
         ("ALLOWED_ORIGINS", ["example.com"], "is not a valid entry"),
         ("ALLOWED_ORIGINS", [1], "must list strings, not int"),
-        ("AUTH", 3, "AUTH must be None, a callable"),
+        ("AUTH", 3, "AUTH must be None, a token validator"),
+        ("AUTH_AUTHORIZATION_SERVERS", "https://a", "must be a list or a tuple"),
+        ("AUTH_AUTHORIZATION_SERVERS", ["auth.example.com"], "absolute http"),
+        ("AUTH_AUTHORIZATION_SERVERS", ['https://a"b'], "absolute http"),
+        ("AUTH_RESOURCE", "https://h/mcp#x", "without a fragment"),
+        ("AUTH_RESOURCE", 3, "a string or None"),
+        ("AUTH_SCOPES_SUPPORTED", ["two words"], "not an OAuth scope"),
+        ("AUTH_REQUIRED_SCOPES", [3], "not an OAuth scope"),
+        ("MAX_STREAMS", 0, "at least 1"),
+        ("CALL_TIMEOUT", 0, "more than zero"),
+        ("CALL_TIMEOUT", "5", "number of seconds, not str"),
         ("PROTOCOL_VERSIONS", ["2024-11-05"], "not a revision wymcp serves"),
         ("PROTOCOL_VERSIONS", [], "at least one revision"),
         ("STATE_SECRET", "short", "at least 32 bytes"),
@@ -174,12 +184,14 @@ def test_conversions(settings_module):
         STATE_SECRET="s" * 32,
         PROTOCOL_VERSIONS=["2025-06-18", "2026-07-28"],
         SHUTDOWN_GRACE=0,
-        AUTH="builtins.len",
+        CALL_TIMEOUT=None,
+        AUTH_REQUIRED_SCOPES=["a", "b", "a"],
     )
     assert settings.STATE_SECRET == b"s" * 32
     assert settings.PROTOCOL_VERSIONS == ("2026-07-28", "2025-06-18")
     assert settings.SHUTDOWN_GRACE == 0.0
-    assert settings.AUTH is len
+    assert settings.CALL_TIMEOUT is None
+    assert settings.AUTH_REQUIRED_SCOPES == ("a", "b")
     assert settings.is_overridden("STATE_SECRET")
 
 

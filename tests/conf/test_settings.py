@@ -29,3 +29,19 @@ def test_evolve_checks_and_records_what_it_sets():
 def test_the_secret_is_not_in_the_repr():
     settings = Settings().evolve(STATE_SECRET="x" * 40)
     assert "xxxx" not in repr(settings)
+
+
+async def _validator(token: str) -> object:
+    return token
+
+
+def test_auth_needs_an_authorization_server():
+    with pytest.raises(ImproperlyConfigured) as exc:
+        Settings().evolve(AUTH=_validator)
+    (problem,) = exc.value.problems
+    assert problem.id == "wymcp.E007"
+    assert "AUTH_AUTHORIZATION_SERVERS" in problem.message
+    settings = Settings().evolve(
+        AUTH=_validator, AUTH_AUTHORIZATION_SERVERS=("https://auth.example.com",)
+    )
+    assert settings.AUTH is not None

@@ -23,6 +23,7 @@ class StubEngine:
         self.cancelled = asyncio.Event()
         self.started = asyncio.Event()
         self.closed = False
+        self.tool_specs: tuple[Any, ...] = ()
 
     async def post(self, exchange: Exchange, stream: Stream) -> Reply:
         self.exchanges.append(exchange)

@@ -17,6 +17,8 @@ STATE_SECRET_NOT_SET = "wymcp.W002"  # noqa: S105 - a check id, not a secret
 REMOTE_HOST_NOT_ALLOWED = "wymcp.W003"
 HOST_CHECK_DISABLED = "wymcp.W004"
 NO_TOOLS = "wymcp.W005"
+RESOURCE_NOT_SET = "wymcp.W006"
+OFFLINE_ACCESS_LISTED = "wymcp.W007"
 
 
 def _is_loopback(host: str) -> bool:
@@ -56,6 +58,38 @@ def _declaration_problems(settings: Settings) -> list[CheckMessage]:
             )
         ]
     return []
+
+
+def _auth_warnings(settings: Settings) -> list[CheckMessage]:
+    if settings.AUTH is None:
+        return []
+    found: list[CheckMessage] = []
+    if settings.AUTH_RESOURCE is None:
+        found.append(
+            CheckMessage(
+                WARNING,
+                RESOURCE_NOT_SET,
+                "AUTH is set but AUTH_RESOURCE is not, so the resource identifier "
+                "in the metadata is derived from each request's Host header.",
+                'Set AUTH_RESOURCE = "https://mcp.example.com/mcp", the audience '
+                "your authorization server issues tokens for.",
+            )
+        )
+    if (
+        "offline_access"
+        in settings.AUTH_SCOPES_SUPPORTED + settings.AUTH_REQUIRED_SCOPES
+    ):
+        found.append(
+            CheckMessage(
+                WARNING,
+                OFFLINE_ACCESS_LISTED,
+                "offline_access is listed in AUTH_SCOPES_SUPPORTED or "
+                "AUTH_REQUIRED_SCOPES; MCP servers should not advertise it.",
+                "Remove offline_access; clients ask the authorization server for "
+                "refresh tokens themselves.",
+            )
+        )
+    return found
 
 
 def run_checks(settings: Settings) -> list[CheckMessage]:
@@ -102,5 +136,6 @@ def run_checks(settings: Settings) -> list[CheckMessage]:
                 'Add your tools, e.g. TOOLS = ["myapp.tools.Tasks"].',
             )
         )
+    found += _auth_warnings(settings)
     found += _declaration_problems(settings)
     return sorted(found, key=lambda problem: (not problem.is_error, problem.id))

@@ -38,8 +38,26 @@ PATH: str = "/mcp"
 ALLOWED_HOSTS: tuple[str, ...] = ()
 ALLOWED_ORIGINS: tuple[str, ...] = ()
 
-# A token validator (dotted path or callable); None serves without auth.
+# OAuth 2.1 resource-server mode (docs/authorization.md). AUTH names a token
+# validator: an object with `async validate(token) -> Principal`, a class
+# making one with no arguments, an (async) callable, or a dotted path to one.
+# None serves without authentication.
 AUTH: object | None = None
+
+# The authorization servers (issuer URLs) published in the protected-resource
+# metadata; at least one is needed when AUTH is set.
+AUTH_AUTHORIZATION_SERVERS: tuple[str, ...] = ()
+
+# This server's resource identifier (RFC 8707/9728), e.g.
+# "https://mcp.example.com/mcp". None: derived from each request's Host and PATH.
+AUTH_RESOURCE: str | None = None
+
+# The scopes published as `scopes_supported`; empty: every scope that
+# AUTH_REQUIRED_SCOPES and the tools declare.
+AUTH_SCOPES_SUPPORTED: tuple[str, ...] = ()
+
+# Scopes every request needs, whatever it asks for.
+AUTH_REQUIRED_SCOPES: tuple[str, ...] = ()
 
 # What the server calls itself in `initialize` and `server/discover`.
 SERVER_NAME: str = "wymcp"
@@ -65,6 +83,14 @@ STATE_SECRET: str | bytes | None = None
 # and the most sessions alive at once (more are answered 503 + Retry-After).
 SESSION_IDLE_TIMEOUT: float = 1800.0
 MAX_SESSIONS: int = 10_000
+
+# The most long-lived SSE streams open at once (GET streams and
+# subscriptions/listen); one more is answered 503 + Retry-After.
+MAX_STREAMS: int = 1000
+
+# Seconds a tool call may run; then it is stopped and answered isError.
+# None lets calls run for as long as they take.
+CALL_TIMEOUT: float | None = 300.0
 
 # How many items one page of tools/list (and other lists) holds.
 PAGE_SIZE: int = 100

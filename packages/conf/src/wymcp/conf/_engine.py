@@ -36,10 +36,14 @@ def build_engine(settings: Settings) -> Engine:
     stays cheap.
     """
     from wymcp.core.server import Engine  # noqa: PLC0415 - imported when needed
+    from wymcp.core.server._authorization import tool_scopes  # noqa: PLC0415
 
-    return Engine(
+    engine = Engine(
         tools=settings.TOOLS,
         resources=settings.RESOURCES,
         prompts=settings.PROMPTS,
         options=engine_options(settings),
     )
+    for spec in engine.tool_specs:
+        tool_scopes(spec)  # a wrong `scopes` declaration fails here, not mid-call
+    return engine

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import secrets
+from typing import TYPE_CHECKING
 
 import attrs
 
 from wymcp.conf import _defaults
+from wymcp.conf._check_message import ERROR, CheckMessage
 from wymcp.conf._improperly_configured import ImproperlyConfigured
 from wymcp.conf._validation import convert, sort_names
+
+AUTH_WITHOUT_SERVERS = "wymcp.E007"
+
+if TYPE_CHECKING:
+    from wymcp.core.server._authorization import TokenValidator
 
 
 def _random_secret() -> bytes:
@@ -37,7 +44,11 @@ class Settings:
     PATH: str = _defaults.PATH
     ALLOWED_HOSTS: tuple[str, ...] = _defaults.ALLOWED_HOSTS
     ALLOWED_ORIGINS: tuple[str, ...] = _defaults.ALLOWED_ORIGINS
-    AUTH: object | None = _defaults.AUTH
+    AUTH: TokenValidator | None = None  # _defaults.AUTH, as a validator
+    AUTH_AUTHORIZATION_SERVERS: tuple[str, ...] = _defaults.AUTH_AUTHORIZATION_SERVERS
+    AUTH_RESOURCE: str | None = _defaults.AUTH_RESOURCE
+    AUTH_SCOPES_SUPPORTED: tuple[str, ...] = _defaults.AUTH_SCOPES_SUPPORTED
+    AUTH_REQUIRED_SCOPES: tuple[str, ...] = _defaults.AUTH_REQUIRED_SCOPES
     SERVER_NAME: str = _defaults.SERVER_NAME
     SERVER_VERSION: str = _defaults.SERVER_VERSION
     INSTRUCTIONS: str | None = _defaults.INSTRUCTIONS
@@ -45,6 +56,8 @@ class Settings:
     STATE_SECRET: bytes = attrs.field(factory=_random_secret, repr=False)
     SESSION_IDLE_TIMEOUT: float = _defaults.SESSION_IDLE_TIMEOUT
     MAX_SESSIONS: int = _defaults.MAX_SESSIONS
+    MAX_STREAMS: int = _defaults.MAX_STREAMS
+    CALL_TIMEOUT: float | None = _defaults.CALL_TIMEOUT
     PAGE_SIZE: int = _defaults.PAGE_SIZE
     KEEPALIVE_INTERVAL: float = _defaults.KEEPALIVE_INTERVAL
     SHUTDOWN_GRACE: float = _defaults.SHUTDOWN_GRACE
@@ -52,6 +65,21 @@ class Settings:
     explicit: frozenset[str] = frozenset()
     unknown: tuple[str, ...] = ()
     module: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.AUTH is not None and not self.AUTH_AUTHORIZATION_SERVERS:
+            raise ImproperlyConfigured(
+                [
+                    CheckMessage(
+                        ERROR,
+                        AUTH_WITHOUT_SERVERS,
+                        "AUTH is set but AUTH_AUTHORIZATION_SERVERS is empty, so "
+                        "clients cannot learn where to get a token (RFC 9728 "
+                        "needs at least one authorization server).",
+                        'Write AUTH_AUTHORIZATION_SERVERS = ["https://auth.example.com"].',
+                    )
+                ]
+            )
 
     def is_overridden(self, name: str) -> bool:
         """Whether the user set `name` (in the settings module or an override)."""

@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from wymcp.conf import _defaults
 from wymcp.conf._check_message import ERROR, WARNING, CheckMessage
@@ -34,6 +35,7 @@ _HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)"
 _HOST_ENTRY = re.compile(rf"\*|{_HOST}(?::(?:\*|[0-9]{{1,5}}))?")
 _ORIGIN_ENTRY = re.compile(rf"\*|https?://{_HOST}(?::(?:\*|[0-9]{{1,5}}))?")
 _PATH = re.compile(r"/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*")
+_SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
@@ -217,18 +219,88 @@ def _patterns(
     return tuple(item.lower() for item in items)
 
 
-def _callable(setting: str, value: object) -> object | None:
+def _validator(setting: str, value: object) -> object | None:
+    """Resolve AUTH into an object with `async validate(token)`, or None."""
     if value is None:
         return None
     resolved = import_string(setting, value) if isinstance(value, str) else value
-    if not callable(resolved):
-        raise Invalid(
-            WRONG_TYPE,
-            f"{setting} must be None, a callable or a dotted path to one, "
-            f"not {_short(resolved)}.",
-            f'Write {setting} = "package.module.validator".',
+    if isinstance(resolved, type):
+        try:
+            resolved = resolved()
+        except Exception as exc:  # noqa: BLE001 - the user's class raised; report it
+            raise Invalid(
+                INVALID_VALUE,
+                f"{setting} names the class {resolved.__qualname__[:120]}, but "
+                f"making one with no arguments raised {type(exc).__name__}: "
+                f"{str(exc)[:200]}.",
+                f"Give {setting} an instance instead, e.g. "
+                f"{setting} = JwtValidator(issuer=..., audience=..., key=...).",
+            ) from None
+    if callable(getattr(resolved, "validate", None)):
+        return resolved
+    if callable(resolved):
+        from wymcp.conf._callable_validator import (  # noqa: PLC0415 - only with AUTH
+            CallableValidator,
         )
-    return resolved
+
+        return CallableValidator(resolved)
+    raise Invalid(
+        WRONG_TYPE,
+        f"{setting} must be None, a token validator (an object with "
+        f"`async validate(token)`), a callable, or a dotted path to one, "
+        f"not {_short(resolved)}.",
+        f'Write {setting} = "package.module.validator".',
+    )
+
+
+_MAX_URL = 2000
+
+
+def _url(setting: str, value: object, *, optional: bool = False) -> str | None:
+    text = _text(setting, value, optional=optional)
+    if text is None:
+        return None
+    try:
+        parts = urlsplit(text) if len(text) <= _MAX_URL and text.isprintable() else None
+    except ValueError:
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in {"http", "https"}
+        or not parts.hostname
+        or parts.fragment
+        or any(c in text for c in ' "#<>\\')
+    ):
+        raise Invalid(
+            INVALID_VALUE,
+            f"{setting} must be an absolute http(s) URL without a fragment.",
+            f'Write {setting} = "https://auth.example.com", for example.',
+        )
+    return text
+
+
+def _urls(setting: str, value: object) -> tuple[str, ...]:
+    items = _sequence(setting, value)
+    urls = tuple(_url(setting, item) for item in items)
+    return tuple(url for url in urls if url is not None)
+
+
+def _scopes(setting: str, value: object) -> tuple[str, ...]:
+    items = _sequence(setting, value)
+    for item in items:
+        if not isinstance(item, str) or not _SCOPE.fullmatch(item):
+            shown = repr(item[:60]) if isinstance(item, str) else _short(item)
+            raise Invalid(
+                INVALID_VALUE,
+                f"{setting} holds {shown}, which is not an OAuth scope (visible "
+                'ASCII without spaces, " or \\).',
+                f'Write {setting} = ["tasks:read"], for example.',
+            )
+    return tuple(dict.fromkeys(items))
+
+
+def _optional_seconds(setting: str, value: object) -> float | None:
+    return None if value is None else _seconds(setting, value)
 
 
 def _versions(setting: str, value: object) -> tuple[str, ...]:
@@ -280,14 +352,20 @@ CONVERTERS: Mapping[str, Converter] = {
     "ALLOWED_ORIGINS": lambda s, v: _patterns(
         s, v, _ORIGIN_ENTRY, "https://example.com"
     ),
-    "AUTH": _callable,
+    "AUTH": _validator,
+    "AUTH_AUTHORIZATION_SERVERS": _urls,
+    "AUTH_REQUIRED_SCOPES": _scopes,
+    "AUTH_RESOURCE": lambda s, v: _url(s, v, optional=True),
+    "AUTH_SCOPES_SUPPORTED": _scopes,
     "BODY_LIMIT": lambda s, v: _integer(s, v, low=1, high=None),
     "BODY_TIMEOUT": _seconds,
+    "CALL_TIMEOUT": _optional_seconds,
     "HOST": _required_text,
     "INSTRUCTIONS": lambda s, v: _text(s, v, optional=True),
     "JSON_DEPTH_LIMIT": lambda s, v: _integer(s, v, low=2, high=10_000),
     "KEEPALIVE_INTERVAL": _seconds,
     "MAX_SESSIONS": lambda s, v: _integer(s, v, low=1, high=None),
+    "MAX_STREAMS": lambda s, v: _integer(s, v, low=1, high=None),
     "PAGE_SIZE": lambda s, v: _integer(s, v, low=1, high=10_000),
     "PATH": _path,
     "PORT": lambda s, v: _integer(s, v, low=0, high=_MAX_PORT),

@@ -15,8 +15,11 @@ from typing import Any, Protocol
 
 from aiohttp import HttpVersion11, web
 from wymcp.conf import Settings
+from wymcp.core.schema import ToolSpec
 from wymcp.core.server import Exchange, Headers, Reply, Stream
+from wymcp.core.server._authorization import Principal
 from wymcp.transport.aiohttp._answers import (
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
     echoable_id,
@@ -25,6 +28,7 @@ from wymcp.transport.aiohttp._answers import (
     error_response,
     internal_error,
 )
+from wymcp.transport.aiohttp._bearer_auth import BearerAuth
 from wymcp.transport.aiohttp._host_policy import HostPolicy
 from wymcp.transport.aiohttp._json_body import BodyError, decode_json
 from wymcp.transport.aiohttp._sse_stream import SseStream
@@ -34,10 +38,15 @@ logger = logging.getLogger("wymcp.transport.aiohttp")
 ALLOW = "GET, POST, DELETE"
 _JSON_TYPES = frozenset({"application/json"})
 _READ_CHUNK = 64 * 1024
+_RETRY_AFTER = "5"
+_PRINCIPAL_KEY = web.RequestKey("wymcp_principal", Principal)
 
 
 class Engine(Protocol):
     """What the endpoint needs from `wymcp.core.server.Engine`."""
+
+    @property
+    def tool_specs(self) -> tuple[ToolSpec, ...]: ...
 
     async def post(self, exchange: Exchange, stream: Stream) -> Reply: ...
     async def get(self, exchange: Exchange, stream: Stream) -> Reply: ...
@@ -60,6 +69,10 @@ class Endpoint:
         self._policy = HostPolicy.build(
             settings.ALLOWED_HOSTS, settings.ALLOWED_ORIGINS
         )
+        self.auth = (
+            BearerAuth(settings, settings.AUTH) if settings.AUTH is not None else None
+        )
+        self._long_streams = 0
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Answer one request to the endpoint, whatever it carries."""
@@ -83,7 +96,7 @@ class Endpoint:
         the body.
         """
         try:
-            self._check_before_body(request)
+            await self._admit(request)
         except _Refused as refused:
             refused.response.force_close()
             return refused.response
@@ -102,7 +115,29 @@ class Endpoint:
         request.writer.output_size = 0
         return None
 
-    def _check_before_body(self, request: web.Request) -> None:
+    async def _admit(self, request: web.Request) -> Principal | None:
+        """Run every check that needs no body; return the authenticated principal.
+
+        The principal is kept on the request, so a request admitted by the
+        `Expect: 100-continue` handler is not authenticated twice.
+        """
+        if _PRINCIPAL_KEY in request:
+            return request[_PRINCIPAL_KEY]
+        self._check_method_host_origin(request)
+        principal = None
+        if self.auth is not None:
+            outcome = await self.auth.authenticate(request)
+            if isinstance(outcome, web.Response):
+                raise _Refused(outcome)
+            principal = request[_PRINCIPAL_KEY] = outcome
+        if request.method == "POST":
+            self._check_content_type(request)
+            declared = request.content_length
+            if declared is not None and declared > self.settings.BODY_LIMIT:
+                raise _Refused(self._too_large())
+        return principal
+
+    def _check_method_host_origin(self, request: web.Request) -> None:
         if request.method not in {"GET", "POST", "DELETE"}:
             raise _Refused(
                 error_response(
@@ -113,11 +148,6 @@ class Endpoint:
                 )
             )
         self._check_host_and_origin(request)
-        if request.method == "POST":
-            self._check_content_type(request)
-            declared = request.content_length
-            if declared is not None and declared > self.settings.BODY_LIMIT:
-                raise _Refused(self._too_large())
 
     def _too_large(self) -> web.Response:
         return error_response(
@@ -129,22 +159,57 @@ class Endpoint:
         )
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        self._check_before_body(request)
+        principal = await self._admit(request)
         headers = Headers.of(request.headers.items())
-        stream = SseStream(request, keepalive=self.settings.KEEPALIVE_INTERVAL)
         body: Any = None
+        if request.method == "POST":
+            body = await self._read_json(request)
+            if self.auth is not None and principal is not None:
+                forbidden = self.auth.check_call(
+                    request, principal, body, self.engine.tool_specs
+                )
+                if forbidden is not None:
+                    return forbidden
+        long_lived = request.method == "GET" or (
+            isinstance(body, dict) and body.get("method") == "subscriptions/listen"
+        )
+        if long_lived and self._long_streams >= self.settings.MAX_STREAMS:
+            return error_response(
+                503,
+                INTERNAL_ERROR,
+                "Service unavailable: too many open streams (MAX_STREAMS). "
+                "Retry later.",
+                rid=echoable_id(body),
+                headers={"Retry-After": _RETRY_AFTER},
+            )
+        self._long_streams += long_lived
+        try:
+            return await self._serve(request, headers, body, principal)
+        finally:
+            self._long_streams -= long_lived
+
+    async def _serve(
+        self,
+        request: web.Request,
+        headers: Headers,
+        body: Any,
+        principal: Principal | None,
+    ) -> web.StreamResponse:
+        stream = SseStream(request, keepalive=self.settings.KEEPALIVE_INTERVAL)
         try:
             if request.method == "POST":
-                body = await self._read_json(request)
-                reply = await self.engine.post(Exchange("POST", headers, body), stream)
+                exchange = Exchange("POST", headers, body, principal)
+                reply = await self.engine.post(exchange, stream)
             elif request.method == "GET":
-                reply = await self.engine.get(Exchange("GET", headers), stream)
+                exchange = Exchange("GET", headers, principal=principal)
+                reply = await self.engine.get(exchange, stream)
             else:
-                reply = await self.engine.delete(Exchange("DELETE", headers))
+                exchange = Exchange("DELETE", headers, principal=principal)
+                reply = await self.engine.delete(exchange)
             if stream.opened:
                 return await stream.finish(reply.body)
             return _json_reply(reply)
-        except (_Refused, asyncio.CancelledError):
+        except asyncio.CancelledError:
             raise
         except Exception:
             if stream.gone:  # the client left: the call is over, nobody to answer
@@ -170,7 +235,27 @@ class Endpoint:
         except ConnectionResetError:
             raise asyncio.CancelledError from None
 
-    def _check_host_and_origin(self, request: web.Request) -> None:
+    async def metadata(self, request: web.Request) -> web.StreamResponse:
+        """Serve the RFC 9728 protected-resource metadata (GET; public, no token)."""
+        try:
+            self._check_host(request)
+        except _Refused as refused:
+            return refused.response
+        auth = self.auth
+        assert auth is not None  # noqa: S101 - only routed when AUTH is set
+        document = auth.metadata.document(
+            request, auth.scopes_supported(self.engine.tool_specs)
+        )
+        return web.Response(
+            body=encode(document),
+            content_type="application/json",
+            headers={
+                "Access-Control-Allow-Origin": "*",
+                "Cache-Control": "max-age=300",
+            },
+        )
+
+    def _check_host(self, request: web.Request) -> None:
         if not self._policy.host_allowed(request.headers.getall("Host", [])):
             raise _Refused(
                 error_response(
@@ -180,6 +265,9 @@ class Endpoint:
                     "ALLOWED_HOSTS.",
                 )
             )
+
+    def _check_host_and_origin(self, request: web.Request) -> None:
+        self._check_host(request)
         if not self._policy.origin_allowed(request.headers.getall("Origin", [])):
             raise _Refused(
                 error_response(

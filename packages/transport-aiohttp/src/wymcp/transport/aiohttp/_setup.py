@@ -33,6 +33,9 @@ def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
     app.router.add_route(
         "*", settings.PATH, endpoint.handle, expect_handler=endpoint.expect
     )
+    if endpoint.auth is not None:
+        for path in endpoint.auth.metadata.paths():
+            app.router.add_get(path, endpoint.metadata)
 
     async def close_engine(_app: web.Application) -> None:
         try:
