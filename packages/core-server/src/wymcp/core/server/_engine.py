@@ -224,7 +224,7 @@ class Engine:
         index = index_headers(exchange.headers)
         if is_modern_request(incoming, index):
             return await self._post_modern(incoming, exchange, stream, index)
-        return await self._post_session(incoming, exchange, stream)
+        return await self._post_session(incoming, exchange, stream, index)
 
     def _modern_reply(self, rid: str | int | None, error: RpcError) -> Reply:
         status = error.status or MODERN_STATUS.get(error.code, 200)
@@ -286,19 +286,26 @@ class Engine:
         return Reply(200, response(incoming.id, self._finish_modern(result)))
 
     async def _post_session(
-        self, incoming: Incoming, exchange: Exchange, stream: Stream
+        self,
+        incoming: Incoming,
+        exchange: Exchange,
+        stream: Stream,
+        index: HeaderIndex,
     ) -> Reply:
         try:
-            return await self._serve_session(incoming, exchange, stream)
+            return await self._serve_session(incoming, exchange, stream, index)
         except RpcError as error:
             return self._session_reply(incoming.id, error)
 
     async def _serve_session(
-        self, incoming: Incoming, exchange: Exchange, stream: Stream
+        self,
+        incoming: Incoming,
+        exchange: Exchange,
+        stream: Stream,
+        index: HeaderIndex,
     ) -> Reply:
-        headers = exchange.headers
         for name in ("Mcp-Session-Id", "MCP-Protocol-Version"):
-            if len(headers.getall(name)) > 1:
+            if len(index.get(name.lower(), ())) > 1:
                 raise invalid_request(
                     f"Duplicated {name} header. Send exactly one {name} header."
                 )
@@ -306,10 +313,10 @@ class Engine:
             return self._initialize(incoming, exchange)
         if incoming.kind == "request" and incoming.method == "ping":
             return Reply(200, response(incoming.id, {}))
-        session = self._live_session(incoming, exchange)
+        session = self._live_session(incoming, exchange, index)
         if isinstance(session, Reply):
             return session
-        check_session_version(session, headers)
+        check_session_version(session, index)
         if incoming.kind == "response":
             deliver(session, incoming)
             return Reply(202)
@@ -318,8 +325,11 @@ class Engine:
             return Reply(202)
         return await self._session_request(session, incoming, exchange, stream)
 
-    def _live_session(self, incoming: Incoming, exchange: Exchange) -> Session | Reply:
-        sid = exchange.headers.get("Mcp-Session-Id")
+    def _live_session(
+        self, incoming: Incoming, exchange: Exchange, index: HeaderIndex
+    ) -> Session | Reply:
+        sids = index.get("mcp-session-id")
+        sid = sids[0] if sids else None
         if sid is None:
             raise invalid_request("Missing Mcp-Session-Id header. Initialize first.")
         session = self._store.get(sid.strip())

@@ -9,8 +9,8 @@ from typing import Final
 
 from wymcp.core.server._call import invalid_request
 from wymcp.core.server._context import ClientRequestError
-from wymcp.core.server._exchange import Headers
 from wymcp.core.server._jsonrpc import Incoming
+from wymcp.core.server._mirror import HeaderIndex
 from wymcp.core.server._session import Session
 
 SESSION_STATUS: Final = {-32700: 400, -32600: 400}
@@ -20,15 +20,15 @@ BEFORE_INITIALIZED: Final = frozenset({"ping", "tools/list", "tools/call"})
 """Methods a session serves before `notifications/initialized`."""
 
 
-def check_session_version(session: Session, headers: Headers) -> None:
+def check_session_version(session: Session, headers: HeaderIndex) -> None:
     """-32600 when `MCP-Protocol-Version` names another revision.
 
     An absent header is allowed; 2025-03-26 sessions ignore it.
     """
     if session.protocol_version == "2025-03-26":
         return
-    sent = headers.get("MCP-Protocol-Version")
-    if sent is not None and sent.strip() != session.protocol_version:
+    sent = headers.get("mcp-protocol-version")
+    if sent and sent[0].strip() != session.protocol_version:
         raise invalid_request(
             "Incorrect MCP-Protocol-Version header. Expected the version "
             "negotiated during initialize."
