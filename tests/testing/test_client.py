@@ -188,3 +188,46 @@ async def test_a_failed_start_leaves_nothing_running(settings):
         await client.start()
     with pytest.raises(RuntimeError, match="not started"):
         _ = client.http
+
+
+def guarded_app(settings: Any) -> web.Application:
+    @web.middleware
+    async def guard(request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.headers.get("Authorization") != "Bearer good":
+            return web.Response(status=401, text="no entry")
+        return await handler(request)
+
+    app = web.Application(middlewares=[guard])
+    setup(app, settings)
+    return app
+
+
+async def test_extra_headers_go_with_every_request_and_a_refusal_is_an_answer(
+    settings,
+):
+    async with Client(guarded_app(settings)) as refused:
+        answer = await refused.call("orders", "cancel", {"order_id": 1})
+    assert answer.status == 401
+    assert answer.response is None
+    async with Client(
+        guarded_app(settings), headers={"Authorization": "Bearer good"}
+    ) as allowed:
+        answer = await allowed.call("orders", "cancel", {"order_id": 1})
+    assert answer.text == "Order 1 does not exist."
+
+
+async def test_meta_given_in_params_is_kept_beside_the_protocol_meta(settings):
+    async with connect(settings, log_level="info") as client:
+        answer = await client.request(
+            "tools/call",
+            {
+                "name": "orders",
+                "arguments": {
+                    "action": "place",
+                    "data": {"customer": "c", "items": ITEMS},
+                },
+                "_meta": {"progressToken": "mine"},
+            },
+        )
+    assert {p["progressToken"] for p in answer.progress} == {"mine"}
+    assert [log["level"] for log in answer.logs] == ["info"]

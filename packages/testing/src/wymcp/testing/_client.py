@@ -43,6 +43,14 @@ def _encode(message: Mapping[str, Any]) -> bytes:
     return json.dumps(message, ensure_ascii=False).encode("utf-8")
 
 
+def _decoded(body: bytes) -> Any:
+    """The JSON value of a body or event, or None when it is empty or not JSON."""
+    try:
+        return json.loads(body) if body else None
+    except ValueError:
+        return None
+
+
 class Client:
     """An MCP client of one in-process application (start it, or `async with`).
 
@@ -178,15 +186,17 @@ class Client:
         self, params: Mapping[str, Any] | None, meta: Mapping[str, Any] | None
     ) -> dict[str, Any]:
         shaped = dict(params or {})
+        given = shaped.get("_meta")
+        extra = {**(given if isinstance(given, Mapping) else {}), **(meta or {})}
         if self.modern:
             shaped["_meta"] = modern_meta(
                 capabilities=self.capabilities,
                 client_info=self.client_info,
                 log_level=self.log_level,
-                extra=meta,
+                extra=extra,
             )
-        elif meta:
-            shaped["_meta"] = dict(meta)
+        elif extra:
+            shaped["_meta"] = extra
         return shaped
 
     async def request(
@@ -232,8 +242,7 @@ class Client:
     async def _read(self, response: ClientResponse) -> Answer:
         headers = dict(response.headers)
         if response.content_type != "text/event-stream":
-            body = await response.read()
-            decoded = json.loads(body) if body else None
+            decoded = _decoded(await response.read())
             return Answer(
                 status=response.status,
                 response=decoded if isinstance(decoded, dict) else None,
@@ -242,9 +251,9 @@ class Client:
         messages: list[Mapping[str, Any]] = []
         final: Mapping[str, Any] | None = None
         async for event in read_events(response.content):
-            if not event.data:
+            message = _decoded(event.data.encode("utf-8"))
+            if not isinstance(message, dict):
                 continue
-            message = json.loads(event.data)
             if "method" not in message:
                 final = message
                 continue
@@ -299,6 +308,13 @@ class Client:
         }
         return tools
 
+    async def _learn_annotations(self) -> None:
+        """List the tools once to learn their header annotations (best effort)."""
+        try:
+            await self.list_tools()
+        except RuntimeError:
+            self._annotations = {}
+
     async def call(
         self,
         tool: str,
@@ -317,7 +333,7 @@ class Client:
         through `on_request` and retried, when `on_request` is set.
         """
         if self.modern and self._annotations is None:
-            await self.list_tools()
+            await self._learn_annotations()
         extra = dict(meta or {})
         if progress is not False:
             extra["progressToken"] = "progress" if progress is True else progress
