@@ -15,7 +15,7 @@ import pytest
 
 from wymcp.core.server import Engine, EngineOptions, Exchange, Headers, Reply
 
-SCHEMAS = Path("/work/shared/reference/mcp-schema")
+SCHEMAS = Path(__file__).resolve().parents[1] / "mcp-schema"
 MODERN = "2026-07-28"
 
 RESULTS = {

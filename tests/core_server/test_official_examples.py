@@ -15,7 +15,7 @@ import pytest
 from wymcp.core.schema import Tool
 from wymcp.core.server import Prompt, PromptArgument, Resource
 
-EXAMPLES = Path("/work/shared/reference/mcp-schema/2026-07-28/examples")
+EXAMPLES = Path(__file__).resolve().parents[1] / "mcp-schema/2026-07-28/examples"
 SERVED = {
     "tools/call",
     "tools/list",

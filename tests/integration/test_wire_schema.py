@@ -19,7 +19,7 @@ import aiohttp
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-SCHEMAS = Path("/work/shared/reference/mcp-schema")
+SCHEMAS = Path(__file__).resolve().parents[1] / "mcp-schema"
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 
