@@ -5,8 +5,15 @@ from __future__ import annotations
 import wymcp.transport.aiohttp
 
 
-def test_the_facade_exports_setup_and_create_app():
-    assert wymcp.transport.aiohttp.__all__ == ["create_app", "setup"]
+def test_the_facade_exports_setup_create_app_and_the_auth_names():
+    assert wymcp.transport.aiohttp.__all__ == [
+        "InvalidToken",
+        "JwtValidator",
+        "Principal",
+        "TokenValidator",
+        "create_app",
+        "setup",
+    ]
     for name in wymcp.transport.aiohttp.__all__:
         assert callable(getattr(wymcp.transport.aiohttp, name))
 

@@ -2,9 +2,19 @@
 
 `setup` mounts the MCP endpoint in an application you already run;
 `create_app` builds one; the `wymcp` command serves or checks a settings
-module.
+module. `JwtValidator` (with `Principal`, `InvalidToken`, `TokenValidator`)
+makes it an OAuth resource server (`AUTH`).
 """
 
+from wymcp.core.server._authorization import InvalidToken, Principal, TokenValidator
+from wymcp.transport.aiohttp._jwt_validator import JwtValidator
 from wymcp.transport.aiohttp._setup import create_app, setup
 
-__all__ = ["create_app", "setup"]
+__all__ = [
+    "InvalidToken",
+    "JwtValidator",
+    "Principal",
+    "TokenValidator",
+    "create_app",
+    "setup",
+]

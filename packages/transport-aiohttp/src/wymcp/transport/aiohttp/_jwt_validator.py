@@ -1,0 +1,149 @@
+"""A ready `AUTH` validator for JWT access tokens (pyjwt; the `[jwt]` extra).
+
+It checks the signature against a fixed key or the issuer's JWKS, `exp`
+(and `nbf`/`iat` when present), the issuer, and the audience: only tokens
+issued for this resource (RFC 8707) are accepted. Scopes come from `scope`
+(space-separated, RFC 9068) or `scp` (a list or a string).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from wymcp.core.server._authorization import InvalidToken, Principal
+
+if TYPE_CHECKING:
+    import jwt
+
+_DEFAULT_ALGORITHMS = ("RS256", "ES256")
+_REQUIRED_CLAIMS = ("exp", "iss", "aud", "sub")
+
+
+def _import_jwt() -> Any:
+    try:
+        import jwt  # noqa: PLC0415 - an optional dependency, loaded when used
+    except ImportError:
+        raise ImportError(
+            "JwtValidator needs pyjwt with its crypto extra: "
+            "pip install 'wymcp-transport-aiohttp[jwt]'"
+        ) from None
+    return jwt
+
+
+def _scopes(claims: Mapping[str, Any]) -> frozenset[str]:
+    found: set[str] = set()
+    for name in ("scope", "scp"):
+        value = claims.get(name)
+        if isinstance(value, str):
+            found.update(value.split())
+        elif isinstance(value, list):
+            found.update(item for item in value if isinstance(item, str))
+    return frozenset(found)
+
+
+class JwtValidator:
+    """Validate JWT bearer tokens issued by `issuer` for `audience`.
+
+    Give exactly one of `key` (a PEM public key, a key object, or a shared
+    secret for HS256) or `jwks_url` (the issuer's JSON Web Key Set, fetched
+    in a worker thread and cached). `leeway` is the clock skew allowed, in
+    seconds. Every failure raises `InvalidToken` with a reason the client
+    may read; an unreachable JWKS raises `ConnectionError` (answered 503).
+    """
+
+    def __init__(
+        self,
+        *,
+        issuer: str,
+        audience: str | Sequence[str],
+        key: Any = None,
+        jwks_url: str | None = None,
+        algorithms: Sequence[str] = _DEFAULT_ALGORITHMS,
+        leeway: float = 30.0,
+    ) -> None:
+        self._jwt = _import_jwt()
+        if (key is None) == (jwks_url is None):
+            raise ValueError("JwtValidator needs exactly one of key= or jwks_url=.")
+        if not issuer:
+            raise ValueError("JwtValidator needs the issuer= its tokens name.")
+        audiences: list[object] = (
+            [audience] if isinstance(audience, str) else list(audience)
+        )
+        if not audiences or not all(isinstance(a, str) and a for a in audiences):
+            raise ValueError(
+                "JwtValidator needs the audience= its tokens are issued for "
+                "(this server's resource identifier, AUTH_RESOURCE)."
+            )
+        if not algorithms or "none" in {a.lower() for a in algorithms}:
+            raise ValueError("JwtValidator needs signing algorithms, never 'none'.")
+        symmetric = [a for a in algorithms if a.upper().startswith("HS")]
+        if symmetric and (jwks_url is not None or not isinstance(key, str | bytes)):
+            raise ValueError(
+                "JwtValidator: HS algorithms need key= as a shared secret (str or "
+                "bytes); use RS/ES/PS algorithms with public keys."
+            )
+        self.issuer = issuer
+        self.audience = audiences
+        self.algorithms = list(algorithms)
+        self.leeway = leeway
+        self._key = key
+        self._jwks: jwt.PyJWKClient | None = (
+            self._jwt.PyJWKClient(jwks_url, cache_keys=True, lifespan=300, timeout=10)
+            if jwks_url is not None
+            else None
+        )
+
+    async def validate(self, token: str) -> Principal:
+        """Return the token's principal, or raise `InvalidToken` saying why."""
+        jwt = self._jwt
+        key = self._key
+        if self._jwks is not None:
+            try:
+                signing = await asyncio.to_thread(
+                    self._jwks.get_signing_key_from_jwt, token
+                )
+            except jwt.PyJWKClientConnectionError as exc:
+                raise ConnectionError("the issuer's JWKS cannot be fetched") from exc
+            except (jwt.PyJWKClientError, jwt.PyJWTError):
+                raise InvalidToken(
+                    "The access token is not signed by a key of the issuer."
+                ) from None
+            key = signing.key
+        try:
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=self.algorithms,
+                audience=self.audience,
+                issuer=self.issuer,
+                leeway=self.leeway,
+                options={"require": list(_REQUIRED_CLAIMS)},
+            )
+        except jwt.PyJWTError as exc:
+            raise InvalidToken(self._reason(exc)) from None
+        subject = claims.get("sub")
+        if not isinstance(subject, str) or not subject:
+            raise InvalidToken("The access token names no subject.")
+        return Principal(subject, _scopes(claims), claims)
+
+    def _reason(self, error: Exception) -> str:  # noqa: PLR0911 - one text per failure
+        jwt = self._jwt
+        if isinstance(error, jwt.ExpiredSignatureError):
+            return "The access token has expired."
+        if isinstance(error, jwt.ImmatureSignatureError):
+            return "The access token is not valid yet."
+        if isinstance(error, jwt.InvalidAudienceError):
+            return "The access token was not issued for this resource."
+        if isinstance(error, jwt.InvalidIssuerError):
+            return "The access token was not issued by the expected issuer."
+        if isinstance(error, jwt.MissingRequiredClaimError):
+            return f"The access token lacks the {error.claim} claim."
+        if isinstance(error, jwt.InvalidSignatureError):
+            return "The access token's signature does not verify."
+        if isinstance(error, jwt.InvalidAlgorithmError):
+            return "The access token is signed with an algorithm not accepted."
+        if isinstance(error, jwt.DecodeError):
+            return "The access token is not a well-formed JWT."
+        return "The access token is invalid."
