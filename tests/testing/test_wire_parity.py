@@ -4,7 +4,8 @@ The same cases run twice: through `wymcp.testing.Client` over aiohttp's test
 server, and as raw aiohttp requests (envelopes and SSE parsing written out
 here, independently) to the same settings served by an `AppRunner` on
 127.0.0.1. The JSON-RPC answers, what streamed before them, the HTTP status
-and the kind of body must be identical.
+and the kind of body must be identical. A direct `call()` with the same
+envelope must answer the same again.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 from aiohttp import web
 
 from wymcp.conf import Settings
-from wymcp.testing import Answer, Client, connect
+from wymcp.testing import Answer, Client, build_context, call, connect
 from wymcp.transport.aiohttp import create_app
 
 MODERN = "2026-07-28"
@@ -374,3 +375,27 @@ async def test_the_cases_cover_success_refusals_errors_and_streams(
 
 def test_a_client_is_built_around_an_application():
     assert Client(web.Application()).path == "/mcp"
+
+
+@pytest.mark.parametrize("revision", [MODERN, LEGACY])
+async def test_a_direct_call_answers_what_the_client_gets(parity_settings, revision):
+    over_http = await client_side(parity_settings, revision)
+    for case in CALLS:
+        if case.tool in {"help", "nope"}:
+            continue
+        ctx = build_context(
+            protocol_version=revision,
+            client_capabilities={"elicitation": {}},
+            log_level="debug",
+            progress_token="progress" if case.progress else None,
+        )
+        answer = await call(
+            case.tool, None, arguments=case.arguments, ctx=ctx, settings=parity_settings
+        )
+        direct = from_answer(answer)
+        expected = over_http[case.name]
+        assert (direct.status, direct.answer, direct.messages) == (
+            expected.status,
+            expected.answer,
+            expected.messages,
+        ), case.name
