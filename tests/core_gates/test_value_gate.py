@@ -96,3 +96,37 @@ def test_a_subtree_under_a_combinator_costs_a_bounded_number_of_engine_errors():
     assert report.partial
     assert report.count == 1000
     assert len(report.entries) == 10
+
+
+def test_an_array_whose_only_fault_is_its_length_is_one_path():
+    report = value_errors(ORDER, {"items": [{"qty": 1}] * 10_000})
+    assert report.count == 1
+    assert report.entries == [(("items",), ["value should have at most 3 items"])]
+
+
+def test_own_keywords_are_named_one_by_one():
+    node = root_of(
+        {
+            "type": "object",
+            "properties": {
+                "v": {
+                    "type": "array",
+                    "minItems": 5,
+                    "uniqueItems": True,
+                    "contains": {"type": "string"},
+                    "items": {"type": "integer"},
+                }
+            },
+        }
+    )
+    report = value_errors(node, {"v": [1, 1]})
+    assert report.entries == [
+        (
+            ("v",),
+            [
+                "value must contain an item matching contains",
+                "value must contain unique items",
+                "value should have at least 5 items",
+            ],
+        )
+    ]

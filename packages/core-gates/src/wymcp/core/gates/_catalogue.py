@@ -26,6 +26,22 @@ def problem_text(error: Any) -> str:
     return echo(_text(keyword, name, type(kind).__name__, detail))
 
 
+def keyword_text(keyword: str, schema: dict[str, Any]) -> str:
+    """The catalogue text of an assertion keyword of ``schema`` that failed."""
+    value = schema.get(keyword)
+    name = "contains" if keyword in _CONTAINS_TEXTS else keyword
+    detail: dict[str, Any] = {
+        "limit": value,
+        "types": value if isinstance(value, list) else [value],
+        "multiple_of": value,
+        "format": value,
+        "options": value if isinstance(value, list) else [],
+        "expected_value": value,
+        "pattern": value,
+    }
+    return echo(_text(keyword, name, "OneOfNotValid", detail))
+
+
 def _keyword(schema_path: list[Any], name: str) -> str:
     """The schema keyword that failed: the last keyword position of the schema path.
 

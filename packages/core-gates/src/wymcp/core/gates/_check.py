@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from wymcp.core.gates import _refusal
-from wymcp.core.gates._bound import FIRST, first
+from wymcp.core.gates._bound import FIRST
 from wymcp.core.gates._key_gate import unknown_keys
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._value_gate import (
@@ -83,8 +83,8 @@ def _slow(
     root = target.root
     found, pruned = unknown_keys(root, data, drop=not strict)
     dropped: tuple[str, ...] = ()
-    if found:
-        kept, count = first(found)
+    if found.count:
+        kept, count = found.kept, found.count
         if strict:
             return Verdict(
                 accepted=False,

@@ -2,36 +2,60 @@
 
 It walks the data along the value root's reach (``properties``, ``items``,
 ``prefixItems``; never into combinators) and reports every key a closed object
-schema does not declare. In lenient mode it returns the data without those keys.
+schema does not declare. The walk visits paths in path order, so the first ten it
+meets are the ten a refusal lists; past them it only counts. In lenient mode it
+returns the data without those keys (copied where something was dropped).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from wymcp.core.gates._bound import Path
+import attrs
+
+from wymcp.core.gates._bound import FIRST, Path, token_key
 from wymcp.core.schema import ValueNode
+
+
+@attrs.define
+class KeyReport:
+    """The unknown keys found: the first ten paths in path order, and a count."""
+
+    count: int = 0
+    kept: list[Path] = attrs.field(factory=list)
+
+    @property
+    def full(self) -> bool:
+        """Whether ten paths are kept (the rest are only counted)."""
+        return len(self.kept) >= FIRST
+
+    def add(self, path: Path, key: object) -> None:
+        """Count one unknown key; keep its path while fewer than ten are kept."""
+        self.count += 1
+        if len(self.kept) < FIRST:
+            self.kept.append((*path, str(key)))
 
 
 def unknown_keys(
     node: ValueNode, value: object, *, drop: bool
-) -> tuple[list[Path], object]:
-    """Every unknown key's path, and the value without them when ``drop`` is set."""
-    found: list[Path] = []
+) -> tuple[KeyReport, object]:
+    """The unknown keys under ``value``, and the value without them if ``drop``."""
+    report = KeyReport()
     if not node.keyed:
-        return found, value
-    pruned = _walk(node, value, (), found, drop=drop)
-    return found, pruned
+        return report, value
+    pruned = _walk(node, value, (), report, drop=drop)
+    return report, pruned
 
 
 def _walk(
-    node: ValueNode, value: object, path: Path, found: list[Path], *, drop: bool
+    node: ValueNode, value: object, path: Path, report: KeyReport, *, drop: bool
 ) -> object:
     """Report the unknown keys under ``value``; return it pruned (copied) if needed."""
-    if isinstance(value, dict):
-        return _walk_object(node, value, path, found, drop=drop)
-    if isinstance(value, list) and (node.items is not None or node.prefix_items):
-        return _walk_array(node, value, path, found, drop=drop)
+    kind = value.__class__
+    if kind is dict:
+        return _walk_object(node, value, path, report, drop=drop)  # type: ignore[arg-type]
+    if kind is list:
+        return _walk_array(node, value, path, report, drop=drop)  # type: ignore[arg-type]
     return value
 
 
@@ -39,43 +63,52 @@ def _walk_object(
     node: ValueNode,
     value: dict[Any, Any],
     path: Path,
-    found: list[Path],
+    report: KeyReport,
     *,
     drop: bool,
 ) -> object:
-    """Check one object's keys against its node, then descend into its properties."""
-    result = value
+    """Check one object's keys, then descend, both in path order."""
+    properties = node.properties
+    stray: list[Any] = []
     if node.closed:
-        stray = [
-            key
-            for key in value
-            if key not in node.properties
-            and not any(p.search(str(key)) for p in node.patterns)
-        ]
-        found.extend((*path, str(key)) for key in stray)
-        if drop and stray:
-            result = {k: v for k, v in value.items() if k not in stray}
-    for key, child in node.properties.items():
-        if not child.keyed or key not in result:
+        stray = [key for key in value if key not in properties]
+        if stray and node.patterns:
+            patterns = node.patterns
+            stray = [k for k in stray if not any(p.search(str(k)) for p in patterns)]
+    below = [key for key, child in properties.items() if child.keyed and key in value]
+    if not stray and not below:
+        return value
+    visits = [(key, True) for key in stray] + [(key, False) for key in below]
+    if len(visits) > 1:
+        visits.sort(key=lambda visit: token_key(str(visit[0])))
+    result = value
+    for key, unknown in visits:
+        if unknown:
+            report.add(path, key)
             continue
         sub = result[key]
-        new = _walk(child, sub, (*path, key), found, drop=drop)
+        new = _walk(properties[key], sub, (*path, key), report, drop=drop)
         if new is not sub:
             if result is value:
                 result = dict(value)
             result[key] = new
+    if drop and stray:
+        dropped = set(stray)
+        result = {k: v for k, v in result.items() if k not in dropped}
     return result
 
 
 def _walk_array(
-    node: ValueNode, value: list[Any], path: Path, found: list[Path], *, drop: bool
+    node: ValueNode, value: list[Any], path: Path, report: KeyReport, *, drop: bool
 ) -> object:
-    """Descend into an array's items."""
-    result = value
+    """Descend into an array's items, in index order."""
     prefix = node.prefix_items
     items = node.items
     if not prefix and (items is None or not items.keyed):
         return value
+    if not prefix and items is not None and _flat(items):
+        return _walk_flat_items(items, value, path, report, drop=drop)
+    result = value
     for index, item in enumerate(value):
         kind = item.__class__
         if kind is not dict and kind is not list:
@@ -83,9 +116,42 @@ def _walk_array(
         child = prefix[index] if index < len(prefix) else items
         if child is None or not child.keyed:
             continue
-        new = _walk(child, item, (*path, index), found, drop=drop)
+        new = _walk(child, item, (*path, index), report, drop=drop)
         if new is not item:
             if result is value:
                 result = list(value)
             result[index] = new
+    return result
+
+
+def _flat(node: ValueNode) -> bool:
+    """A closed key set without patterns and with nothing closed below it."""
+    return (
+        node.closed
+        and not node.patterns
+        and not any(child.keyed for child in node.properties.values())
+    )
+
+
+def _walk_flat_items(
+    items: ValueNode, value: list[Any], path: Path, report: KeyReport, *, drop: bool
+) -> object:
+    """The fast lane for arrays of flat objects: one set difference per item."""
+    declared = items.properties.keys()
+    result = value
+    for index, item in enumerate(value):
+        if item.__class__ is not dict:
+            continue
+        stray = item.keys() - declared
+        if not stray:
+            continue
+        if report.full:
+            report.count += len(stray)
+        else:
+            for key in sorted(stray, key=lambda key: token_key(str(key))):
+                report.add((*path, index), key)
+        if drop:
+            if result is value:
+                result = list(value)
+            result[index] = {k: v for k, v in item.items() if k not in stray}
     return result

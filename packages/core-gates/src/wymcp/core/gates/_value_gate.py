@@ -16,8 +16,8 @@ from typing import Any
 
 import attrs
 
-from wymcp.core.gates._bound import FIRST, Path, path_key, token_key
-from wymcp.core.gates._catalogue import UNCHECKABLE, problem_text
+from wymcp.core.gates._bound import FIRST, Path, echo, path_key, token_key
+from wymcp.core.gates._catalogue import UNCHECKABLE, keyword_text, problem_text
 from wymcp.core.schema import ValueNode
 
 _CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError)
@@ -76,7 +76,9 @@ def _visit(node: ValueNode, value: object, path: Path, report: ValueReport) -> N
         return
     before = report.count
     if not is_valid(node.shallow, value):
-        report.add(path, lambda: _problems(node.shallow, value))
+        report.add(path, lambda: _own_problems(node, value))
+        if node.inner is not None and is_valid(node.inner, value):
+            return
     if isinstance(value, dict):
         keys = sorted((key for key in value if key in node.properties), key=token_key)
         for key in keys:
@@ -130,17 +132,52 @@ def _leaf(validator: Any, value: object, path: Path, report: ValueReport) -> Non
         report.add((*path, *relative), functools.partial(_texts, groups[relative]))
 
 
-def _problems(validator: Any, value: object) -> list[str]:
-    """The catalogue texts of a node's own errors."""
+def _own_problems(node: ValueNode, value: object) -> list[str]:
+    """The texts of a node's own failing keywords, asked one keyword at a time.
+
+    The engine's yes/no answers are cheap whatever the value's size; its error
+    messages serialise the value, so they are asked for only as a fallback.
+    """
+    texts: list[str] = []
+    schema = node.schema
+    if node.keyword_checks is not None and isinstance(schema, dict):
+        texts.extend(
+            keyword_text(keyword, schema)
+            for keyword, validator in node.keyword_checks
+            if not is_valid(validator, value)
+        )
+        if isinstance(value, dict):
+            texts.extend(_missing_texts(schema, value))
+    if texts:
+        return _bounded(texts)
     try:
-        return _texts(list(validator.iter_errors(value)))
+        return _texts(list(node.shallow.iter_errors(value)))
     except _CHECK_ERRORS:
         return [UNCHECKABLE]
 
 
+def _missing_texts(schema: dict[str, Any], value: dict[Any, Any]) -> list[str]:
+    """``required`` and ``dependentRequired`` read directly from the object."""
+    names: list[object] = []
+    required = schema.get("required")
+    if isinstance(required, list):
+        names.extend(name for name in required if name not in value)
+    dependent = schema.get("dependentRequired")
+    if isinstance(dependent, dict):
+        for key, needed in dependent.items():
+            if key in value and isinstance(needed, list):
+                names.extend(name for name in needed if name not in value)
+    return [echo(f"property '{name}' is required") for name in names]
+
+
 def _texts(errors: list[Any]) -> list[str]:
+    """The catalogue texts of engine errors, bounded."""
+    return _bounded([problem_text(error) for error in errors])
+
+
+def _bounded(found: list[str]) -> list[str]:
     """Deduplicated, sorted texts; at most ten, then ``and N more``."""
-    texts = sorted({problem_text(error) for error in errors}) or [UNCHECKABLE]
+    texts = sorted(set(found)) or [UNCHECKABLE]
     if len(texts) > FIRST:
         return [*texts[:FIRST], f"and {len(texts) - FIRST} more"]
     return texts

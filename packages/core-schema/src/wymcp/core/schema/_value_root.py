@@ -18,6 +18,21 @@ import jsonschema_rs
 
 _CHILD_KEYWORDS = ("properties", "items", "prefixItems")
 _REF_HOPS = 8
+_ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+    }
+)
 _NOT_DECOMPOSABLE = frozenset(
     {
         "allOf",
@@ -71,6 +86,11 @@ class ValueNode:
         deeper_keys: the other declared properties with something to cast.
         keyed: whether this node or one below it has a closed key set (where the
             unknown-key gate has something to look at).
+        keyword_checks: where ``shallow`` is set, one validator per assertion
+            keyword of the position (see ``_keyword_checks``), or None.
+        inner: where ``shallow`` is set, a validator of the children alone
+            (``properties``, ``items``, ``prefixItems``), so a value whose only
+            fault is its own (too many items) is not walked child by child.
     """
 
     schema: Any
@@ -86,6 +106,8 @@ class ValueNode:
     integer_keys: tuple[str, ...] = ()
     deeper_keys: tuple[tuple[str, ValueNode], ...] = ()
     keyed: bool = False
+    keyword_checks: tuple[tuple[str, Any], ...] | None = None
+    inner: Any = None
 
 
 def compile_schema(schema: Any, *, assert_formats: bool = True) -> Any:
@@ -158,10 +180,11 @@ def _node(
         if child.casts and key not in integer_keys
     )
     closed = schema.get("additionalProperties") is False and patterns is not None
+    shallow = _shallow(schema, children) if standalone else None
     return ValueNode(
         schema=schema,
         validator=validator,
-        shallow=_shallow(schema, children) if standalone else None,
+        shallow=shallow,
         properties=properties,
         prefix_items=prefix_items,
         items=items,
@@ -172,7 +195,22 @@ def _node(
         integer_keys=integer_keys,
         deeper_keys=deeper_keys,
         keyed=closed or any(child.keyed for child in children),
+        keyword_checks=_keyword_checks(schema) if shallow is not None else None,
+        inner=_inner(schema) if shallow is not None else None,
     )
+
+
+def _inner(schema: dict[str, Any]) -> Any:
+    """Validator of a decomposable position's children alone (None if unbuildable)."""
+    children = {
+        keyword: value
+        for keyword, value in schema.items()
+        if keyword in _CHILD_KEYWORDS or keyword == "additionalProperties"
+    }
+    try:
+        return compile_schema(children)
+    except (ValueError, TypeError):
+        return None
 
 
 def _casts_below(node: ValueNode) -> bool:
@@ -206,15 +244,51 @@ def _shallow(schema: dict[str, Any], children: list[ValueNode]) -> Any:
         return None
     if any(child.validator is None for child in children):
         return None
-    own = {
+    try:
+        return compile_schema(_own_keywords(schema))
+    except (ValueError, TypeError):
+        return None
+
+
+def _own_keywords(schema: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of a position without its children (and its closure)."""
+    return {
         keyword: value
         for keyword, value in schema.items()
         if keyword not in _CHILD_KEYWORDS and keyword != "additionalProperties"
     }
+
+
+def _keyword_checks(schema: dict[str, Any]) -> tuple[tuple[str, Any], ...] | None:
+    """One validator per assertion keyword of a decomposable position.
+
+    They let a refusal name the failing keywords with the engine's cheap yes/no
+    answer, never its messages (which serialise the whole value). ``required`` and
+    ``dependentRequired`` are read in Python; ``contains`` carries its bounds.
+    """
+    own = _own_keywords(schema)
+    checks: list[tuple[str, Any]] = []
     try:
-        return compile_schema(own)
+        for keyword, value in own.items():
+            if keyword in _ANNOTATIONS or keyword.startswith("x-"):
+                continue
+            if keyword in {"required", "dependentRequired", "minContains"}:
+                continue
+            if keyword == "maxContains":
+                if "contains" in own:
+                    part = {"contains": own["contains"], "maxContains": value}
+                    checks.append((keyword, compile_schema(part | {"minContains": 0})))
+                continue
+            if keyword == "contains":
+                least = own.get("minContains", 1)
+                name = "minContains" if "minContains" in own else "contains"
+                part = {"contains": value, "minContains": least}
+                checks.append((name, compile_schema(part)))
+                continue
+            checks.append((keyword, compile_schema({keyword: value})))
     except (ValueError, TypeError):
         return None
+    return tuple(checks)
 
 
 def _patterns(schema: dict[str, Any]) -> tuple[re.Pattern[str], ...] | None:
