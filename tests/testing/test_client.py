@@ -231,3 +231,15 @@ async def test_meta_given_in_params_is_kept_beside_the_protocol_meta(settings):
         )
     assert {p["progressToken"] for p in answer.progress} == {"mine"}
     assert [log["level"] for log in answer.logs] == ["info"]
+
+
+@pytest.mark.parametrize("revision", [MODERN, "2025-11-25"])
+async def test_the_log_level_can_change_during_a_test(settings, revision):
+    data = {"customer": "c", "items": ITEMS}
+    async with connect(settings, protocol_version=revision, log_level="info") as c:
+        before = await c.call("orders", "place", data)
+        changed = await c.set_log_level("debug")
+        after = await c.call("orders", "place", data)
+    assert [log["level"] for log in before.logs] == ["info"]
+    assert [log["level"] for log in after.logs] == ["info", "debug"]
+    assert (changed is None) is (revision == MODERN)

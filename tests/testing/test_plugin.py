@@ -127,3 +127,15 @@ def test_the_documented_example_is_the_sample_project():
     for name in ("pytest.ini", "shop/settings.py", "shop/tools.py"):
         assert (SAMPLE / name).read_text("utf-8") in docs, name
     assert (SAMPLE / "tests" / "test_stock.py").read_text("utf-8") in docs
+
+
+@pytest.mark.wymcp(protocol_version="2025-11-25", log_level="debug")
+class TestMarkersOnAClass:
+    async def test_the_class_marker_applies(self, wymcp_client):
+        assert wymcp_client.protocol_version == "2025-11-25"
+        assert wymcp_client.log_level == "debug"
+
+    @pytest.mark.wymcp(protocol_version="2025-03-26")
+    async def test_the_closest_marker_wins(self, wymcp_client):
+        assert wymcp_client.protocol_version == "2025-03-26"
+        assert wymcp_client.log_level == "debug"

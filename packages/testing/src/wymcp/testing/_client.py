@@ -160,6 +160,17 @@ class Client:
         if self.log_level is not None:
             await self.request("logging/setLevel", {"level": self.log_level})
 
+    async def set_log_level(self, level: str) -> Answer | None:
+        """Ask for logs at `level` from now on.
+
+        At 2026-07-28 later requests carry it in `_meta`; at 2025 it is sent
+        as `logging/setLevel` (whose answer is returned).
+        """
+        self.log_level = level
+        if self.modern:
+            return None
+        return await self.request("logging/setLevel", {"level": level})
+
     # --------------------------------------------------------------- sending
 
     def _session_headers(self) -> dict[str, str]:
