@@ -243,3 +243,18 @@ async def test_the_log_level_can_change_during_a_test(settings, revision):
     assert [log["level"] for log in before.logs] == ["info"]
     assert [log["level"] for log in after.logs] == ["info", "debug"]
     assert (changed is None) is (revision == MODERN)
+
+
+async def test_extra_headers_go_with_answers_to_the_server_and_the_delete(settings):
+    async def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": "Bo"}}
+
+    async with Client(
+        guarded_app(settings),
+        protocol_version="2025-11-25",
+        capabilities={"elicitation": {}},
+        headers={"Authorization": "Bearer good"},
+        on_request=answer,
+    ) as client:
+        greeting = await client.call("greeter", arguments={})
+    assert assert_succeeded(greeting) == "Hello, Bo!"

@@ -126,7 +126,8 @@ class Client:
             return
         try:
             if self.session_id is not None:
-                async with http.delete(self.path, headers=self._session_headers()):
+                headers = {**self.headers, **self._session_headers()}
+                async with http.delete(self.path, headers=headers):
                     pass
         finally:
             self.session_id = None
@@ -296,7 +297,14 @@ class Client:
             str(request["method"]), dict(request.get("params") or {})
         )
         reply = {"jsonrpc": "2.0", "id": request["id"], **outcome}
-        await self.post(reply, [("Accept", ACCEPT), *self._session_headers().items()])
+        await self.post(
+            reply,
+            [
+                ("Accept", ACCEPT),
+                *self.headers.items(),
+                *self._session_headers().items(),
+            ],
+        )
 
     # ----------------------------------------------------------------- tools
 
