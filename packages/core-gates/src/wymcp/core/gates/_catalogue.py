@@ -7,6 +7,7 @@ type list), never from the engine's message, which quotes the instance.
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
 from typing import Any
 
 from wymcp.core.gates._bound import echo
@@ -121,39 +122,49 @@ def _text(keyword: str, name: str, kind: str, detail: dict[str, Any]) -> str:  #
     return f"value does not respect the '{keyword}' keyword"
 
 
-_LIMIT_TEXTS = {
-    "minimum": "value is lower than minimum {}",
-    "maximum": "value is higher than maximum {}",
-    "exclusiveMinimum": "value is not higher than exclusive minimum {}",
-    "exclusiveMaximum": "value is not lower than exclusive maximum {}",
-    "minLength": "value length must be at least {}",
-    "maxLength": "value length must be at most {}",
-    "minItems": "value should have at least {} items",
-    "maxItems": "value should have at most {} items",
-    "minProperties": "value must have at least {} properties",
-    "maxProperties": "value must have at most {} properties",
-    "additionalItems": "value has more items than the schema allows",
-}
-_OBJECT_KEYWORDS = {
-    "additionalProperties": "value has properties additionalProperties does not allow",
-    "patternProperties": "value has properties patternProperties does not allow",
-    "propertyNames": "value has property names propertyNames does not allow",
-    "unevaluatedProperties": (
-        "value has properties unevaluatedProperties does not allow"
-    ),
-    "unevaluatedItems": "value has items unevaluatedItems does not allow",
-}
-_CONTAINS_TEXTS = {
-    "contains": "value must contain an item matching contains",
-    "minContains": "value has fewer items matching contains than minContains",
-    "maxContains": "value has more items matching contains than maxContains",
-}
-_FIXED_TEXTS = {
-    "uniqueItems": "value must contain unique items",
-    "anyOf": "value matches no schema of anyOf",
-    "not": "value must not match the schema of not",
-    "falseSchema": "no value is allowed here",
-    "contentEncoding": "value does not respect contentEncoding",
-    "contentMediaType": "value does not respect contentMediaType",
-    "referencing": "the schema's reference could not be resolved",
-}
+_LIMIT_TEXTS = MappingProxyType(
+    {
+        "minimum": "value is lower than minimum {}",
+        "maximum": "value is higher than maximum {}",
+        "exclusiveMinimum": "value is not higher than exclusive minimum {}",
+        "exclusiveMaximum": "value is not lower than exclusive maximum {}",
+        "minLength": "value length must be at least {}",
+        "maxLength": "value length must be at most {}",
+        "minItems": "value should have at least {} items",
+        "maxItems": "value should have at most {} items",
+        "minProperties": "value must have at least {} properties",
+        "maxProperties": "value must have at most {} properties",
+        "additionalItems": "value has more items than the schema allows",
+    }
+)
+_OBJECT_KEYWORDS = MappingProxyType(
+    {
+        "additionalProperties": (
+            "value has properties additionalProperties does not allow"
+        ),
+        "patternProperties": "value has properties patternProperties does not allow",
+        "propertyNames": "value has property names propertyNames does not allow",
+        "unevaluatedProperties": (
+            "value has properties unevaluatedProperties does not allow"
+        ),
+        "unevaluatedItems": "value has items unevaluatedItems does not allow",
+    }
+)
+_CONTAINS_TEXTS = MappingProxyType(
+    {
+        "contains": "value must contain an item matching contains",
+        "minContains": "value has fewer items matching contains than minContains",
+        "maxContains": "value has more items matching contains than maxContains",
+    }
+)
+_FIXED_TEXTS = MappingProxyType(
+    {
+        "uniqueItems": "value must contain unique items",
+        "anyOf": "value matches no schema of anyOf",
+        "not": "value must not match the schema of not",
+        "falseSchema": "no value is allowed here",
+        "contentEncoding": "value does not respect contentEncoding",
+        "contentMediaType": "value does not respect contentMediaType",
+        "referencing": "the schema's reference could not be resolved",
+    }
+)

@@ -1,10 +1,8 @@
 """The unknown-key gate: keys outside a closed key set, nested objects and items too.
 
-It walks the data along the value root's reach (``properties``, ``items``,
-``prefixItems``; never into combinators) and reports every key a closed object
-schema does not declare. The walk visits paths in path order, so the first ten it
-meets are the ten a refusal lists; past them it only counts. In lenient mode it
-returns the data without those keys (copied where something was dropped).
+It walks the value root's reach (never into combinators) in path order, so the first
+ten paths it meets are the ten a refusal lists; past them it only counts. In lenient
+mode it returns the data without those keys, copied where something was dropped.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The value gate: every value checked against the action's compiled value root.
 
-A call the root accepts costs one engine call. A refused one is walked node by node
-in path order: a child the engine accepts is skipped, so the work past the engine is
-one cheap check per offending value, and only the first ten offending paths are asked
-for their problems. The gate also casts a whole float to an integer where the schema
-says integer, at any depth.
+An accepted call costs one engine call. A refused one is walked in path order,
+skipping what the engine accepts, so the work is one cheap check per offending value;
+only the first ten paths get problem texts. Also: the integer cast, at any depth.
 """
 
 from __future__ import annotations

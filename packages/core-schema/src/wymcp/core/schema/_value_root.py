@@ -1,10 +1,8 @@
 """The compiled value root: an action's closed schema built once with jsonschema-rs.
 
-Besides the root validator, every schema reached through ``properties``, ``items`` and
-``prefixItems`` gets a node carrying what the gates need there: whether its key set is
-closed, whether it says integer (the cast), and, where the schema is a plain
-composition of its children, validators for the node alone and for each child, so a
-refusal can count offending paths without asking the engine for every error.
+Each position reached through properties/items carries what the gates read there:
+a closed key set, the integer cast, and validators that let a refusal count
+offending paths without asking the engine for every error message.
 """
 
 from __future__ import annotations
