@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from wymcp.conf import ImproperlyConfigured, load_settings
-from wymcp.core.server._authorization import Principal
+from wymcp.core.server import Principal
 
 SERVERS = {"AUTH_AUTHORIZATION_SERVERS": ["https://auth.example.com"]}
 
 MODULE = """
-from wymcp.core.server._authorization import Principal
+from wymcp.core.server import Principal
 
 class Validator:
     async def validate(self, token):

@@ -445,3 +445,58 @@ async def test_a_swallowed_cancellation_leaves_the_task_clean(make_wire):
     reply, cancelling = await task
     assert reply.body["result"]["content"][0]["text"] == "swallowed"
     assert cancelling == 0
+
+
+class Sleepy(Tool):
+    name = "sleepy"
+    description = "Hangs, swallows a cancellation, or times itself out."
+    actions: ClassVar[dict[str, Action]] = {
+        "hang": Action(description="Never finish", properties={}),
+        "own_timeout": Action(description="Raise TimeoutError", properties={}),
+        "quick": Action(description="Finish at once", properties={}),
+    }
+    cancelled: ClassVar[list[str]] = []
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        if action == "hang":
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                Sleepy.cancelled.append(action)
+                raise
+        if action == "own_timeout":
+            raise TimeoutError("the upstream API timed out")
+        return {"done": True}
+
+
+def sleepy(action: str) -> dict[str, Any]:
+    return {"name": "sleepy", "arguments": {"action": action}}
+
+
+async def test_a_hanging_tool_is_stopped_after_call_timeout(make_wire):
+    wire = make_wire(Sleepy, call_timeout=0.05)
+    reply, _ = await wire.modern("tools/call", sleepy("hang"))
+    result = reply.body["result"]
+    assert result["isError"] is True
+    shown = wire.result_json(reply)
+    assert shown["errorType"] == "call_timeout"
+    assert (shown["tool"], shown["action"]) == ("sleepy", "hang")
+    assert "did not finish within 0.05 seconds (CALL_TIMEOUT)" in shown["message"]
+    assert Sleepy.cancelled == ["hang"]
+    reply, _ = await wire.modern("tools/call", sleepy("quick"))
+    assert wire.result_json(reply) == {"done": True}
+
+
+async def test_a_tools_own_timeout_error_is_tool_raised_not_call_timeout(make_wire):
+    wire = make_wire(Sleepy, call_timeout=30)
+    reply, _ = await wire.modern("tools/call", sleepy("own_timeout"))
+    shown = wire.result_json(reply)
+    assert shown["errorType"] == "tool_raised"
+    assert shown["exception"] == "TimeoutError"
+
+
+async def test_a_session_call_times_out_too(make_wire):
+    wire = make_wire(Sleepy, call_timeout=0.05)
+    sid = await wire.initialize()
+    reply, _ = await wire.session(sid, "tools/call", sleepy("hang"))
+    assert wire.result_json(reply)["errorType"] == "call_timeout"

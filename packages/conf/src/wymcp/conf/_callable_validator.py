@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
-    from wymcp.core.server._authorization import Principal
+    from wymcp.core.server import Principal
 
 
 @attrs.frozen

@@ -24,6 +24,7 @@ def engine_options(settings: Settings) -> EngineOptions:
         page_size=settings.PAGE_SIZE,
         session_idle_timeout=settings.SESSION_IDLE_TIMEOUT,
         max_sessions=settings.MAX_SESSIONS,
+        call_timeout=settings.CALL_TIMEOUT,
     )
 
 

@@ -15,7 +15,7 @@ from wymcp.conf._validation import convert, sort_names
 AUTH_WITHOUT_SERVERS = "wymcp.E007"
 
 if TYPE_CHECKING:
-    from wymcp.core.server._authorization import TokenValidator
+    from wymcp.core.server import TokenValidator
 
 
 def _random_secret() -> bytes:

@@ -4,6 +4,7 @@ A transport hands `Engine` an `Exchange` per HTTP request and sends back the
 `Reply`, or the SSE events the engine wrote to the request's `Stream`.
 """
 
+from wymcp.core.server._authorization import InvalidToken, Principal, TokenValidator
 from wymcp.core.server._content import (
     Content,
     ToolResult,
@@ -41,8 +42,10 @@ __all__ = [
     "Headers",
     "Hint",
     "InputRequest",
+    "InvalidToken",
     "MemorySessionStore",
     "MissingCapabilityError",
+    "Principal",
     "Prompt",
     "PromptArgument",
     "Reply",
@@ -50,6 +53,7 @@ __all__ = [
     "Session",
     "SessionStore",
     "Stream",
+    "TokenValidator",
     "ToolContext",
     "ToolResult",
     "audio",

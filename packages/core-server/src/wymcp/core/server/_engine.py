@@ -605,6 +605,7 @@ class Engine:
                 ctx,
                 strict=self.options.strict,
                 version=call.version,
+                call_timeout=self.options.call_timeout,
             )
         )
 

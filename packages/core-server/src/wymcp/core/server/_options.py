@@ -32,6 +32,8 @@ class EngineOptions:
     `state_secret` seals `requestState` (None: a random key per engine, so
     state does not survive a restart or cross workers). `ttl_ms` and
     `cache_scope` are the 2026-07-28 cache hints of lists and reads.
+    `call_timeout` stops a tool still running after that many seconds
+    (None: no limit).
     """
 
     server_name: str = "wymcp"
@@ -54,6 +56,7 @@ class EngineOptions:
     max_listeners: int = 10_000
     retry_after: int = 5
     client_request_timeout: float = 60.0
+    call_timeout: float | None = None
     session_store: SessionStore | None = None
     clock: Callable[[], float] = time.monotonic
     wall_clock: Callable[[], float] = time.time

@@ -6,6 +6,7 @@ it returned into a CallToolResult.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Mapping
@@ -129,6 +130,18 @@ def raised(spec: ToolSpec, action: str | None, error: BaseException) -> dict[str
     return {"content": [_text(_dumps(payload))], "isError": True}
 
 
+def timed_out(spec: ToolSpec, action: str | None, timeout: float) -> dict[str, Any]:
+    """The isError answer for a tool stopped after `timeout` seconds."""
+    payload: dict[str, Any] = {"errorType": "call_timeout", "tool": spec.name}
+    if action is not None:
+        payload["action"] = action
+    payload["message"] = (
+        f"The call did not finish within {timeout:g} seconds (CALL_TIMEOUT) and "
+        "was stopped. Retry with less work, or ask for a longer CALL_TIMEOUT."
+    )
+    return {"content": [_text(_dumps(payload))], "isError": True}
+
+
 async def call_tool(
     spec: ToolSpec,
     arguments: dict[str, Any],
@@ -136,8 +149,13 @@ async def call_tool(
     *,
     strict: bool,
     version: str,
+    call_timeout: float | None = None,
 ) -> dict[str, Any]:
-    """Gate the arguments, run the tool and shape its answer."""
+    """Gate the arguments, run the tool and shape its answer.
+
+    A tool still running after `call_timeout` seconds is cancelled and answers
+    `isError` with `errorType: "call_timeout"`.
+    """
     action: str | None = None
     if is_multi_action(spec):
         action, data = split_arguments(spec, arguments)
@@ -149,12 +167,21 @@ async def call_tool(
     ctx.tool = spec.name
     ctx.action = action
     gated = dict(verdict.data) if verdict.data is not None else {}
+    deadline = asyncio.timeout(call_timeout)
     try:
-        if action is not None:
-            value = await spec.tool.run_action(action, gated, ctx)
-        else:
-            value = await spec.tool.run(gated, ctx)
+        async with deadline:
+            if action is not None:
+                value = await spec.tool.run_action(action, gated, ctx)
+            else:
+                value = await spec.tool.run(gated, ctx)
         result = _shape(spec, action, value, ctx, version)
+    except TimeoutError as error:
+        if call_timeout is None or not deadline.expired():
+            _log.exception("tool %s raised", spec.name)
+            result = raised(spec, action, error)
+        else:
+            _log.warning("tool %s stopped after %gs", spec.name, call_timeout)
+            result = timed_out(spec, action, call_timeout)
     except ToolError as error:
         result = _refused(spec, action, error)
     except (InputRequired, MissingCapabilityError):

@@ -6,7 +6,7 @@ module. `JwtValidator` (with `Principal`, `InvalidToken`, `TokenValidator`)
 makes it an OAuth resource server (`AUTH`).
 """
 
-from wymcp.core.server._authorization import InvalidToken, Principal, TokenValidator
+from wymcp.core.server import InvalidToken, Principal, TokenValidator
 from wymcp.transport.aiohttp._jwt_validator import JwtValidator
 from wymcp.transport.aiohttp._setup import create_app, setup
 

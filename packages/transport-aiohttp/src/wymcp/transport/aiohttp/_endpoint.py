@@ -16,8 +16,7 @@ from typing import Any, Protocol
 from aiohttp import HttpVersion11, web
 from wymcp.conf import Settings
 from wymcp.core.schema import ToolSpec
-from wymcp.core.server import Exchange, Headers, Reply, Stream
-from wymcp.core.server._authorization import Principal
+from wymcp.core.server import Exchange, Headers, Principal, Reply, Stream
 from wymcp.transport.aiohttp._answers import (
     INTERNAL_ERROR,
     INVALID_REQUEST,

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from wymcp.core.server._authorization import InvalidToken, Principal
+from wymcp.core.server import InvalidToken, Principal
 
 if TYPE_CHECKING:
     import jwt
