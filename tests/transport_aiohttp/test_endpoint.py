@@ -325,3 +325,31 @@ async def test_an_unknown_expectation_gets_417(stub_client):
     )
     assert response.status == 417
     assert engine.exchanges == []
+
+
+async def test_open_streams_are_capped_with_503_and_retry_after(stub_client):
+    client, engine = await stub_client(MAX_STREAMS=1)
+    first = await client.get("/mcp", headers={"Mcp-Session-Id": "hang"})
+    assert first.status == 200
+    await engine.started.wait()
+    second = await client.get("/mcp", headers={"Mcp-Session-Id": "hang"})
+    assert second.status == 503
+    assert second.headers["Retry-After"] == "5"
+    payload = await second.json()
+    assert payload["error"]["code"] == -32603
+    assert "MAX_STREAMS" in payload["error"]["message"]
+    listen = await client.post(
+        "/mcp", data=rpc("subscriptions/listen", rid=9), headers=JSON
+    )
+    assert listen.status == 503
+    assert (await listen.json())["id"] == 9
+    other = await client.post("/mcp", data=rpc("tools/list"), headers=JSON)
+    assert other.status == 200  # short requests are not streams
+    first.close()
+    await engine.cancelled.wait()
+    engine.started.clear()
+    again = asyncio.ensure_future(
+        client.get("/mcp", headers={"Mcp-Session-Id": "hang"})
+    )
+    await engine.started.wait()  # the slot was given back
+    (await again).close()

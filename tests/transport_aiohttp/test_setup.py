@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -241,3 +242,49 @@ async def test_lenient_drops_an_unknown_key_and_says_so(aiohttp_client):
     assert result.get("isError") is not True
     assert "Hello, Ada!" in json.dumps(result)
     assert result["_meta"]["wymcp/dropped"] == ["data.shout"]
+
+
+class Stuck(Tool):
+    name = "stuck"
+    description = "Never finishes."
+    input_schema = {"type": "object", "properties": {}}  # noqa: RUF012
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        await asyncio.Event().wait()
+        return None
+
+
+async def test_a_hanging_tool_answers_is_error_after_call_timeout(aiohttp_client):
+    client = await aiohttp_client(create_app(TOOLS=[Stuck], CALL_TIMEOUT=0.1))
+    data, headers = modern("tools/call", {"name": "stuck", "arguments": {}})
+    response = await client.post("/mcp", data=data, headers=headers)
+    assert response.status == 200
+    result = (await response.json())["result"]
+    assert result["isError"] is True
+    shown = json.loads(result["content"][0]["text"])
+    assert shown["errorType"] == "call_timeout"
+    assert "did not finish within 0.1 seconds (CALL_TIMEOUT)" in shown["message"]
+
+
+async def test_sessions_beyond_max_sessions_get_503_and_retry_after(aiohttp_client):
+    client = await aiohttp_client(create_app(TOOLS=[Greeter], MAX_SESSIONS=1))
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    first = await client.post("/mcp", json=init, headers=headers)
+    assert first.status == 200
+    second = await client.post("/mcp", json=init, headers=headers)
+    assert second.status == 503
+    assert int(second.headers["Retry-After"]) > 0
+    assert (await second.json())["id"] == 1
