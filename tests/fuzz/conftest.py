@@ -5,13 +5,15 @@ under aiohttp's `AppRunner`, handler cancellation on) runs its own event loop
 in a thread for the whole module, and requests go out as exact bytes on a
 socket. Two settings profiles: `wymcp-fuzz` (the short run of the test
 command) and `wymcp-fuzz-long` (`scripts/fuzz.py`), chosen by the
-`WYMCP_FUZZ_PROFILE` environment variable.
+`WYMCP_FUZZ_PROFILE` environment variable (`WYMCP_FUZZ_EXAMPLES` sets the long
+profile's examples per test).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import threading
 from collections.abc import Iterator, Mapping
@@ -35,7 +37,7 @@ settings.register_profile(
 )
 settings.register_profile(
     "wymcp-fuzz-long",
-    max_examples=3000,
+    max_examples=int(os.environ.get("WYMCP_FUZZ_EXAMPLES", "3000")),
     deadline=None,
     suppress_health_check=_RELAXED,
 )
