@@ -427,7 +427,8 @@ MACHINE = """
 - `nproc`: {nproc}; CPU: {cpu}; memory {memory}; kernel {kernel}
 - Python {python}
 - versions: {versions}
-- server pinned to CPU {server_cpus}, load client to CPU {client_cpus}
+- server pinned to CPU {server_cpus}, load client to CPU {client_cpus}; both run
+  at niceness delta {nice} (0: the default priority)
 
 ## Method
 
@@ -594,6 +595,7 @@ def write(results: dict[str, Any], out: Path) -> Path:
         **mach | {"versions": versions},
         server_cpus=config["server_cpus"] or "(not pinned)",
         client_cpus=config["client_cpus"] or "(not pinned)",
+        nice=config.get("nice", 0),
         concurrency=config["concurrency"],
         warmup=config["warmup"],
         requests=config["requests"],

@@ -155,18 +155,29 @@ def cpu_plan() -> tuple[set[int] | None, set[int] | None]:
     return {cpus[0]}, {cpus[1]}
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a server runs: its cores (None: anywhere) and its niceness delta."""
+
+    cpus: set[int] | None = None
+    nice: int = 0
+
+    def apply(self) -> None:
+        """Pin and renice the calling process (a child before exec, or the client)."""
+        if self.cpus is not None:
+            os.sched_setaffinity(0, self.cpus)
+        if self.nice:
+            os.nice(self.nice)
+
+
 class Running:
     """One started server process, pinned to its core, stopped on exit."""
 
-    def __init__(self, kind: ServerKind, *, json_mode: bool, cpus: set[int] | None):
+    def __init__(self, kind: ServerKind, *, json_mode: bool, placement: Placement):
         self.kind = kind
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         env = project_env()
-
-        def pin() -> None:
-            if cpus is not None:
-                os.sched_setaffinity(0, cpus)
 
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
         self.started = time.perf_counter()
@@ -176,7 +187,7 @@ class Running:
             cwd=str(ROOT),
             stdout=self.log,
             stderr=subprocess.STDOUT,
-            preexec_fn=pin,  # noqa: PLW1509 - pins the child to its core before exec
+            preexec_fn=placement.apply,  # noqa: PLW1509 - pins the child before exec
         )
 
     def wait_listening(self, timeout: float = 60.0) -> None:

@@ -30,7 +30,7 @@ import bench_load
 import bench_report
 import bench_servers
 from bench_load import Call, Channel, order_arguments
-from bench_servers import HERE, ROOT, SERVERS, Running, ServerKind
+from bench_servers import HERE, ROOT, SERVERS, Placement, Running, ServerKind
 
 PATHS = ("2026-07-28", "2025-11-25")
 TOOLS = ("calc", "order")
@@ -77,6 +77,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--sessions", type=int, help="sessions for memory/session")
     parser.add_argument("--cold-reps", type=int, help="cold starts per server")
     parser.add_argument("--skip-install", action="store_true", help="no pip")
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=0,
+        help="niceness delta for the servers and the client (negative needs root; "
+        "keeps other work on a shared machine from skewing the figures)",
+    )
     parser.add_argument("--skip", default="", help="comma list of sections to skip")
     args = parser.parse_args(argv)
     defaults = (
@@ -107,12 +114,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def run_case(
-    kind: ServerKind, path: str, tool: str, args: argparse.Namespace, cpus: Any
+    kind: ServerKind,
+    path: str,
+    tool: str,
+    args: argparse.Namespace,
+    placement: Placement,
 ) -> dict[str, Any]:
     """One fresh server, warm-up, then `args.requests` calls at `args.concurrency`."""
     modern = path == PATHS[0]
     row: dict[str, Any] = {"server": kind.key, "path": path, "tool": tool}
-    with Running(kind, json_mode=modern, cpus=cpus) as server:
+    with Running(kind, json_mode=modern, placement=placement) as server:
         try:
             server.wait_listening()
             marks: list[tuple[float, float]] = []
@@ -173,13 +184,13 @@ def median_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
-def throughput(args: argparse.Namespace, cpus: Any) -> list[dict[str, Any]]:
+def throughput(args: argparse.Namespace, placement: Placement) -> list[dict[str, Any]]:
     rows = []
     for rep in range(args.reps):
         for key in args.server_keys:
             for path in PATHS:
                 for tool in TOOLS:
-                    row = run_case(SERVERS[key], path, tool, args, cpus)
+                    row = run_case(SERVERS[key], path, tool, args, placement)
                     row["rep"] = rep
                     rows.append(row)
                     print("  " + bench_report.case_line(row), flush=True)
@@ -202,7 +213,9 @@ def under_limit_items(keys: list[str]) -> int:
     return (BODY_LIMIT - 4096 - longest) // 4
 
 
-def bad_probe(kind: ServerKind, label: str, items: int, cpus: Any) -> dict[str, Any]:
+def bad_probe(
+    kind: ServerKind, label: str, items: int, placement: Placement
+) -> dict[str, Any]:
     """One fresh JSON-mode server, a few good calls, then one bad call; measure it."""
     row: dict[str, Any] = {"server": kind.key, "probe": label, "items": items}
     channel = Channel(None, "", modern=True)  # type: ignore[arg-type]
@@ -211,7 +224,7 @@ def bad_probe(kind: ServerKind, label: str, items: int, cpus: Any) -> dict[str, 
         "tools/call", {"name": call.name, "arguments": call.arguments}
     )
     row["request_bytes"] = len(body)
-    with Running(kind, json_mode=True, cpus=cpus) as server:
+    with Running(kind, json_mode=True, placement=placement) as server:
         try:
             server.wait_listening()
             asyncio.run(warm_up(server.url, calls_for(kind.key)["calc"]))
@@ -261,13 +274,13 @@ async def warm_up(url: str, call: Call, count: int = 20) -> bool:
         return ok
 
 
-def bad_calls(args: argparse.Namespace, cpus: Any) -> list[dict[str, Any]]:
+def bad_calls(args: argparse.Namespace, placement: Placement) -> list[dict[str, Any]]:
     keys = [k for k in args.server_keys if k != "ceiling"]
     items = under_limit_items(keys)
     rows = []
     for key in keys:
         for label, count in (("100k", 100_000), ("under-limit", items)):
-            row = bad_probe(SERVERS[key], label, count, cpus)
+            row = bad_probe(SERVERS[key], label, count, placement)
             rows.append(row)
             print("  " + bench_report.bad_line(row), flush=True)
     return rows
@@ -276,13 +289,13 @@ def bad_calls(args: argparse.Namespace, cpus: Any) -> list[dict[str, Any]]:
 # -- cold start and sessions ---------------------------------------------------
 
 
-def cold_start(args: argparse.Namespace, cpus: Any) -> list[dict[str, Any]]:
+def cold_start(args: argparse.Namespace, placement: Placement) -> list[dict[str, Any]]:
     rows = []
     for key in args.server_keys:
         times: list[float] = []
         row: dict[str, Any] = {"server": key}
         for _ in range(args.cold_reps):
-            with Running(SERVERS[key], json_mode=False, cpus=cpus) as server:
+            with Running(SERVERS[key], json_mode=False, placement=placement) as server:
                 try:
                     deadline = time.perf_counter() + 30
                     done = asyncio.run(
@@ -303,13 +316,15 @@ def cold_start(args: argparse.Namespace, cpus: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def session_memory(args: argparse.Namespace, cpus: Any) -> list[dict[str, Any]]:
+def session_memory(
+    args: argparse.Namespace, placement: Placement
+) -> list[dict[str, Any]]:
     rows = []
     for key in args.server_keys:
         if key == "ceiling":
             continue  # the ceiling keeps no sessions
         row: dict[str, Any] = {"server": key, "sessions": args.sessions}
-        with Running(SERVERS[key], json_mode=False, cpus=cpus) as server:
+        with Running(SERVERS[key], json_mode=False, placement=placement) as server:
             try:
                 server.wait_listening()
                 asyncio.run(bench_load.open_sessions(server.url, 5))
@@ -448,8 +463,12 @@ def machine() -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     server_cpus, client_cpus = bench_servers.cpu_plan()
-    if client_cpus is not None:
-        os.sched_setaffinity(0, client_cpus)
+    placement = Placement(server_cpus, args.nice)
+    try:
+        Placement(client_cpus, args.nice).apply()
+    except PermissionError:
+        parser_error = f"--nice {args.nice} needs root (CAP_SYS_NICE)"
+        raise SystemExit(parser_error) from None
     out = args.out or (
         Path(tempfile.mkdtemp(prefix="wymcp-bench-")) if args.smoke else ROOT / "docs"
     )
@@ -483,14 +502,15 @@ def main(argv: list[str]) -> int:
             "cold_reps": args.cold_reps,
             "server_cpus": sorted(server_cpus or []),
             "client_cpus": sorted(client_cpus or []),
+            "nice": args.nice,
         },
         "machine": machine(),
     }
     sections = (
-        ("throughput", lambda: throughput(args, server_cpus)),
-        ("bad_calls", lambda: bad_calls(args, server_cpus)),
-        ("cold_start", lambda: cold_start(args, server_cpus)),
-        ("sessions", lambda: session_memory(args, server_cpus)),
+        ("throughput", lambda: throughput(args, placement)),
+        ("bad_calls", lambda: bad_calls(args, placement)),
+        ("cold_start", lambda: cold_start(args, placement)),
+        ("sessions", lambda: session_memory(args, placement)),
         ("gate", lambda: gate(args)),
         ("gates_micro", lambda: gates_micro(args)),
     )
