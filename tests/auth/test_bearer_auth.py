@@ -7,8 +7,13 @@ import logging
 from typing import Any
 
 import pytest
+from aiohttp import web
 
+from wymcp.conf import Settings
+from wymcp.core.schema import ConfigurationError, Tool
+from wymcp.core.server import Engine, EngineOptions
 from wymcp.transport.aiohttp import InvalidToken, Principal
+from wymcp.transport.aiohttp._setup import get_endpoint, mount
 
 METADATA = "http://127.0.0.1/.well-known/oauth-protected-resource/mcp"
 LEGACY = "2025-11-25"
@@ -402,3 +407,38 @@ async def test_without_auth_scopes_are_not_checked(
     body, headers = modern_request("tools/call", tool_call("scoped", "go"))
     response = await client.post("/mcp", data=body, headers=headers)
     assert result_of(await response.json()) == {"principal": None}
+
+
+class BadScopes(Tool):
+    name = "bad"
+    description = "Declares a scope with a space."
+    input_schema = {"type": "object", "properties": {}}  # noqa: RUF012
+    scopes = ["two words"]  # noqa: RUF012
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        return None
+
+
+def test_a_wrong_scopes_declaration_fails_at_setup_with_an_engine_built_apart(issuer):
+    settings = Settings().evolve(
+        AUTH=issuer.validator(), AUTH_AUTHORIZATION_SERVERS=["https://a.example.com"]
+    )
+    engine = Engine(tools=[BadScopes], options=EngineOptions())
+    with pytest.raises(ConfigurationError, match="'two words' is not a scope"):
+        mount(web.Application(), settings, engine)
+
+
+async def test_a_tool_added_later_with_wrong_scopes_is_a_bounded_error(
+    auth_client, issuer, modern_request, tool_call, caplog
+):
+    client = await auth_client()
+    get_endpoint(client.app).engine.add_tool(BadScopes)  # type: ignore[attr-defined]
+    token = issuer.token("ann", "tasks:read")
+    body, headers = modern_request("tools/call", tool_call("bad"), token=token)
+    with caplog.at_level(logging.ERROR):
+        response = await client.post("/mcp", data=body, headers=headers)
+        assert response.status == 200
+        assert (await response.json())["error"]["code"] == -32603
+        metadata = await client.get("/.well-known/oauth-protected-resource")
+        assert metadata.status == 200
+        assert (await metadata.json())["error"]["code"] == -32603
