@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -346,19 +346,42 @@ def probe() -> Probe:
     return Probe()
 
 
+Serve = Callable[..., Awaitable[Wire]]
+
+
 @pytest.fixture
-async def wire(probe: Probe) -> AsyncIterator[Wire]:
-    """A served app (BODY_LIMIT 2 MiB, BODY_TIMEOUT 1 s) and its raw client."""
-    app = create_app(
-        TOOLS=[Echo, Boom, Refuse, Hang(probe), Ticker(probe), Region, Count],
-        BODY_LIMIT=BODY_LIMIT,
-        BODY_TIMEOUT=1.0,
-    )
-    runner = web.AppRunner(app, handler_cancellation=True)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
+async def serve(probe: Probe) -> AsyncIterator[Serve]:
+    """Return a factory: settings overrides in, a served app's raw client out.
+
+    The app serves the hostile tools with BODY_LIMIT 2 MiB and BODY_TIMEOUT
+    1 s unless overridden; every app is cleaned up after the test.
+    """
+    runners: list[web.AppRunner] = []
+
+    async def start(**overrides: Any) -> Wire:
+        settings: dict[str, Any] = {
+            "TOOLS": [Echo, Boom, Refuse, Hang(probe), Ticker(probe), Region, Count],
+            "BODY_LIMIT": BODY_LIMIT,
+            "BODY_TIMEOUT": 1.0,
+            **overrides,
+        }
+        runner = web.AppRunner(create_app(**settings), handler_cancellation=True)
+        await runner.setup()
+        runners.append(runner)
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        return Wire(
+            port=runner.addresses[0][1], probe=probe, body_limit=settings["BODY_LIMIT"]
+        )
+
     try:
-        yield Wire(port=runner.addresses[0][1], probe=probe, body_limit=BODY_LIMIT)
+        yield start
     finally:
-        await runner.cleanup()
+        for runner in runners:
+            await runner.cleanup()
+
+
+@pytest.fixture
+async def wire(serve: Serve) -> Wire:
+    """A served app (BODY_LIMIT 2 MiB, BODY_TIMEOUT 1 s) and its raw client."""
+    return await serve()

@@ -1,0 +1,149 @@
+"""The limits a hostile client meets over the wire, each with its clear answer.
+
+MAX_SESSIONS and MAX_STREAMS answer 503 with Retry-After (the only 5xx a
+client can cause, and one that tells it when to come back); CALL_TIMEOUT
+stops a hanging tool and answers isError; BODY_LIMIT and BODY_TIMEOUT are
+in test_hostile_http.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from conftest import Answer, Serve, Wire
+
+SMALL = 512
+
+
+def initialize(rid: int = 1) -> dict[str, Any]:
+    """A 2025-11-25 initialize request."""
+    return {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "limits", "version": "0"},
+        },
+    }
+
+
+async def open_session(wire: Wire) -> dict[str, str]:
+    """Open and initialize a session; its request headers."""
+    answer = await wire.post(initialize(), {"Content-Type": "application/json"})
+    assert answer.status == 200, answer
+    headers = {
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25",
+        "Mcp-Session-Id": answer.headers["mcp-session-id"],
+    }
+    done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await wire.post(done, headers)).status == 202
+    return headers
+
+
+def assert_busy(answer: Answer) -> None:
+    """503 with Retry-After and a short JSON-RPC error."""
+    assert answer.status == 503, answer
+    assert int(answer.headers["retry-after"]) > 0
+    assert len(answer.body) <= SMALL
+    assert answer.json()["error"]["code"] == -32603
+
+
+async def test_sessions_beyond_max_sessions_get_503_retry_after(serve: Serve) -> None:
+    wire = await serve(MAX_SESSIONS=2)
+    first = await open_session(wire)
+    await open_session(wire)
+    busy = await wire.post(initialize(), {"Content-Type": "application/json"})
+    assert_busy(busy)
+    await wire.healthy()  # 2026-07-28 is stateless: never refused by the cap
+    delete = wire.request_bytes(b"", first, method="DELETE")
+    assert (await wire.send(delete)).status == 200
+    await open_session(wire)
+
+
+async def test_streams_beyond_max_streams_get_503_retry_after(serve: Serve) -> None:
+    wire = await serve(MAX_STREAMS=1)
+    first = await open_session(wire)
+    second = await open_session(wire)
+    stream_headers = {"Accept": "text/event-stream"}
+    reader, writer = await wire.connect()
+    try:
+        writer.write(wire.request_bytes(b"", {**first, **stream_headers}, method="GET"))
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        assert b" 200 " in head.split(b"\r\n")[0]
+        busy = await wire.send(
+            wire.request_bytes(b"", {**second, **stream_headers}, method="GET")
+        )
+        assert_busy(busy)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "echo",
+                "arguments": {"action": "say", "data": {"text": "a"}},
+            },
+        }
+        assert (await wire.post(call, second)).status == 200  # calls still served
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    for _ in range(200):  # the slot frees once the server sees the stream end
+        status = await stream_status(wire, {**second, **stream_headers})
+        if status == 200:
+            break
+        await asyncio.sleep(0.02)
+    assert status == 200
+
+
+async def stream_status(wire: Wire, headers: dict[str, str]) -> int:
+    """Open a GET stream, read its status, close it."""
+    reader, writer = await wire.connect()
+    try:
+        writer.write(wire.request_bytes(b"", headers, method="GET"))
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        return int(head.split(b" ", 2)[1])
+    finally:
+        writer.close()
+        await writer.wait_closed()
+
+
+async def test_a_hanging_tool_is_stopped_by_call_timeout(serve: Serve) -> None:
+    wire = await serve(CALL_TIMEOUT=0.5)
+    answer = await wire.call("hang", {})
+    assert answer.status == 200
+    result = answer.json()["result"]
+    assert result["isError"] is True
+    payload = json.loads(result["content"][0]["text"])
+    assert payload["errorType"] == "call_timeout"
+    assert payload["tool"] == "hang"
+    assert len(answer.body) <= 1024
+    assert wire.probe.cancelled == 1
+    await wire.healthy()
+
+
+async def test_a_streaming_call_is_stopped_by_call_timeout(serve: Serve) -> None:
+    wire = await serve(CALL_TIMEOUT=0.3)
+    params = {"name": "ticker", "arguments": {}, "_meta": {"progressToken": "t"}}
+    answer = await wire.post(
+        wire.body("tools/call", params), wire.headers("tools/call", "ticker")
+    )
+    assert answer.status == 200
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    events = [
+        json.loads(line[5:])
+        for line in answer.body.decode().splitlines()
+        if line.startswith("data:") and line[5:].strip()
+    ]
+    final = events[-1]["result"]
+    assert final["isError"] is True
+    assert json.loads(final["content"][0]["text"])["errorType"] == "call_timeout"
+    assert wire.probe.finished == 0
+    assert wire.probe.cancelled == 1
