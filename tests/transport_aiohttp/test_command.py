@@ -92,6 +92,52 @@ def test_check_reports_a_tool_that_cannot_be_served(project, capsys):
     assert "broken" in out
 
 
+def test_check_a_jwt_resource_server(project, capsys):
+    name = settings(
+        project,
+        "cmd_auth",
+        """
+        from wymcp.transport.aiohttp import JwtValidator
+        TOOLS = ["cmdtools.Slow"]
+        STATE_SECRET = "k" * 32
+        AUTH = JwtValidator(
+            issuer="https://auth.example.com",
+            audience="https://mcp.example.com/mcp",
+            jwks_url="https://auth.example.com/jwks.json",
+        )
+        AUTH_AUTHORIZATION_SERVERS = ["https://auth.example.com"]
+        """,
+    )
+    assert main(["check", "--settings", name]) == 0
+    out = capsys.readouterr().out
+    assert "wymcp.W006" in out
+    assert "0 error(s), 1 warning(s)" in out
+
+
+def test_check_a_jwt_validator_built_wrong(project, capsys):
+    name = settings(
+        project,
+        "cmd_auth_bad",
+        """
+        from wymcp.transport.aiohttp import JwtValidator
+        AUTH = JwtValidator(issuer="https://auth.example.com", audience="x")
+        """,
+    )
+    assert main(["check", "--settings", name]) == 1
+    err = capsys.readouterr().err
+    assert "wymcp.E005" in err
+    assert "exactly one of key= or jwks_url=" in err
+    assert "Traceback" not in err
+
+
+def test_check_auth_without_an_authorization_server(project, capsys):
+    name = settings(project, "cmd_auth_alone", "AUTH = lambda token: None\n")
+    assert main(["check", "--settings", name]) == 1
+    err = capsys.readouterr().err
+    assert "wymcp.E007" in err
+    assert "AUTH_AUTHORIZATION_SERVERS" in err
+
+
 def test_check_without_a_module_says_both_ways_out(project, capsys):
     assert main(["check"]) == 1
     err = capsys.readouterr().err
