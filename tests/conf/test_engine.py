@@ -36,8 +36,12 @@ def test_the_engine_gets_the_settings():
         MAX_SESSIONS=3,
         SESSION_IDLE_TIMEOUT=60,
         STATE_SECRET="z" * 32,
+        CALL_TIMEOUT=12,
+        MAX_STREAMS=4,
     )
     engine = build_engine(settings)
+    assert engine.options.call_timeout == 12.0
+    assert engine.options.max_listeners == 4
     options = engine.options
     assert (options.server_name, options.server_version) == ("demo", "2.0")
     assert options.instructions == "Be brief."

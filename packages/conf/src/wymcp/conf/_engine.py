@@ -25,6 +25,7 @@ def engine_options(settings: Settings) -> EngineOptions:
         session_idle_timeout=settings.SESSION_IDLE_TIMEOUT,
         max_sessions=settings.MAX_SESSIONS,
         call_timeout=settings.CALL_TIMEOUT,
+        max_listeners=settings.MAX_STREAMS,
     )
 
 
