@@ -99,7 +99,7 @@ class Channel:
         self.url = url
         self.modern = modern
         self.session_id: str | None = None
-        self._ids = itertools.count(1)
+        self.ids = itertools.count(1)
 
     async def open(self) -> None:
         """Initialize a session (2025 path); nothing to do on the 2026 path."""
@@ -116,13 +116,13 @@ class Channel:
         self.session_id = headers.get("Mcp-Session-Id")
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         async with self.http.post(
-            self.url, data=json.dumps(note), headers=self._headers(None, None)
+            self.url, data=json.dumps(note), headers=self.headers(None, None)
         ) as response:
             await response.read()
             if response.status not in (200, 202):
                 raise RuntimeError(f"initialized answered {response.status}")
 
-    def _headers(self, method: str | None, name: str | None) -> dict[str, str]:
+    def headers(self, method: str | None, name: str | None) -> dict[str, str]:
         headers = dict(BASE_HEADERS)
         if self.modern:
             headers["MCP-Protocol-Version"] = MODERN
@@ -141,7 +141,7 @@ class Channel:
             params = {**params, "_meta": ENVELOPE}
         message = {
             "jsonrpc": "2.0",
-            "id": next(self._ids),
+            "id": next(self.ids),
             "method": method,
             "params": params,
         }
@@ -152,7 +152,7 @@ class Channel:
     ) -> tuple[bytes, dict[str, str]]:
         """The body and the headers of one request, ready to send."""
         name = params.get("name") if method == "tools/call" else None
-        return self.body(method, params), self._headers(method, name)
+        return self.body(method, params), self.headers(method, name)
 
     async def request(
         self, method: str, params: dict[str, Any]
@@ -195,6 +195,7 @@ class RawChannel:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.verified = False
+        self.cached: tuple[Call, bytes, bytes] | None = None
 
     async def connect(self) -> None:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
@@ -205,16 +206,25 @@ class RawChannel:
             with contextlib.suppress(OSError):
                 await self.writer.wait_closed()
 
-    async def exchange(
-        self, body: bytes, headers: dict[str, str]
-    ) -> tuple[int, bytes, bytes]:
-        """Send one POST; answer the status, the header block and the body."""
+    def template(self, call: Call) -> tuple[bytes, bytes]:
+        """The encoded params and the request head of `call`, built once per call."""
+        if self.cached is None or self.cached[0] is not call:
+            params: dict[str, Any] = {"name": call.name, "arguments": call.arguments}
+            if self.channel.modern:
+                params["_meta"] = ENVELOPE
+            encoded = json.dumps(params, separators=(",", ":")).encode()
+            lines = [f"POST {self.path} HTTP/1.1", f"Host: {self.host}:{self.port}"]
+            headers = self.channel.headers("tools/call", call.name)
+            lines += [f"{name}: {value}" for name, value in headers.items()]
+            head = ("\r\n".join(lines) + "\r\n").encode("latin-1")
+            self.cached = (call, encoded, head)
+        return self.cached[1], self.cached[2]
+
+    async def exchange(self, request: bytes) -> tuple[int, bytes, bytes]:
+        """Send one request; answer the status, the header block and the body."""
         assert self.reader is not None  # noqa: S101 - connect() ran first
         assert self.writer is not None  # noqa: S101
-        lines = [f"POST {self.path} HTTP/1.1", f"Host: {self.host}:{self.port}"]
-        lines += [f"{name}: {value}" for name, value in headers.items()]
-        lines.append(f"Content-Length: {len(body)}")
-        self.writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+        self.writer.write(request)
         head = await self.reader.readuntil(b"\r\n\r\n")
         status = int(head[9:12])
         lowered = head.lower()
@@ -237,10 +247,13 @@ class RawChannel:
 
     async def call(self, call: Call) -> tuple[bool, str]:
         """One tools/call; the first is decoded in full, the rest checked by bytes."""
-        params = {"name": call.name, "arguments": call.arguments}
-        status, head, body = await self.exchange(
-            *self.channel.prepared("tools/call", params)
+        params, head = self.template(call)
+        body = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}' % (
+            next(self.channel.ids),
+            params,
         )
+        request = head + b"Content-Length: %d\r\n\r\n" % len(body) + body
+        status, head, body = await self.exchange(request)
         if not self.verified:
             content_type = (
                 b"text/event-stream" if b"text/event-stream" in head.lower() else b""

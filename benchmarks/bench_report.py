@@ -46,6 +46,7 @@ def case_line(row: dict[str, Any]) -> str:
     return (
         f"{head}: {row['rps']:8.0f} req/s  p50 {row['p50_ms']:6.1f} ms  "
         f"p99 {row['p99_ms']:6.1f} ms  cpu {row['cpu_us']:6.0f} us/call  "
+        f"client {row['client_cpu_us']:4.0f} us/call  "
         f"rss {row['peak_rss_mib']:5.1f} MiB{tail}"
     )
 
@@ -310,9 +311,9 @@ def throughput_tables(rows: list[dict[str, Any]]) -> list[str]:
     lines = [
         (
             f"| server | path | tool | req/s | p50 ms | p99 ms | CPU {MICRO}s/call "
-            "| peak RSS MiB | req/s per rep |"
+            f"| client CPU {MICRO}s/call | peak RSS MiB | req/s per rep |"
         ),
-        "|---|---|---|---:|---:|---:|---:|---:|---|",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     both = f"{X}SDK / {X}ceiling"
     ratio_lines = [
@@ -333,12 +334,13 @@ def throughput_tables(rows: list[dict[str, Any]]) -> list[str]:
                 head = f"| {label(key)} | {path_key} | {tool} |"
                 if "rps" not in row:
                     failed = cell(row.get("error", ""))
-                    lines.append(f"{head} failed: {failed} | | | | | |")
+                    lines.append(f"{head} failed: {failed} | | | | | | |")
                     continue
                 reps = ", ".join(str(v) for v in row.get("rps_reps", []))
                 lines.append(
                     f"{head} **{fmt(row['rps'])}** | {fmt(row['p50_ms'], 1)} | "
                     f"{fmt(row['p99_ms'], 1)} | {fmt(row['cpu_us'])} | "
+                    f"{fmt(row.get('client_cpu_us'))} | "
                     f"{fmt(row['peak_rss_mib'], 1)} | {reps} |"
                 )
                 cells = []
@@ -428,7 +430,7 @@ MACHINE = """
 - Python {python}
 - versions: {versions}
 - server pinned to CPU {server_cpus}, load client to CPU {client_cpus}; both run
-  at niceness delta {nice} (0: the default priority)
+  at niceness delta {nice} (0: the default priority){realtime}
 
 ## Method
 
@@ -444,8 +446,9 @@ MACHINE = """
   notifications/initialized) and calls with `Mcp-Session-Id`. The peers run with
   their defaults (stateful, SSE responses).
 - Server CPU per call: utime+stime of the server process from /proc over the
-  measured calls. Peak RSS: VmHWM. A call counts only if it answered HTTP 200 with
-  a result that is not `isError`.
+  measured calls (client CPU per call: the load client's own, to show whether
+  the client was the limit). Peak RSS: VmHWM. A call counts only if it answered
+  HTTP 200 with a result that is not `isError`.
 - Tools: `calc` adds two numbers (wymcp: tool `calc`, action `add`); the order is
   the 50 nested items of peers.md (wymcp: tool `orders`, action `total`); the peers
   declare pydantic models in their own decorator style
@@ -596,6 +599,7 @@ def write(results: dict[str, Any], out: Path) -> Path:
         server_cpus=config["server_cpus"] or "(not pinned)",
         client_cpus=config["client_cpus"] or "(not pinned)",
         nice=config.get("nice", 0),
+        realtime=", under SCHED_RR" if config.get("realtime") else "",
         concurrency=config["concurrency"],
         warmup=config["warmup"],
         requests=config["requests"],

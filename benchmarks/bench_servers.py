@@ -161,6 +161,7 @@ class Placement:
 
     cpus: set[int] | None = None
     nice: int = 0
+    realtime: bool = False
 
     def apply(self) -> None:
         """Pin and renice the calling process (a child before exec, or the client)."""
@@ -168,6 +169,8 @@ class Placement:
             os.sched_setaffinity(0, self.cpus)
         if self.nice:
             os.nice(self.nice)
+        if self.realtime:
+            os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(10))
 
 
 class Running:

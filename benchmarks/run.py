@@ -84,6 +84,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="niceness delta for the servers and the client (negative needs root; "
         "keeps other work on a shared machine from skewing the figures)",
     )
+    parser.add_argument(
+        "--realtime",
+        action="store_true",
+        help="run the servers and the client under SCHED_RR (root): on a busy shared "
+        "machine the figures then measure the servers, not the neighbours",
+    )
     parser.add_argument("--skip", default="", help="comma list of sections to skip")
     args = parser.parse_args(argv)
     defaults = (
@@ -129,7 +135,7 @@ def run_case(
             marks: list[tuple[float, float]] = []
 
             def checkpoint() -> None:
-                marks.append((server.cpu_seconds(), time.perf_counter()))
+                marks.append((server.cpu_seconds(), time.process_time()))
 
             outcome = asyncio.run(
                 bench_load.drive(
@@ -155,6 +161,7 @@ def run_case(
         p50_ms=bench_load.percentile(outcome.latencies_ms, 50),
         p99_ms=bench_load.percentile(outcome.latencies_ms, 99),
         cpu_us=(marks[1][0] - marks[0][0]) / max(calls, 1) * 1e6,
+        client_cpu_us=(marks[1][1] - marks[0][1]) / max(calls, 1) * 1e6,
     )
     if outcome.failed or not outcome.ok:
         row["error"] = f"{outcome.failed} failed: {outcome.first_failure}"[:500]
@@ -173,7 +180,14 @@ def median_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not good:
             out["error"] = next((r["error"] for r in group if r.get("error")), "?")
         else:
-            for key in ("rps", "p50_ms", "p99_ms", "cpu_us", "peak_rss_mib"):
+            for key in (
+                "rps",
+                "p50_ms",
+                "p99_ms",
+                "cpu_us",
+                "client_cpu_us",
+                "peak_rss_mib",
+            ):
                 out[key] = statistics.median(r[key] for r in good)
             out["rps_reps"] = [round(r["rps"]) for r in group if "rps" in r]
             out["calls"] = sum(r["ok"] + r["failed"] for r in good)
@@ -463,12 +477,12 @@ def machine() -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     server_cpus, client_cpus = bench_servers.cpu_plan()
-    placement = Placement(server_cpus, args.nice)
+    placement = Placement(server_cpus, args.nice, args.realtime)
     try:
-        Placement(client_cpus, args.nice).apply()
+        Placement(client_cpus, args.nice, args.realtime).apply()
     except PermissionError:
-        parser_error = f"--nice {args.nice} needs root (CAP_SYS_NICE)"
-        raise SystemExit(parser_error) from None
+        problem = "--nice below 0 and --realtime need root (CAP_SYS_NICE)"
+        raise SystemExit(problem) from None
     out = args.out or (
         Path(tempfile.mkdtemp(prefix="wymcp-bench-")) if args.smoke else ROOT / "docs"
     )
@@ -503,6 +517,7 @@ def main(argv: list[str]) -> int:
             "server_cpus": sorted(server_cpus or []),
             "client_cpus": sorted(client_cpus or []),
             "nice": args.nice,
+            "realtime": args.realtime,
         },
         "machine": machine(),
     }
