@@ -14,7 +14,7 @@ SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-NAMES = st.sampled_from(["a", "b", "c", "0", "a.b", "x y"])
+NAMES = st.sampled_from(["a", "b", "c", "0", "a.b", "x y", "xa"])
 JSON_SCALARS = (
     st.none()
     | st.booleans()
@@ -115,6 +115,40 @@ def schemas():
             st.builds(
                 lambda branches: {"allOf": branches},
                 st.lists(inner, min_size=1, max_size=2),
+            ),
+            st.builds(
+                lambda branches: {"oneOf": branches},
+                st.lists(inner, min_size=1, max_size=2),
+            ),
+            st.builds(
+                lambda first, rest, more: {
+                    "type": "array",
+                    "prefixItems": [first],
+                    "items": rest,
+                    **more,
+                },
+                inner,
+                inner,
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "contains": inner,
+                        "minContains": st.integers(0, 2),
+                        "maxContains": st.integers(1, 2),
+                    },
+                ),
+            ),
+            st.builds(
+                lambda props, patterned, extra: {
+                    "type": "object",
+                    "properties": props,
+                    "patternProperties": {"^x": patterned},
+                    "dependentRequired": {"a": ["b"]},
+                    **extra,
+                },
+                st.dictionaries(NAMES, inner, max_size=2),
+                inner,
+                st.fixed_dictionaries({}, optional={"additionalProperties": inner}),
             ),
         ),
         max_leaves=6,
