@@ -23,10 +23,12 @@ def main() -> None:
         bars = ax.bar(xs, values, width, label=name)
         ax.bar_label(bars, labels=[f"{v:.2f}" for v in values], fontsize=7, padding=2)
     for line in spec["lines"]:
-        ax.axhline(line["y"], color="grey", linestyle="--", linewidth=0.8)
+        first, last = line["span"]
+        left, right = first - 0.45, last + 0.45
+        ax.hlines(line["y"], left, right, colors="grey", linestyles="--", linewidth=0.8)
         ax.annotate(
             line["label"],
-            (len(groups) - 0.5, line["y"]),
+            (right, line["y"]),
             fontsize=7,
             color="grey",
             ha="right",

@@ -67,6 +67,9 @@ def bar_chart(
     fill(margin, base, width - margin, base + 2, (0, 0, 0))
     for line in spec["lines"]:
         y = int(base - line["y"] * scale)
-        for x in range(margin, width - margin, 8):
+        first, last = line.get("span", (0, groups - 1))
+        left = int(margin + first * group_width)
+        right = int(margin + (last + 1) * group_width)
+        for x in range(left, right, 8):
             fill(x, y, x + 4, y + 1, (120, 120, 120))
     path.write_bytes(_png(width, height, pixels))

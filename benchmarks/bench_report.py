@@ -275,9 +275,12 @@ def chart(results: dict[str, Any], path: Path) -> str:
         "ylabel": f"req/s {DIV} {label(reference)} req/s",
         "groups": groups,
         "series": series,
-        "lines": [{"y": 1.0, "label": label(reference)}]
+        "lines": [{"y": 1.0, "label": label(reference), "span": [0, 3]}]
         + (
-            [{"y": 2.5, "label": f"target 2.5{X} (2026 path)"}]
+            [
+                {"y": 2.5, "label": f"target 2.5{X}", "span": [0, 1]},
+                {"y": 3.0, "label": f"target 3{X}", "span": [2, 3]},
+            ]
             if reference == "sdk"
             else []
         ),
