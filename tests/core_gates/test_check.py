@@ -287,3 +287,37 @@ def test_non_string_keys_are_refused_not_raised():
     verdict = check(Orders, "bare", {1: 2})
     assert verdict.refusal["error"] == "unknown_params"
     assert verdict.refusal["unknown"] == ['data["1"]']
+
+
+def test_data_nested_deeper_than_the_engine_reads_is_refused_not_raised():
+    class Deep(Tool):
+        name = "deep"
+        description = "d"
+        input_schema = {  # noqa: RUF012
+            "type": "object",
+            "properties": {
+                "tree": {
+                    "anyOf": [
+                        {"type": "array", "items": {"$ref": "#"}},
+                        {"type": "integer"},
+                    ]
+                }
+            },
+        }
+
+        async def run(self, arguments, ctx):
+            return arguments
+
+    tree: list = []
+    node = tree
+    for _ in range(5000):
+        node.append([])
+        node = node[0]
+    verdict = check(Deep, None, {"tree": tree})
+    assert not verdict.accepted
+    assert verdict.refusal["errors"] == [
+        {
+            "path": "arguments",
+            "problems": ["value could not be checked against the schema"],
+        }
+    ]

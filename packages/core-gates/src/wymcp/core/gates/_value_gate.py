@@ -18,7 +18,7 @@ from wymcp.core.gates._bound import FIRST, Path, echo, path_key, token_key
 from wymcp.core.gates._catalogue import UNCHECKABLE, keyword_text, problem_text
 from wymcp.core.schema import ValueNode
 
-_CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError)
+_CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, AttributeError)
 LEAF_ERRORS = 1000
 """How many engine errors a subtree the engine walks whole may cost (the rest of
 that subtree goes uncounted, and the refusal says the count is partial)."""
