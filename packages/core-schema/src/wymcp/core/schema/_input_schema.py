@@ -16,10 +16,10 @@ def action_summaries(spec: Any) -> list[str]:
 
     Accepts a ``ToolSpec`` (anything with an ``actions`` mapping of specs or of
     ``Action`` declarations), a ``Tool`` class or a ``Tool`` instance. The help index
-    and the enum description both use this function, so they cannot drift.
+    and the enum description both come from ``_summaries``, so they cannot drift.
     """
-    actions = _actions_of(spec)
-    return [f"{name}: {_description_of(actions[name])}" for name in sorted(actions)]
+    actions = getattr(spec, "actions", None)
+    return _summaries(actions if isinstance(actions, Mapping) else {})
 
 
 def build_input_schema(actions: Mapping[str, Any]) -> dict[str, Any]:
@@ -30,10 +30,7 @@ def build_input_schema(actions: Mapping[str, Any]) -> dict[str, Any]:
             "action": {
                 "type": "string",
                 "enum": sorted(actions),
-                "description": "\n".join(
-                    f"{name}: {_description_of(actions[name])}"
-                    for name in sorted(actions)
-                ),
+                "description": "\n".join(_summaries(actions)),
             },
             "data": {"type": "object"},
         },
@@ -42,10 +39,9 @@ def build_input_schema(actions: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _actions_of(spec: Any) -> Mapping[str, Any]:
-    """The actions mapping of a spec, a tool class or a tool instance."""
-    actions = getattr(spec, "actions", None)
-    return actions if isinstance(actions, Mapping) else {}
+def _summaries(actions: Mapping[str, Any]) -> list[str]:
+    """One ``name: description`` line per action (``ActionSpec`` or ``Action``)."""
+    return [f"{name}: {_description_of(actions[name])}" for name in sorted(actions)]
 
 
 def _description_of(action: Any) -> str:
