@@ -130,3 +130,30 @@ def test_own_keywords_are_named_one_by_one():
             ],
         )
     ]
+
+
+def test_the_fast_lane_casts_integer_items_and_objects_with_several_integer_keys():
+    node = root_of(
+        {
+            "type": "object",
+            "properties": {
+                "ints": {"type": "array", "items": {"type": "integer"}},
+                "pairs": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "a": {"type": "integer"},
+                            "b": {"type": "integer"},
+                        },
+                    },
+                },
+            },
+        }
+    )
+    cast = cast_integers(
+        node, {"ints": [1.0, 2, 3.5], "pairs": [{"a": 1, "b": 2.0}, {"a": 3}]}
+    )
+    assert cast == {"ints": [1, 2, 3.5], "pairs": [{"a": 1, "b": 2}, {"a": 3}]}
+    assert [type(v) for v in cast["ints"]] == [int, int, float]
+    assert type(cast["pairs"][0]["b"]) is int

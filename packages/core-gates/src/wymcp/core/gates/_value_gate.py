@@ -254,22 +254,33 @@ def _flat(node: ValueNode) -> bool:
 
 
 def _cast_flat_items(items: ValueNode, value: list[Any]) -> list[Any]:
-    """The fast lane: items that are integers, or objects with integer keys only."""
+    """The fast lane: items that are integers, or objects with integer keys only.
+
+    One comprehension finds the items holding a float; only those are cast.
+    """
     keys = items.integer_keys
-    result = value
-    for index, item in enumerate(value):
-        kind = item.__class__
-        if kind is dict:
-            for key in keys:
-                number = item.get(key)
-                if number.__class__ is float:
-                    new = _cast_object(items, item)
-                    if result is value:
-                        result = list(value)
-                    result[index] = new
-                    break
-        elif kind is float and items.integer and item.is_integer():
-            if result is value:
-                result = list(value)
-            result[index] = int(item)
+    if not keys:
+        hits = [i for i, item in enumerate(value) if item.__class__ is float]
+    elif len(keys) == 1 and not items.integer:
+        key = keys[0]
+        hits = [
+            i
+            for i, item in enumerate(value)
+            if item.__class__ is dict and item.get(key).__class__ is float
+        ]
+    else:
+        hits = [
+            i
+            for i, item in enumerate(value)
+            if item.__class__ is float
+            or (
+                item.__class__ is dict
+                and any(item.get(k).__class__ is float for k in keys)
+            )
+        ]
+    if not hits:
+        return value
+    result = list(value)
+    for index in hits:
+        result[index] = cast_integers(items, value[index])
     return result
