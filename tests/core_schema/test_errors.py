@@ -19,3 +19,9 @@ def test_one_problem_reads_in_the_singular():
 
 def test_a_tool_error_carries_its_message():
     assert str(ToolError("no such task")) == "no such task"
+
+
+def test_problems_across_tools_are_introduced_without_a_tool():
+    error = ConfigurationError(None, ["tool 'a': x", "tool 'b': y"])
+    assert error.tool is None
+    assert str(error).startswith("The tools have 2 configuration problems:")

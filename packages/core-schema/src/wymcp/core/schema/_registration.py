@@ -80,8 +80,7 @@ def prepare_all(tools: Iterable[object]) -> tuple[ToolSpec, ...]:
             )
         seen.add(spec.name)
     if problems:
-        label = specs[0].name if len(specs) == 1 else "(server)"
-        raise ConfigurationError(label, problems)
+        raise ConfigurationError(None, problems)
     return tuple(specs)
 
 
