@@ -33,7 +33,7 @@ _RELAXED = [
     HealthCheck.filter_too_much,
 ]
 settings.register_profile(
-    "wymcp-fuzz", max_examples=40, deadline=None, suppress_health_check=_RELAXED
+    "wymcp-fuzz", max_examples=100, deadline=None, suppress_health_check=_RELAXED
 )
 settings.register_profile(
     "wymcp-fuzz-long",
