@@ -490,3 +490,25 @@ def test_a_default_nested_too_deeply_is_refused():
         node = node[0]
     problems = problems_of(one_action(properties={"b": {}}, defaults={"b": deep}))
     assert problems == ["action 'do': defaults['b'] is nested too deeply"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        (
+            {"required": ["a"], "examples": [{"b": 1}]},
+            "examples[0] lacks required ['a']",
+        ),
+        (
+            {"required_one_of": [["a"], ["b"]], "examples": [{}]},
+            "examples[0] completes no required_one_of group",
+        ),
+        (
+            {"examples": [{"a": "x"}, {"a": 5}]},
+            "examples[1] is refused by the action's schema",
+        ),
+        ({"examples": [{"zz": 1}]}, "examples[0] is refused by the action's schema"),
+    ],
+)
+def test_every_example_must_pass_the_actions_gates(fields, problem):
+    assert problems_of(one_action(**fields)) == [f"action 'do': {problem}"]

@@ -228,6 +228,8 @@ def _action_spec(
         root = _build_root("properties", value_schema, found)
         if root is not None and shape_ok.defaults:
             _defaults_values(root, dict(action.defaults), found)
+        if root is not None and not found:
+            _examples_pass(root, action, found)
     problems.extend(f"{where}: {p}" for p in found)
     if found or root is None:
         return None
@@ -321,6 +323,25 @@ def _build_root(where: str, schema: dict[str, Any], found: list[str]) -> Any:
     except _BUILD_ERRORS as error:
         found.append(f"{where}: the schema cannot be built: {build_problem(error)}")
         return None
+
+
+def _examples_pass(root: ValueNode, action: Action, found: list[str]) -> None:
+    """Check every example passes the action's gates: help must not teach a refusal."""
+    groups = [tuple(group) for group in action.required_one_of]
+    for index, example in enumerate(action.examples):
+        where = f"examples[{index}]"
+        missing = [name for name in action.required if name not in example]
+        if missing:
+            found.append(f"{where} lacks required {missing}")
+        elif groups and not any(all(n in example for n in g) for g in groups):
+            found.append(f"{where} completes no required_one_of group")
+        else:
+            try:
+                valid = bool(root.validator.is_valid(dict(example)))
+            except _BUILD_ERRORS:
+                valid = False
+            if not valid:
+                found.append(f"{where} is refused by the action's schema")
 
 
 def _defaults_values(
