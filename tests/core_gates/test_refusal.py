@@ -176,7 +176,9 @@ def test_an_echoed_action_name_is_cut():
 
 def test_a_non_string_action_is_an_unknown_action():
     refusal = check(Widgets, 5, {}).refusal  # type: ignore[arg-type]
-    assert refusal["action"] == "5"
+    assert refusal["action"] == "<int>"
+    refusal = check(Widgets, object(), {}).refusal  # type: ignore[arg-type]
+    assert refusal["action"] == "<object>"
 
 
 def test_a_partial_count_is_said_in_the_message():

@@ -37,7 +37,7 @@ def unknown_action(spec: ToolSpec, action: object) -> dict[str, Any]:
         message = f"Tool '{spec.name}' needs an action. Valid actions: {listed}."
         sent = None
     else:
-        sent = echo(action if isinstance(action, str) else json.dumps(action))
+        sent = echo(action if isinstance(action, str) else f"<{type(action).__name__}>")
         message = (
             f"Unknown action '{sent}' for tool '{spec.name}'. Valid actions: {listed}."
         )
