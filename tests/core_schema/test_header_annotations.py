@@ -1,3 +1,6 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from wymcp.core.schema import (
     HeaderAnnotation,
     header_annotation_problems,
@@ -91,3 +94,28 @@ def test_a_property_named_like_the_annotation_is_not_one():
     assert (
         header_annotation_problems(schema(**{"x-mcp-header": {"type": "string"}})) == []
     )
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                ["properties", "items", "anyOf", "type", "x-mcp-header", "a"]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON)
+def test_reading_and_checking_any_json_never_raises(schema):
+    problems = header_annotation_problems(schema)
+    assert all(isinstance(problem, str) for problem in problems)
+    for annotation in header_annotations(schema):
+        assert annotation.type in {"string", "integer", "boolean"}

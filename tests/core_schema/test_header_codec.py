@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wymcp.core.schema import decode_header_value, encode_header_value
 
@@ -60,3 +62,24 @@ def test_the_suite_cases_decode_as_the_spec_says():
 def test_a_malformed_sentinel_raises_value_error(raw):
     with pytest.raises(ValueError, match="base64"):
         decode_header_value(raw)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_every_string_round_trips_through_a_header(value):
+    header = encode_header_value(value)
+    assert all(0x20 <= ord(char) <= 0x7E for char in header)
+    assert decode_header_value(header) == value
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text()
+    | st.text(alphabet="=?base64ABCabc+/0123456789").map(lambda s: f"=?base64?{s}?=")
+)
+def test_decoding_any_text_gives_a_string_or_value_error(raw):
+    try:
+        decoded = decode_header_value(raw)
+    except ValueError:
+        return
+    assert isinstance(decoded, str)
