@@ -165,26 +165,7 @@ async def test_a_session_call_without_a_session_is_400(wire: Wire) -> None:
 
 
 async def test_a_session_lives_through_hostile_traffic(wire: Wire) -> None:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "hostile", "version": "0"},
-        },
-    }
-    answer = await wire.post(init, {"Content-Type": "application/json"})
-    assert answer.status == 200
-    session = answer.headers["mcp-session-id"]
-    headers = {
-        "Content-Type": "application/json",
-        "MCP-Protocol-Version": "2025-11-25",
-        "Mcp-Session-Id": session,
-    }
-    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert (await wire.post(initialized, headers)).status == 202
+    headers = await open_session(wire)
     for hostile in (b"[" * 5000, b"{}", b'{"jsonrpc":"2.0","id":1,"id":1}', b"\xff"):
         assert (await wire.post(hostile, headers)).status == 400
     call = {
@@ -203,3 +184,61 @@ async def test_a_session_lives_through_hostile_traffic(wire: Wire) -> None:
     delete = wire.request_bytes(b"", headers, method="DELETE")
     assert (await wire.send(delete)).status == 200
     assert (await wire.post(call, headers)).status == 404
+
+
+async def open_session(wire: Wire) -> dict[str, str]:
+    """Open and initialize a 2025-11-25 session; its request headers."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "hostile", "version": "0"},
+        },
+    }
+    answer = await wire.post(init, {"Content-Type": "application/json"})
+    headers = {
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25",
+        "Mcp-Session-Id": answer.headers["mcp-session-id"],
+    }
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await wire.post(initialized, headers)).status == 202
+    return headers
+
+
+async def test_one_session_cannot_cancel_another_sessions_call(wire: Wire) -> None:
+    victim = await open_session(wire)
+    attacker = await open_session(wire)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "hang", "arguments": {}},
+    }
+    reader, writer = await wire.connect()
+    try:
+        writer.write(wire.request_bytes(json.dumps(call).encode(), victim))
+        await writer.drain()
+        await asyncio.wait_for(wire.probe.running.wait(), 10)
+        cancel = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 5, "reason": "not yours"},
+        }
+        assert (await wire.post(cancel, attacker)).status == 202
+        await asyncio.sleep(0.2)
+        assert wire.probe.cancelled == 0
+        assert (await wire.post(cancel, victim)).status == 202
+        for _ in range(200):
+            if wire.probe.cancelled:
+                break
+            await asyncio.sleep(0.01)
+        assert wire.probe.cancelled == 1
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    del reader
+    await wire.healthy()
