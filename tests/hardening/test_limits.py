@@ -94,7 +94,7 @@ async def test_streams_beyond_max_streams_get_503_retry_after(serve: Serve) -> N
     finally:
         writer.close()
         await writer.wait_closed()
-    for _ in range(200):  # the slot frees once the server sees the stream end
+    for _ in range(1000):  # the slot frees once the server sees the stream end
         status = await stream_status(wire, {**second, **stream_headers})
         if status == 200:
             break
