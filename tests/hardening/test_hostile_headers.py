@@ -103,9 +103,9 @@ async def test_cr_lf_and_nul_in_headers_never_reach_the_engine(
     answer = await wire.send(request)
     assert answer.status == 400, answer
     assert len(answer.body) <= SMALL
-    assert b"X-Injected" not in answer.body or answer.headers[
-        "content-type"
-    ].startswith("text/plain")
+    assert "x-injected" not in answer.headers
+    if b"X-Injected" in answer.body:  # only aiohttp's own 400 quotes the line
+        assert answer.headers["content-type"].startswith("text/plain")
     await wire.healthy()
 
 
