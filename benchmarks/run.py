@@ -91,6 +91,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "machine the figures then measure the servers, not the neighbours",
     )
     parser.add_argument("--skip", default="", help="comma list of sections to skip")
+    parser.add_argument(
+        "--render",
+        type=Path,
+        metavar="RESULTS_JSON",
+        help="measure nothing: write the report again from a saved performance.json",
+    )
     args = parser.parse_args(argv)
     defaults = (
         {"requests": 20, "warmup": 5, "reps": 1, "sessions": 20, "cold_reps": 1}
@@ -474,8 +480,19 @@ def machine() -> dict[str, Any]:
     }
 
 
+def render(saved: Path, out: Path) -> int:
+    """Write the report of an earlier run again (after a change to the report)."""
+    results = json.loads(saved.read_text(encoding="utf-8"))
+    results["targets"] = bench_report.targets(results)
+    print(bench_report.targets_text(results["targets"]))
+    print(f"report: {bench_report.write(results, out)}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    if args.render is not None:
+        return render(args.render, args.out or ROOT / "docs")
     server_cpus, client_cpus = bench_servers.cpu_plan()
     placement = Placement(server_cpus, args.nice, args.realtime)
     try:
