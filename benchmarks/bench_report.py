@@ -468,6 +468,36 @@ Chart: {chart}.
 
 """
 
+CLIENT_CHECK = """
+How much the load client bounds the figures: `calc` on the 2026-07-28 path, one run
+each, the calls sent by the hand-written client and by aiohttp's client (as in
+peers.md). A server whose figure hardly moves is the limit; one that gains with the
+lighter client was held back by the client.
+
+| server | req/s, hand-written client | req/s, aiohttp client \
+| client CPU {micro}s/call, hand-written / aiohttp |
+|---|---:|---:|---:|
+"""
+
+
+def client_rows(rows: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for key in SERVER_ORDER:
+        raw = find(rows, server=key, client="raw")
+        slow = find(rows, server=key, client="aiohttp")
+        if raw is None or slow is None:
+            continue
+        cpu = (
+            f"{fmt(metric(raw, 'client_cpu_us'))} / "
+            f"{fmt(metric(slow, 'client_cpu_us'))}"
+        )
+        lines.append(
+            f"| {label(key)} | {fmt(metric(raw, 'rps'))} | "
+            f"{fmt(metric(slow, 'rps'))} | {cpu} |"
+        )
+    return lines
+
+
 BAD_CALLS = """
 ## What a bad call costs
 
@@ -618,6 +648,9 @@ def write(results: dict[str, Any], out: Path) -> Path:
     )
     lines = throughput_tables(results.get("throughput", []))
     text += "\n".join(lines) + "\n"
+    if results.get("client_check"):
+        text += CLIENT_CHECK.format(micro=MICRO)
+        text += "\n".join(client_rows(results["client_check"])) + "\n"
     text += BAD_CALLS
     text += "\n".join(bad_table(results.get("bad_calls", []))) + "\n\n"
     text += "\n".join(excerpt_lines(results.get("bad_calls", [])))

@@ -131,6 +131,8 @@ def run_case(
     tool: str,
     args: argparse.Namespace,
     placement: Placement,
+    *,
+    client: str | None = None,
 ) -> dict[str, Any]:
     """One fresh server, warm-up, then `args.requests` calls at `args.concurrency`."""
     modern = path == PATHS[0]
@@ -152,7 +154,7 @@ def run_case(
                     warmup=args.warmup,
                     requests=args.requests,
                     checkpoint=checkpoint,
-                    client=args.client,
+                    client=client or args.client,
                 )
             )
             row["peak_rss_mib"] = server.memory_kib("VmHWM") / 1024
@@ -215,6 +217,21 @@ def throughput(args: argparse.Namespace, placement: Placement) -> list[dict[str,
                     rows.append(row)
                     print("  " + bench_report.case_line(row), flush=True)
     return median_rows(rows)
+
+
+def client_check(
+    args: argparse.Namespace, placement: Placement
+) -> list[dict[str, Any]]:
+    """calc on the 2026 path through both clients: how far the client bounds it."""
+    rows = []
+    for key in args.server_keys:
+        for client in ("raw", "aiohttp"):
+            kind = SERVERS[key]
+            row = run_case(kind, PATHS[0], "calc", args, placement, client=client)
+            row["client"] = client
+            rows.append(row)
+            print(f"  {client:7} " + bench_report.case_line(row), flush=True)
+    return rows
 
 
 # -- bad calls --------------------------------------------------------------------
@@ -543,6 +560,7 @@ def main(argv: list[str]) -> int:
         ("bad_calls", lambda: bad_calls(args, placement)),
         ("cold_start", lambda: cold_start(args, placement)),
         ("sessions", lambda: session_memory(args, placement)),
+        ("client_check", lambda: client_check(args, placement)),
         ("gate", lambda: gate(args)),
         ("gates_micro", lambda: gates_micro(args)),
     )

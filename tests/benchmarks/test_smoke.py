@@ -54,6 +54,16 @@ def test_every_throughput_case_measured_for_wymcp_and_the_ceiling(smoke) -> None
                     assert key in row
 
 
+def test_both_clients_drive_every_server(smoke) -> None:
+    results, _, _ = smoke
+    seen = {(r["server"], r["client"]) for r in results["client_check"] if "rps" in r}
+    assert seen == {
+        (server, client)
+        for server in ("wymcp", "ceiling")
+        for client in ("raw", "aiohttp")
+    }
+
+
 def test_both_bad_call_probes_get_a_bounded_answer_and_the_server_survives(
     smoke,
 ) -> None:
