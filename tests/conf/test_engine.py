@@ -58,6 +58,16 @@ def test_a_settings_value_built_directly_works():
     assert [spec.name for spec in engine.tool_specs] == ["echo"]
 
 
+def test_each_engine_gets_its_own_instance_of_a_tool_class():
+    settings = Settings(TOOLS=(Echo,))
+    first, second = build_engine(settings), build_engine(settings)
+    (one,) = first.tool_specs
+    (two,) = second.tool_specs
+    assert isinstance(one.tool, Echo)
+    assert isinstance(two.tool, Echo)
+    assert one.tool is not two.tool
+
+
 def test_a_broken_tool_raises_configuration_error():
     class Broken(Tool):
         name = "broken"

@@ -41,7 +41,9 @@ def build_engine(settings: Settings) -> Engine:
     from wymcp.core.server._authorization import tool_scopes  # noqa: PLC0415
 
     engine = Engine(
-        tools=settings.TOOLS,
+        # A class gets a fresh instance per engine: two apps in one process (or
+        # two tests) never share a tool's state through the class.
+        tools=tuple(t() if isinstance(t, type) else t for t in settings.TOOLS),
         resources=settings.RESOURCES,
         prompts=settings.PROMPTS,
         options=engine_options(settings),
