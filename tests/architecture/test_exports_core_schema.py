@@ -22,6 +22,7 @@ def test_the_public_names_of_core_schema_are_pinned():
         "header_annotations",
         "prepare",
         "prepare_all",
+        "required_scopes",
     ]
 
 

@@ -19,6 +19,7 @@ from wymcp.core.schema._header_annotations import (
 )
 from wymcp.core.schema._input_schema import build_input_schema
 from wymcp.core.schema._key_set import close_properties, close_schema
+from wymcp.core.schema._scopes import declared_scopes
 from wymcp.core.schema._spec import ActionSpec, ToolSpec
 from wymcp.core.schema._tool import Tool
 from wymcp.core.schema._value_root import (
@@ -139,6 +140,7 @@ def _prepare_instance(tool: Tool) -> ToolSpec:
             _check_hand_written(hand_written, problems)
     output_schema = getattr(tool, "output_schema", None)
     output_validator = _output_validator(output_schema, problems)
+    scopes = declared_scopes(getattr(tool, "scopes", None), action_specs, problems)
     if problems:
         raise ConfigurationError(label, problems)
     if hand_written is not None:
@@ -156,6 +158,7 @@ def _prepare_instance(tool: Tool) -> ToolSpec:
         output_schema=dict(output_schema) if output_schema is not None else None,
         plain=plain,
         output_validator=output_validator,
+        scopes=scopes,
     )
 
 

@@ -52,6 +52,8 @@ class ToolSpec:
         header_annotations: the ``x-mcp-header`` annotations of the input schema.
         output_schema: the declared output schema, or None.
         plain: a plain tool's prepared arguments (None for a multi-action tool).
+        scopes: the OAuth scopes its calls need, by ``"*"`` (every action) or action
+            name (``Tool.scopes``, checked); empty when none is declared.
     """
 
     name: str
@@ -62,6 +64,7 @@ class ToolSpec:
     output_schema: Mapping[str, Any] | None
     plain: ActionSpec | None = None
     output_validator: Any = attrs.field(default=None, repr=False)
+    scopes: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
 
     def validate_output(self, value: object) -> list[str]:
         """Check a result against the output schema; return problems (empty = valid).

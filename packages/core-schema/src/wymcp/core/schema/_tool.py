@@ -15,7 +15,9 @@ class Tool:
     tool, which defines ``run_action``) or, with no actions, an ``input_schema`` and
     ``run`` (a plain tool; without an ``input_schema`` it takes no arguments). A
     multi-action tool may also set a hand-written ``input_schema`` to carry
-    ``x-mcp-header`` annotations; dispatch still goes by its actions.
+    ``x-mcp-header`` annotations; dispatch still goes by its actions. ``scopes``
+    names the OAuth scopes its calls need when the server authorizes requests: a
+    list for every call, or ``{"*": [...], "<action>": [...]}``.
 
     The framework instantiates each tool class once with no arguments.
     """
@@ -27,6 +29,7 @@ class Tool:
     output_schema: ClassVar[Mapping[str, Any] | None] = None
     actions: ClassVar[Mapping[str, Action] | None] = None
     input_schema: ClassVar[Mapping[str, Any] | None] = None
+    scopes: ClassVar[Sequence[str] | Mapping[str, Sequence[str]] | None] = None
 
     async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
         """Run one action of a multi-action tool with data that passed every gate."""

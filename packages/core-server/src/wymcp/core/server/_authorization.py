@@ -2,26 +2,19 @@
 
 A transport authenticates every request with a `TokenValidator` and hands
 the engine the `Principal` it returns. A tool declares the OAuth scopes its
-actions need in a `scopes` class attribute; `tool_scopes` checks the
-declaration once and `required_scopes` reads it for one call.
+actions need in a `scopes` class attribute, checked at registration;
+`tool_scopes` and `required_scopes` read it for one call.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from wymcp.core.schema import ConfigurationError, ToolSpec
-
-EVERY_ACTION = "*"
-"""The key of a `scopes` declaration that applies to every action of the tool."""
-
-SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
-"""One scope as RFC 6749 §3.3 spells it: visible ASCII without space, `"` or `\\`."""
+from wymcp.core.schema import ToolSpec
 
 _DESCRIPTION_LIMIT = 200
 
@@ -80,62 +73,10 @@ class TokenValidator(Protocol):
         ...
 
 
-def _scope_list(where: str, value: object, problems: list[str]) -> frozenset[str]:
-    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
-        problems.append(
-            f"{where}: scopes must be a list of strings, not {type(value).__name__} "
-            f'(write ["scope"]).'
-        )
-        return frozenset()
-    found: set[str] = set()
-    for item in value:
-        if not isinstance(item, str) or not SCOPE_TOKEN.fullmatch(item):
-            shown = repr(item[:60]) if isinstance(item, str) else type(item).__name__
-            problems.append(
-                f"{where}: {shown} is not a scope (visible ASCII, no spaces, "
-                'no " or \\).'
-            )
-        else:
-            found.add(item)
-    return frozenset(found)
-
-
 def tool_scopes(spec: ToolSpec) -> Mapping[str, frozenset[str]]:
-    """Check a tool's `scopes` declaration and return it as key -> scopes.
+    """The scopes a prepared tool declared, by `"*"` or action name.
 
-    `scopes` is absent or None (no scope needed), a list of scopes every
-    action needs, or a mapping whose keys are `"*"` (every action) or action
-    names, each to a list of scopes. Raises `ConfigurationError` naming the
-    tool and every problem.
+    Registration (`wymcp.core.schema.prepare`) has already checked the
+    declaration; a wrong one never reaches a served tool.
     """
-    declared = getattr(spec.tool, "scopes", None)
-    if declared is None:
-        return MappingProxyType({})
-    problems: list[str] = []
-    table: dict[str, frozenset[str]] = {}
-    if isinstance(declared, Mapping):
-        for key, value in declared.items():
-            if key != EVERY_ACTION and key not in spec.actions:
-                valid = sorted(spec.actions) if spec.actions else []
-                shown = repr(key[:60]) if isinstance(key, str) else type(key).__name__
-                problems.append(
-                    f"scopes: {shown} is neither '*' nor an action of the tool "
-                    f"(actions: {', '.join(valid) or 'none, a plain tool'})."
-                )
-                continue
-            table[key] = _scope_list(f"scopes[{key!r}]", value, problems)
-    else:
-        table[EVERY_ACTION] = _scope_list("scopes", declared, problems)
-    if problems:
-        raise ConfigurationError(spec.name, problems)
-    return MappingProxyType({key: value for key, value in table.items() if value})
-
-
-def required_scopes(
-    declared: Mapping[str, frozenset[str]], action: str | None
-) -> frozenset[str]:
-    """The scopes one call needs: those of every action plus the action's own."""
-    needed = declared.get(EVERY_ACTION, frozenset())
-    if action is not None:
-        needed |= declared.get(action, frozenset())
-    return needed
+    return spec.scopes

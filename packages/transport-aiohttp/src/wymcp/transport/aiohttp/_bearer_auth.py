@@ -15,14 +15,8 @@ from typing import Any
 
 from aiohttp import web
 from wymcp.conf import Settings
-from wymcp.core.schema import ToolSpec
-from wymcp.core.server._authorization import (
-    InvalidToken,
-    Principal,
-    TokenValidator,
-    required_scopes,
-    tool_scopes,
-)
+from wymcp.core.schema import ToolSpec, required_scopes
+from wymcp.core.server import InvalidToken, Principal, TokenValidator
 from wymcp.transport.aiohttp._answers import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -55,7 +49,6 @@ class BearerAuth:
         self._validator = validator
         self._required = frozenset(settings.AUTH_REQUIRED_SCOPES)
         self.metadata = ResourceMetadata(settings)
-        self._declared: dict[str, tuple[ToolSpec, Mapping[str, frozenset[str]]]] = {}
 
     async def authenticate(self, request: web.Request) -> Principal | web.Response:
         """Return the request's principal, or the 400/401/403/503 answer."""
@@ -117,38 +110,24 @@ class BearerAuth:
         name = params.get("name") if isinstance(params, dict) else None
         if not isinstance(name, str):
             return None
-        declared = self._declared_for(name, specs)
-        if declared is None:
+        spec = next((spec for spec in specs if spec.name == name), None)
+        if spec is None:
             return None
-        spec, scopes = declared
         action = None
         arguments = params.get("arguments") if isinstance(params, dict) else None
         if spec.actions and isinstance(arguments, dict):
             sent = arguments.get("action")
             action = sent if isinstance(sent, str) and sent in spec.actions else None
-        needed = required_scopes(scopes, action) | self._required
+        needed = required_scopes(spec.scopes, action) | self._required
         if not principal.missing(needed):
             return None
         return self._forbidden(request, needed, rid=echoable_id(body))
-
-    def _declared_for(
-        self, name: str, specs: Iterable[ToolSpec]
-    ) -> tuple[ToolSpec, Mapping[str, frozenset[str]]] | None:
-        for spec in specs:
-            if spec.name != name:
-                continue
-            cached = self._declared.get(name)
-            if cached is None or cached[0] is not spec:
-                cached = (spec, tool_scopes(spec))
-                self._declared[name] = cached
-            return cached
-        return None
 
     def scopes_supported(self, specs: Iterable[ToolSpec]) -> list[str]:
         """Every scope the settings and the served tools name, sorted."""
         found = set(self._required)
         for spec in specs:
-            for scopes in tool_scopes(spec).values():
+            for scopes in spec.scopes.values():
                 found |= scopes
         return sorted(found)
 

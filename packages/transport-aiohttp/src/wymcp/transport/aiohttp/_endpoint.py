@@ -71,8 +71,6 @@ class Endpoint:
         self.auth = (
             BearerAuth(settings, settings.AUTH) if settings.AUTH is not None else None
         )
-        if self.auth is not None:  # a wrong `scopes` declaration fails at setup
-            self.auth.scopes_supported(engine.tool_specs)
         self._long_streams = 0
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
@@ -244,11 +242,7 @@ class Endpoint:
             return refused.response
         auth = self.auth
         assert auth is not None  # noqa: S101 - only routed when AUTH is set
-        try:
-            scopes = auth.scopes_supported(self.engine.tool_specs)
-        except Exception:  # a tool added later with a wrong `scopes` declaration
-            logger.exception("wymcp: building the resource metadata failed")
-            return internal_error()
+        scopes = auth.scopes_supported(self.engine.tool_specs)
         document = auth.metadata.document(request, scopes)
         return web.Response(
             body=encode(document),
