@@ -24,6 +24,7 @@ EXPECTED = [
     "PromptArgument",
     "Reply",
     "Resource",
+    "ResourceNotFoundError",
     "Session",
     "SessionStore",
     "Stream",

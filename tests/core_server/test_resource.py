@@ -15,6 +15,7 @@ from wymcp.core.server import (
     Exchange,
     Headers,
     Resource,
+    ResourceNotFoundError,
     embedded_resource,
 )
 
@@ -45,6 +46,8 @@ class Template(Resource):
     mime_type = "application/json"
 
     async def read(self, uri: str, params: Mapping[str, str], ctx: Any) -> object:
+        if params["id"] == "404":
+            raise ResourceNotFoundError("no row 404 in table secret_things")
         return json.dumps({"id": params["id"], "templateTest": True})
 
     def complete(
@@ -148,6 +151,19 @@ async def test_an_unknown_uri_is_resource_not_found_in_a_session(rwire):
     reply, _ = await rwire.session(sid, "resources/read", {"uri": "test://nope"})
     assert reply.body["error"]["code"] == -32002
     assert reply.body["error"]["data"]["uri"] == "test://nope"
+
+
+async def test_a_read_that_finds_nothing_answers_as_an_unknown_uri(rwire):
+    uri = "test://template/404/data"
+    reply, _ = await rwire.modern("resources/read", {"uri": uri}, rid=5)
+    assert reply.status == 400
+    assert reply.body["error"]["code"] == -32602
+    assert reply.body["error"]["data"] == {"uri": uri}
+    assert "secret" not in json.dumps(reply.body)
+    sid = await rwire.initialize()
+    reply, _ = await rwire.session(sid, "resources/read", {"uri": uri})
+    assert reply.body["error"]["code"] == -32002
+    assert reply.body["error"]["data"] == {"uri": uri}
 
 
 async def test_a_raising_read_answers_internal_error_without_details(rwire):

@@ -13,6 +13,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from wymcp.conf import load_settings
+from wymcp.core.server import ResourceNotFoundError
 from wymcp.transport.aiohttp import create_app
 from wymcp_tasks import PlanningPrompt, Projects, TaskResource, Tasks
 
@@ -60,7 +61,7 @@ async def test_a_missing_or_malformed_id_cannot_be_read(
     database: Path, raw: str
 ) -> None:
     resource = TaskResource(database=database)
-    with pytest.raises(LookupError):
+    with pytest.raises(ResourceNotFoundError):
         await resource.read(f"task://{raw}", {"id": raw}, None)
 
 

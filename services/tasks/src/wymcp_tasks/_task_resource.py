@@ -10,7 +10,7 @@ from datetime import date
 from os import PathLike
 from typing import Any
 
-from wymcp.core.server import Resource
+from wymcp.core.server import Resource, ResourceNotFoundError
 from wymcp_tasks._location import database_path
 from wymcp_tasks._store import TaskStore
 from wymcp_tasks._tasks import MAX_ID, shape_task
@@ -41,15 +41,15 @@ class TaskResource(Resource):
         """Return the task as JSON text.
 
         Raises:
-            LookupError: no task has that id (the server answers that the
-                resource could not be read).
+            ResourceNotFoundError: no task has that id (the server answers as
+                for an unknown URI).
         """
         raw = params.get("id", "")
         if not _ID.fullmatch(raw) or int(raw) > MAX_ID:
-            raise LookupError("A task URI is task://<id> with a positive id.")
+            raise ResourceNotFoundError("A task URI is task://<id>, id positive.")
         task = await self.store.get_task(int(raw))
         if task is None:
-            raise LookupError("No task has that id.")
+            raise ResourceNotFoundError("No task has that id.")
         return json.dumps(shape_task(task, self._today()), ensure_ascii=False)
 
     def complete(

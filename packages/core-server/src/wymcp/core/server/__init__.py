@@ -26,7 +26,7 @@ from wymcp.core.server._exchange import Exchange, Headers, Reply, Stream
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._prompt import Prompt, PromptArgument
-from wymcp.core.server._resource import Resource
+from wymcp.core.server._resource import Resource, ResourceNotFoundError
 from wymcp.core.server._revision import LEGACY, MODERN, SUPPORTED
 from wymcp.core.server._session import MemorySessionStore, Session, SessionStore
 
@@ -50,6 +50,7 @@ __all__ = [
     "PromptArgument",
     "Reply",
     "Resource",
+    "ResourceNotFoundError",
     "Session",
     "SessionStore",
     "Stream",

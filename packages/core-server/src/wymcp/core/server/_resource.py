@@ -17,12 +17,21 @@ from wymcp.core.server._revision import has_titles
 from wymcp.core.server._uri_template import TemplateError, UriTemplate
 
 
+class ResourceNotFoundError(LookupError):
+    """Raised by `Resource.read` when the URI names nothing that exists.
+
+    The engine answers exactly as for an unknown URI: -32602 with `data.uri`
+    at 2026-07-28, -32002 at the 2025 revisions. The message is not sent.
+    """
+
+
 class Resource:
     """Base class of a resource (set `uri`) or a template (set `uri_template`).
 
     `read(uri, params, ctx)` returns text (str), bytes (a blob), one contents
     mapping, an embedded-resource `Content`, or a list of those; `params`
-    holds the template's variables. `complete(argument, value, context)`
+    holds the template's variables; it raises `ResourceNotFoundError` when a
+    template's URI names nothing that exists. `complete(argument, value, context)`
     suggests values for a template variable.
     """
 

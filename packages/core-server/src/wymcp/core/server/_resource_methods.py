@@ -15,6 +15,7 @@ from wymcp.core.server._jsonrpc import (
     RpcError,
     echo,
 )
+from wymcp.core.server._resource import ResourceNotFoundError
 from wymcp.core.server._session import Session
 from wymcp.core.server._subscriptions import MAX_URIS
 from wymcp.core.server._toolcall import InputRequired
@@ -62,8 +63,7 @@ class ResourceMethods:
         uri = _uri(call)
         found = self._kit.catalogue.resource_for(uri)
         if found is None:
-            code = INVALID_PARAMS if call.modern else RESOURCE_NOT_FOUND
-            raise RpcError(code, "Resource not found", {"uri": echo(uri)})
+            raise _not_found(call, uri)
         spec, values = found
         ctx = self._kit.context(call, f"resources/read:{uri}")
 
@@ -73,6 +73,8 @@ class ResourceMethods:
                 return {"contents": spec.contents(uri, value)}
             except (InputRequired, MissingCapabilityError):
                 raise
+            except ResourceNotFoundError:
+                raise _not_found(call, uri) from None
             except Exception:  # noqa: BLE001 - a raising read answers -32603
                 _log.exception("resource %s raised", spec.name)
                 raise RpcError(
@@ -103,3 +105,9 @@ class ResourceMethods:
         need(call, self._kit.catalogue.has_resources)
         _session_of(call).subscriptions.discard(_uri(call))
         return {}
+
+
+def _not_found(call: Call, uri: str) -> RpcError:
+    """The answer to a URI that names nothing: -32602 (2026) or -32002 (2025)."""
+    code = INVALID_PARAMS if call.modern else RESOURCE_NOT_FOUND
+    return RpcError(code, "Resource not found", {"uri": echo(uri)})
