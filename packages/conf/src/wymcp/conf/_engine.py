@@ -38,9 +38,8 @@ def build_engine(settings: Settings) -> Engine:
     stays cheap.
     """
     from wymcp.core.server import Engine  # noqa: PLC0415 - imported when needed
-    from wymcp.core.server._authorization import tool_scopes  # noqa: PLC0415
 
-    engine = Engine(
+    return Engine(
         # A class gets a fresh instance per engine: two apps in one process (or
         # two tests) never share a tool's state through the class.
         tools=tuple(t() if isinstance(t, type) else t for t in settings.TOOLS),
@@ -48,6 +47,3 @@ def build_engine(settings: Settings) -> Engine:
         prompts=settings.PROMPTS,
         options=engine_options(settings),
     )
-    for spec in engine.tool_specs:
-        tool_scopes(spec)  # a wrong `scopes` declaration fails here, not mid-call
-    return engine
