@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from wymcp.testing import Answer
+from wymcp.testing import Answer, assert_tool_error
 
 
 def tool_answer(result: dict, messages: tuple = ()) -> Answer:
@@ -44,7 +44,11 @@ def test_the_first_text_block_is_decoded_else_the_text_is_the_value():
 
 
 def test_a_refusal_is_a_single_json_block_with_an_error_code():
-    refusal = {"error": "unknown_action", "message": "Unknown action."}
+    refusal = {
+        "error": "unknown_action",
+        "message": "Unknown action.",
+        "help": 'help {tool: "t"}',
+    }
     answer = tool_answer(
         {"content": [{"type": "text", "text": json.dumps(refusal)}], "isError": True}
     )
@@ -57,6 +61,18 @@ def test_a_refusal_is_a_single_json_block_with_an_error_code():
     )
     assert tool_error.refusal is None
     assert tool_error.is_error
+
+
+def test_a_tool_error_with_hints_is_not_a_refusal():
+    payload = {
+        "error": "No task 7.",
+        "hints": [{"tool": "tasks", "action": "list", "description": "List tasks"}],
+    }
+    answer = tool_answer(
+        {"content": [{"type": "text", "text": json.dumps(payload)}], "isError": True}
+    )
+    assert answer.refusal is None
+    assert "No task 7." in assert_tool_error(answer)
 
 
 def test_a_json_rpc_error_has_no_result():

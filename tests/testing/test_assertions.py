@@ -67,15 +67,27 @@ def test_assert_refused_fails_with_the_answer_in_the_message(kwargs, message):
 
 
 def test_missing_fields_and_unknown_keys_are_paths_too():
+    pointer = {"help": 'help {tool: "orders", action: "place"}'}
     missing = {
         "error": "missing_required_fields",
         "action": "place",
         "missing": ["customer"],
+        **pointer,
     }
     assert_refused(result(missing, is_error=True), path="data.customer")
-    plain = {"error": "missing_required_fields", "action": None, "missing": ["region"]}
+    plain = {
+        "error": "missing_required_fields",
+        "action": None,
+        "missing": ["region"],
+        **pointer,
+    }
     assert_refused(result(plain, is_error=True), path="arguments.region")
-    unknown = {"error": "unknown_params", "action": "place", "unknown": ["data.x.y"]}
+    unknown = {
+        "error": "unknown_params",
+        "action": "place",
+        "unknown": ["data.x.y"],
+        **pointer,
+    }
     assert_refused(result(unknown, is_error=True), "unknown_params", path="data.x.y")
 
 

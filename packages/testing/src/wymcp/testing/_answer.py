@@ -21,6 +21,18 @@ def _decoded(text: str) -> Any:
         return None
 
 
+REFUSAL_CODES = frozenset(
+    {
+        "unknown_action",
+        "unknown_params",
+        "missing_required_fields",
+        "missing_required_group",
+        "invalid_values",
+    }
+)
+"""The `error` codes of a gate refusal (docs/refusals.md)."""
+
+
 @attrs.frozen
 class Answer:
     """What one request got back.
@@ -105,7 +117,11 @@ class Answer:
         if not self.is_error or len(self.content) != 1:
             return None
         decoded = _decoded(self.text)
-        if isinstance(decoded, dict) and isinstance(decoded.get("error"), str):
+        if (
+            isinstance(decoded, dict)
+            and decoded.get("error") in REFUSAL_CODES
+            and isinstance(decoded.get("help"), str)
+        ):
             return decoded
         return None
 
