@@ -135,8 +135,10 @@ async def test_a_shared_secret_works_with_hs256():
 
 async def test_keys_can_come_from_the_issuers_jwks(aiohttp_server, issuer, make_issuer):
     app = web.Application()
+    fetched: list[int] = []
 
     async def jwks(request: web.Request) -> web.Response:
+        fetched.append(1)
         return web.json_response(issuer.jwks())
 
     app.router.add_get("/jwks.json", jwks)
@@ -145,9 +147,15 @@ async def test_keys_can_come_from_the_issuers_jwks(aiohttp_server, issuer, make_
         issuer=ISSUER, audience=RESOURCE, jwks_url=str(server.make_url("/jwks.json"))
     )
     assert (await validator.validate(issuer.token("carol"))).subject == "carol"
-    unknown_kid = make_issuer(kid="other").token("mallory")
-    with pytest.raises(InvalidToken, match="not signed by a key of the issuer"):
-        await validator.validate(unknown_kid)
+    assert (await validator.validate(issuer.token("dave"))).subject == "dave"
+    assert len(fetched) == 1  # the key is remembered
+    for kid in ("other", "another"):
+        made_up = make_issuer(kid=kid).token("mallory")
+        with pytest.raises(InvalidToken, match="not signed by a key of the issuer"):
+            await validator.validate(made_up)
+    assert len(fetched) <= 2  # unknown kids refetch at most once per cooldown
+    with pytest.raises(InvalidToken, match="not a well-formed JWT"):
+        await validator.validate("garbage")
 
 
 async def test_an_unreachable_jwks_is_a_connection_error_not_a_bad_token(

@@ -9,6 +9,7 @@ issued for this resource (RFC 8707) are accepted. Scopes come from `scope`
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
 _DEFAULT_ALGORITHMS = ("RS256", "ES256")
 _REQUIRED_CLAIMS = ("exp", "iss", "aud", "sub")
+_KEY_LIFESPAN = 300.0
 
 
 def _import_jwt() -> Any:
@@ -89,6 +91,7 @@ class JwtValidator:
         self.algorithms = list(algorithms)
         self.leeway = leeway
         self._key = key
+        self._keys: dict[str, tuple[Any, float]] = {}
         self._jwks: jwt.PyJWKClient | None = (
             self._jwt.PyJWKClient(jwks_url, cache_keys=True, lifespan=300, timeout=10)
             if jwks_url is not None
@@ -98,19 +101,7 @@ class JwtValidator:
     async def validate(self, token: str) -> Principal:
         """Return the token's principal, or raise `InvalidToken` saying why."""
         jwt = self._jwt
-        key = self._key
-        if self._jwks is not None:
-            try:
-                signing = await asyncio.to_thread(
-                    self._jwks.get_signing_key_from_jwt, token
-                )
-            except jwt.PyJWKClientConnectionError as exc:
-                raise ConnectionError("the issuer's JWKS cannot be fetched") from exc
-            except (jwt.PyJWKClientError, jwt.PyJWTError):
-                raise InvalidToken(
-                    "The access token is not signed by a key of the issuer."
-                ) from None
-            key = signing.key
+        key = self._key if self._jwks is None else await self._jwks_key(token)
         try:
             claims = jwt.decode(
                 token,
@@ -127,6 +118,36 @@ class JwtValidator:
         if not isinstance(subject, str) or not subject:
             raise InvalidToken("The access token names no subject.")
         return Principal(subject, _scopes(claims), claims)
+
+    async def _jwks_key(self, token: str) -> Any:
+        """The issuer's key named by the token's `kid`: remembered, else fetched.
+
+        A key once resolved is used without a thread hop for `_KEY_LIFESPAN`
+        seconds; pyjwt's client refetches the set for an unknown `kid` at most
+        once per cooldown, so made-up `kid`s cannot hammer the issuer.
+        """
+        jwt = self._jwt
+        try:
+            kid = jwt.get_unverified_header(token).get("kid")
+        except jwt.PyJWTError:
+            raise InvalidToken("The access token is not a well-formed JWT.") from None
+        remembered = self._keys.get(kid) if isinstance(kid, str) else None
+        if remembered is not None and time.monotonic() - remembered[1] < _KEY_LIFESPAN:
+            return remembered[0]
+        assert self._jwks is not None  # noqa: S101 - only called with a JWKS
+        try:
+            signing = await asyncio.to_thread(
+                self._jwks.get_signing_key_from_jwt, token
+            )
+        except jwt.PyJWKClientConnectionError as exc:
+            raise ConnectionError("the issuer's JWKS cannot be fetched") from exc
+        except (jwt.PyJWKClientError, jwt.PyJWTError):
+            raise InvalidToken(
+                "The access token is not signed by a key of the issuer."
+            ) from None
+        if isinstance(kid, str):
+            self._keys[kid] = (signing.key, time.monotonic())
+        return signing.key
 
     def _reason(self, error: Exception) -> str:  # noqa: PLR0911 - one text per failure
         jwt = self._jwt
