@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -429,3 +431,40 @@ def test_a_wrong_scopes_declaration_fails_at_registration(issuer):
     mount(app, settings, Engine(tools=[], options=EngineOptions()))
     with pytest.raises(ConfigurationError, match="'two words' is not a scope"):
         get_endpoint(app).engine.add_tool(BadScopes)  # type: ignore[attr-defined]
+
+
+class Expiring:
+    """Accepts any token as alice, expiring at a time the test sets."""
+
+    def __init__(self) -> None:
+        self.expires_at = time.time() + 3600
+
+    async def validate(self, token: str) -> Principal:
+        return Principal("alice", {"tasks:read"}, expires_at=self.expires_at)
+
+
+async def test_a_stream_ends_when_the_token_that_opened_it_expires(auth_client):
+    validator = Expiring()
+    client = await auth_client(AUTH=validator)
+    sid = await initialize(client, "t")
+    validator.expires_at = time.time() + 0.2
+    response = await client.get(
+        "/mcp",
+        headers={**bearer("t"), "Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY},
+    )
+    assert response.status == 200
+    assert response.content_type == "text/event-stream"
+    await asyncio.wait_for(response.read(), 10)  # the server ended the stream
+    validator.expires_at = time.time() + 3600
+    again = await client.get(
+        "/mcp",
+        headers={**bearer("t"), "Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY},
+    )
+    assert again.status == 200  # the session lives on; a fresh token reconnects
+    again.close()
+
+
+async def test_a_jwt_principal_expires_with_its_token_and_leeway(issuer):
+    token = issuer.token("alice", lifetime=100)
+    principal = await issuer.validator(leeway=5).validate(token)
+    assert principal.expires_at == principal.claims["exp"] + 5

@@ -33,6 +33,8 @@ class Principal:
 
     Sessions and sealed request state are bound to `subject` (exposed as
     `sub` too), so a refreshed token for the same subject keeps its session.
+    `expires_at` (Unix time, or None) is when the token stops being accepted:
+    a long-lived stream it opened ends then.
     """
 
     subject: str
@@ -40,6 +42,7 @@ class Principal:
     claims: Mapping[str, Any] = attrs.field(
         factory=dict, converter=_read_only, hash=False
     )
+    expires_at: float | None = None
 
     @property
     def sub(self) -> str:

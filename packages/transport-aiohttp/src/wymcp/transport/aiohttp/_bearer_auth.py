@@ -131,6 +131,10 @@ class BearerAuth:
                 found |= scopes
         return sorted(found)
 
+    def expired(self, request: web.Request) -> web.Response:
+        """The 401 for a token that expired while its request waited."""
+        return self._unauthorized(request, "The access token has expired.")
+
     def _unauthorized(self, request: web.Request, description: str) -> web.Response:
         return self._refuse(
             request,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -181,9 +182,11 @@ class Endpoint:
                 rid=echoable_id(body),
                 headers={"Retry-After": _RETRY_AFTER},
             )
+        expires = principal.expires_at if principal is not None else None
+        lifetime = expires - time.time() if long_lived and expires is not None else None
         self._long_streams += long_lived
         try:
-            return await self._serve(request, headers, body, principal)
+            return await self._serve(request, headers, body, principal, lifetime)
         finally:
             self._long_streams -= long_lived
 
@@ -193,26 +196,23 @@ class Endpoint:
         headers: Headers,
         body: Any,
         principal: Principal | None,
+        lifetime: float | None,
     ) -> web.StreamResponse:
         stream = SseStream(request, keepalive=self.settings.KEEPALIVE_INTERVAL)
+        deadline = asyncio.timeout(lifetime)
         try:
-            if request.method == "POST":
-                exchange = Exchange("POST", headers, body, principal)
-                reply = await self.engine.post(exchange, stream)
-            elif request.method == "GET":
-                exchange = Exchange("GET", headers, principal=principal)
-                reply = await self.engine.get(exchange, stream)
-            else:
-                exchange = Exchange("DELETE", headers, principal=principal)
-                reply = await self.engine.delete(exchange)
+            async with deadline:
+                reply = await self._exchange(request, headers, body, principal, stream)
             if stream.opened:
                 return await stream.finish(reply.body)
             return _json_reply(reply)
         except asyncio.CancelledError:
             raise
-        except Exception:
+        except Exception as exc:
             if stream.gone:  # the client left: the call is over, nobody to answer
                 raise asyncio.CancelledError from None
+            if isinstance(exc, TimeoutError) and deadline.expired():
+                return await self._token_expired(request, stream)
             logger.exception(
                 "wymcp: unexpected error answering %s %s", request.method, request.path
             )
@@ -221,6 +221,38 @@ class Endpoint:
             return internal_error(echoable_id(body))
         finally:
             await stream.close()
+
+    async def _exchange(
+        self,
+        request: web.Request,
+        headers: Headers,
+        body: Any,
+        principal: Principal | None,
+        stream: SseStream,
+    ) -> Reply:
+        if request.method == "POST":
+            return await self.engine.post(
+                Exchange("POST", headers, body, principal), stream
+            )
+        if request.method == "GET":
+            return await self.engine.get(
+                Exchange("GET", headers, principal=principal), stream
+            )
+        return await self.engine.delete(
+            Exchange("DELETE", headers, principal=principal)
+        )
+
+    async def _token_expired(
+        self, request: web.Request, stream: SseStream
+    ) -> web.StreamResponse:
+        """End a long-lived stream whose token expired; the client reconnects."""
+        if stream.opened:
+            try:
+                return await stream.finish(None)
+            except ConnectionResetError:
+                raise asyncio.CancelledError from None
+        assert self.auth is not None  # noqa: S101 - only principals expire
+        return self.auth.expired(request)
 
     async def _end_stream_with_error(
         self, stream: SseStream, rid: Any

@@ -117,7 +117,15 @@ class JwtValidator:
         subject = claims.get("sub")
         if not isinstance(subject, str) or not subject:
             raise InvalidToken("The access token names no subject.")
-        return Principal(subject, _scopes(claims), claims)
+        expires = claims.get("exp")
+        return Principal(
+            subject,
+            _scopes(claims),
+            claims,
+            expires_at=float(expires) + self.leeway
+            if isinstance(expires, int | float)
+            else None,
+        )
 
     async def _jwks_key(self, token: str) -> Any:
         """The issuer's key named by the token's `kid`: remembered, else fetched.
