@@ -96,10 +96,10 @@ def modern_headers(method: str, name: str | None = None) -> dict[str, str]:
 
 
 def sse_messages(text: str) -> list[Any]:
-    """The JSON messages of an SSE body."""
+    """The JSON messages of an SSE body (lines end at LF or CRLF only)."""
     return [
         json.loads(line[5:])
-        for line in text.splitlines()
+        for line in text.replace("\r\n", "\n").split("\n")
         if line.startswith("data:") and line[5:].strip()
     ]
 

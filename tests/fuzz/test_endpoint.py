@@ -223,6 +223,11 @@ def encode(message: Any) -> bytes:
     return json.dumps(message).encode()
 
 
+def sse_lines(body: bytes) -> list[str]:
+    """The lines of an SSE body: split at CR, LF or CRLF only (not U+2028, U+0085)."""
+    return body.decode().replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 def assert_well_answered(answer: Answer) -> None:
     """The properties every answer has, whatever was sent."""
     assert answer.status < 500, answer
@@ -238,7 +243,7 @@ def assert_well_answered(answer: Answer) -> None:
     if kind.startswith("text/event-stream"):
         events = [
             json.loads(line[5:])
-            for line in answer.body.decode().splitlines()
+            for line in sse_lines(answer.body)
             if line.startswith("data:") and line[5:].strip()
         ]
         assert events, answer
@@ -282,6 +287,18 @@ def assert_response(payload: Any) -> None:
         "params": {
             "name": "steps",
             "_meta": {PV: MODERN, CAPS: {}, "progressToken": 1},
+        },
+    },
+    data=None,
+)
+@example(  # the same at 2026-07-28, with the other Unicode line separators
+    message={
+        "jsonrpc": "2.0",
+        "id": "\u2028\u2029\x85",
+        "method": "tools/call",
+        "params": {
+            "name": "steps",
+            "_meta": {PV: MODERN, CAPS: {}, "progressToken": "\u2028"},
         },
     },
     data=None,
@@ -434,6 +451,15 @@ def assert_session_alive(client: Client, headers: dict[str, str]) -> None:
 )
 @example(
     message={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+    revision_header="2025-11-25",
+)
+@example(  # found by scripts/fuzz.py: U+0085 in an id rides raw in an SSE event
+    message={
+        "jsonrpc": "2.0",
+        "id": "\x85",
+        "method": "tools/call",
+        "params": {"name": "steps"},
+    },
     revision_header="2025-11-25",
 )
 def test_random_messages_in_a_2025_session(

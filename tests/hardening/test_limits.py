@@ -139,7 +139,7 @@ async def test_a_streaming_call_is_stopped_by_call_timeout(serve: Serve) -> None
     assert answer.headers["content-type"].startswith("text/event-stream")
     events = [
         json.loads(line[5:])
-        for line in answer.body.decode().splitlines()
+        for line in answer.body.decode().split("\n")
         if line.startswith("data:") and line[5:].strip()
     ]
     final = events[-1]["result"]
