@@ -218,6 +218,36 @@ async def test_bytes_that_are_not_utf8_json_are_parse_errors(
 
 
 @pytest.mark.parametrize(
+    "arguments",
+    [
+        {"action": "say", "data": {"text": "\udcff"}},
+        {"action": "\udcff", "data": {}},
+        {"action": "say", "data": {"\udcff": 1, "text": "a"}},
+        {"action": "say", "data": {"text": "\ude00\ud83d"}},
+    ],
+    ids=["echoed-by-tool", "unknown-action", "unknown-key", "reversed-pair"],
+)
+async def test_a_lone_surrogate_escape_is_a_parse_error(
+    wire: Wire, arguments: dict[str, Any]
+) -> None:
+    # valid JSON text, but no Unicode string: echoing it could not be encoded
+    call = wire.body("tools/call", {"name": "echo", "arguments": arguments})
+    body = json.dumps(call).encode()
+    error = assert_refused(
+        await wire.post(body, wire.headers("tools/call", "echo")), 400, -32700
+    )
+    assert "lone surrogate" in error["message"]
+    await wire.healthy()
+
+
+async def test_an_escaped_surrogate_pair_reaches_the_tool(wire: Wire) -> None:
+    answer = await wire.call("echo", {"action": "say", "data": {"text": "\U0001f600"}})
+    assert answer.status == 200, answer
+    text = answer.json()["result"]["content"][0]["text"]
+    assert json.loads(text) == {"said": {"text": "\U0001f600"}}
+
+
+@pytest.mark.parametrize(
     "body",
     [
         b'{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "tools/list"}',

@@ -77,3 +77,27 @@ def test_reasons_never_quote_the_body():
     with pytest.raises(BodyError) as exc:
         decode_json(secret, depth_limit=10)
     assert "hunter2" not in exc.value.reason
+
+
+@pytest.mark.parametrize(
+    "body",
+    [rb'"\udcff"', rb'"\ud800"', rb'"a\uD83Db"', rb'"\ude00\ud83d"', rb'{"\udfff": 1}'],
+    ids=["low", "high", "high-then-text", "reversed-pair", "in-a-key"],
+)
+def test_a_lone_surrogate_escape_is_refused(body):
+    with pytest.raises(BodyError, match="lone surrogate"):
+        decode_json(body, depth_limit=10)
+
+
+@pytest.mark.parametrize(
+    ("body", "value"),
+    [
+        (rb'"\ud83d\ude00"', "\U0001f600"),
+        (rb'"\uD83D\uDE00"', "\U0001f600"),
+        (rb'"\\udcff"', "\\udcff"),
+        (rb'"\uE000"', "\ue000"),
+    ],
+    ids=["pair", "pair-upper-case", "escaped-backslash", "private-use"],
+)
+def test_surrogate_pairs_and_lookalikes_decode(body, value):
+    assert decode_json(body, depth_limit=10) == value

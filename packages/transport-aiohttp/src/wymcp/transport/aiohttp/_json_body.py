@@ -1,10 +1,11 @@
 """Decode a request body into JSON under wymcp's policy, or say why not.
 
-Policy: strict UTF-8 (no BOM); no `NaN`, `Infinity` or numbers that overflow
-a float; integers up to Python's int-string limit (4,300 digits by default);
-nesting no deeper than `JSON_DEPTH_LIMIT`, checked before parsing so a deep
-body never recurses; a duplicated object key refuses the whole body, so no
-two readers can see different values for it.
+Policy: strict UTF-8 (no BOM) and no escape naming a lone surrogate (U+D800
+to U+DFFF), so every string is valid Unicode; no `NaN`, `Infinity` or numbers
+that overflow a float; integers up to Python's int-string limit (4,300 digits
+by default); nesting no deeper than `JSON_DEPTH_LIMIT`, checked before parsing
+so a deep body never recurses; a duplicated object key refuses the whole body,
+so no two readers can see different values for it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _DEPTH_STEP = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""Where a surrogate escape may be (a cheap filter; escaped backslashes match too)."""
 
 
 class BodyError(Exception):
@@ -55,6 +58,21 @@ def nesting_depth(body: bytes) -> int:
     return max(accumulate(step - 1 for step in steps))
 
 
+def _refuse_lone_surrogates(value: Any) -> None:
+    """Raise `BodyError` if a string or key of `value` holds a lone surrogate.
+
+    Such a string is valid JSON text but not Unicode: it cannot be encoded
+    as UTF-8, so any answer that quotes it would fail to serialise.
+    """
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise BodyError(
+            "a \\u escape names a lone surrogate (D800-DFFF), which is not "
+            "Unicode; send each surrogate pair whole."
+        ) from None
+
+
 def decode_json(body: bytes, *, depth_limit: int) -> Any:
     """Return the JSON value of `body`, or raise `BodyError`."""
     try:
@@ -65,7 +83,7 @@ def decode_json(body: bytes, *, depth_limit: int) -> Any:
     if opening > depth_limit and nesting_depth(body) > depth_limit:
         raise BodyError(f"the body nests deeper than {depth_limit} levels.")
     try:
-        return json.loads(
+        value = json.loads(
             text,
             parse_constant=_refuse_constant,
             parse_float=_finite_float,
@@ -84,3 +102,6 @@ def decode_json(body: bytes, *, depth_limit: int) -> Any:
         raise BodyError("the body is not valid JSON.") from None
     except RecursionError:  # a depth limit set above what the parser can take
         raise BodyError("the body nests too deeply.") from None
+    if _SURROGATE_ESCAPE.search(body):  # rare: only then walk the strings
+        _refuse_lone_surrogates(value)
+    return value
