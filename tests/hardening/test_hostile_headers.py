@@ -222,6 +222,15 @@ async def test_an_integer_mcp_param_must_be_plain_digits(
     assert_mismatch(answer)
 
 
+async def test_a_5000_digit_integer_mcp_param_is_a_mismatch(wire: Wire) -> None:
+    # more digits than Python converts to int: a mismatch, not a -32603
+    answer = await wire.call(
+        "count", {"count": 5}, headers={"Mcp-Param-Count": "9" * 5000}
+    )
+    assert_mismatch(answer)
+    await wire.healthy()
+
+
 async def test_an_mcp_name_sent_twice_is_a_mismatch(wire: Wire) -> None:
     request = call_request(wire, "echo", {"action": "say", "data": {"text": "a"}})
     request = request.replace(

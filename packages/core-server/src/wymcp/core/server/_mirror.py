@@ -103,7 +103,12 @@ def _same(kind: str, decoded: str, value: Any) -> bool:
             return False
         if not _INTEGER.fullmatch(decoded):
             return False
-        return int(decoded) == value
+        sign, digits = ("-", decoded[1:]) if decoded[0] == "-" else ("", decoded)
+        try:
+            number = int(sign + (digits.lstrip("0") or "0"))
+        except ValueError:  # more digits than Python converts: no body value has
+            return False
+        return number == value
     return isinstance(value, str) and decoded == value
 
 
