@@ -196,6 +196,41 @@ async def test_mcp_name_must_match_the_tool_name(wire, sent, status):
 
 
 @pytest.mark.parametrize(
+    ("field", "header", "sent"),
+    [
+        ("name", "Mcp-Name", "zéro"),
+        ("name", "Mcp-Name", "ze\x7fro"),
+        ("name", "Mcp-Name", "ze\tro"),
+        ("name", "Mcp-Name", "\udcffzero"),
+        ("method", "Mcp-Method", "tools/cäll"),
+    ],
+    ids=["latin", "del", "inner-tab", "raw-byte", "method"],
+)
+async def test_a_raw_value_that_is_not_visible_ascii_is_a_mismatch(
+    wire, field, header, sent
+):
+    # even when it equals the body: such a value must come =?base64?…?=-wrapped
+    body, headers = wire.request("tools/call", {"name": "zero"})
+    if field == "method":
+        body["method"] = sent
+    else:
+        body["params"]["name"] = sent
+    headers = [h for h in headers if h[0] != header] + [(header, sent)]
+    reply, _ = await wire.post(body, headers)
+    assert reply.status == 400
+    assert reply.body["error"]["code"] == -32020
+    assert "visible ASCII" in reply.body["error"]["message"]
+
+
+async def test_a_base64_wrapped_non_ascii_name_passes_the_header_check(wire):
+    body, headers = wire.request("tools/call", {"name": "zéro"})
+    headers = [h for h in headers if h[0] != "Mcp-Name"]
+    reply, _ = await wire.post(body, [*headers, ("Mcp-Name", "=?base64?esOpcm8=?=")])
+    assert reply.status == 400
+    assert reply.body["error"]["code"] == -32602  # the unknown tool, past the header
+
+
+@pytest.mark.parametrize(
     "method",
     [
         "initialize",

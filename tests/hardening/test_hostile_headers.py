@@ -125,6 +125,36 @@ async def test_a_non_ascii_mcp_name_that_differs_is_a_mismatch(
     await wire.healthy()
 
 
+@pytest.mark.parametrize(
+    ("value", "raw"),
+    [("é", "é"), ("eu", "eu\udcff"), ("=?", "=?"), ("a\x01b", "a\x01b")],
+    ids=["utf8-equal-to-body", "raw-ff-byte", "half-sentinel", "control"],
+)
+async def test_a_raw_mcp_param_that_is_not_visible_ascii_is_a_mismatch(
+    wire: Wire, value: str, raw: str
+) -> None:
+    # even when it equals the body: the client must send =?base64?...?=
+    answer = await wire.call(
+        "region", {"region": value}, headers={"Mcp-Param-Region": raw}
+    )
+    if value == "=?":  # visible ASCII: a literal that matches
+        assert answer.status == 200, answer
+        return
+    if answer.headers.get("content-type", "").startswith("text/plain"):
+        assert_parser_refused(answer)  # aiohttp refuses some control bytes itself
+        return
+    assert_mismatch(answer)
+    assert "visible ASCII" in answer.json()["error"]["message"]
+    await wire.healthy()
+
+
+async def test_a_raw_non_ascii_mcp_name_equal_to_the_body_is_a_mismatch(
+    wire: Wire,
+) -> None:
+    answer = await wire.call("é", {}, headers={"Mcp-Name": "é"})
+    assert_mismatch(answer)  # not the unknown-tool -32602: the header is invalid
+
+
 async def test_raw_latin1_bytes_in_mcp_name_are_a_mismatch(wire: Wire) -> None:
     request = call_request(wire, "echo", {"action": "say", "data": {"text": "a"}})
     request = request.replace(b"Mcp-Name: echo\r\n", b"Mcp-Name: \xff\xfe\r\n")

@@ -1,7 +1,8 @@
 """Mirrored headers of 2026-07-28.
 
 `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` must match
-the body, else 400 with -32020.
+the body and be plain visible ASCII as sent (anything else travels
+`=?base64?…?=`-wrapped), else 400 with -32020.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ NAMED_METHODS: Final = {
 
 _PARAM_PREFIX: Final = "mcp-param-"
 _INTEGER: Final = re.compile(r"-?[0-9]+")
+_VISIBLE: Final = re.compile(r"[\x20-\x7e]*")
+"""What a mirrored header value may hold as sent (before base64 decoding)."""
 
 
 def mismatch(reason: str) -> RpcError:
@@ -42,12 +45,30 @@ def index_headers(headers: Headers) -> HeaderIndex:
     return index
 
 
+def _visible(header: str, value: str) -> str:
+    """`value` stripped; -32020 when it holds anything but visible ASCII.
+
+    A raw non-ASCII byte (or a control character) is invalid in a mirrored
+    header whatever the body says: the client must base64-wrap such a value.
+    """
+    value = value.strip(" \t")
+    if not _VISIBLE.fullmatch(value):
+        raise mismatch(
+            f"the {header} header holds characters other than visible ASCII. "
+            "Send such a value as =?base64?...?=."
+        )
+    return value
+
+
 def single(headers: HeaderIndex, name: str) -> str | None:
-    """The one value of `name` (lower case), stripped; -32020 when sent twice."""
+    """The one value of `name` (lower case), stripped; -32020 when sent twice.
+
+    A value that is not visible ASCII is -32020 too.
+    """
     values = headers.get(name, ())
     if len(values) > 1:
         raise mismatch(f"{name} was sent more than once. Send it exactly once.")
-    return values[0].strip(" \t") if values else None
+    return _visible(name, values[0]) if values else None
 
 
 def check_standard(
@@ -136,7 +157,7 @@ def check_params(
         if raw is None:
             raise mismatch(f"the {header} header is missing.")
         try:
-            decoded = decode_header_value(raw.strip(" \t"))
+            decoded = decode_header_value(_visible(header, raw))
         except ValueError:
             raise mismatch(f"the {header} header is not valid base64.") from None
         if not _same(annotation.type, decoded, value):
