@@ -183,3 +183,57 @@ def test_request_id_of_echoes_only_valid_request_ids():
 def test_echo_cuts_long_text():
     assert echo("abc") == "abc"
     assert len(echo("x" * 500)) == 121
+
+
+def request(rid: Any, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    params = {"_meta": meta} if meta is not None else {}
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/list", "params": params}
+
+
+@pytest.mark.parametrize(
+    "rid",
+    ["x" * 200, "", 2**63 - 1, -(2**63) + 1, 0],
+    ids=["200-characters", "empty", "2**63-1", "-(2**63-1)", "zero"],
+)
+def test_ids_within_the_bounds_are_requests(rid):
+    assert classify(request(rid)).id == rid
+    assert request_id_of(request(rid)) == rid
+
+
+@pytest.mark.parametrize(
+    "rid",
+    ["x" * 201, "i" * 100_000, 2**63, -(2**63), 10**300],
+    ids=["201-characters", "100000-characters", "2**63", "-2**63", "301-digits"],
+)
+def test_ids_past_the_bounds_are_refused_and_never_echoed(rid):
+    with pytest.raises(RpcError) as raised:
+        classify(request(rid))
+    assert raised.value.code == -32600
+    assert "at most 200 characters" in raised.value.data["reason"]
+    assert request_id_of(request(rid)) is None
+    reply = answer(request(rid), [])
+    assert reply.status == 400
+    assert "id" not in reply.body
+    assert len(json.dumps(reply.body)) < 512
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["t" * 201, 10**300, -(2**63)],
+    ids=["201-characters", "301-digits", "-2**63"],
+)
+def test_a_progress_token_past_the_bounds_is_refused_echoing_the_id(token):
+    body = request(7, {"progressToken": token})
+    with pytest.raises(RpcError) as raised:
+        classify(body)
+    assert "progressToken" in raised.value.data["reason"]
+    reply = answer(body, [])
+    assert reply.status == 400
+    assert reply.body["id"] == 7
+    assert reply.body["error"]["code"] == -32600
+    assert len(json.dumps(reply.body)) < 512
+
+
+@pytest.mark.parametrize("token", ["t" * 200, 2**63 - 1, 1.5, None, {"a": 1}])
+def test_other_progress_tokens_pass_classification(token):
+    assert classify(request(7, {"progressToken": token})).id == 7

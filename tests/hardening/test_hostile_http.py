@@ -362,6 +362,33 @@ async def test_json_that_is_no_jsonrpc_message_is_an_invalid_request(
     await wire.healthy()
 
 
+@pytest.mark.parametrize(
+    "rid", ["i" * 100_000, "i" * 201, 10**300], ids=["100000-chars", "201-chars", "int"]
+)
+async def test_an_oversized_id_is_refused_and_never_echoed(
+    wire: Wire, rid: Any
+) -> None:
+    body = json.dumps(wire.body("tools/list", rid=rid)).encode()
+    error = assert_refused(
+        await wire.post(body, wire.headers("tools/list")), 400, -32600
+    )
+    assert "at most 200 characters" in error["data"]["reason"]
+    await wire.healthy()
+
+
+async def test_an_oversized_progress_token_is_refused_before_the_call(
+    wire: Wire,
+) -> None:
+    # a token is echoed in every progress notification: bounded like an id
+    params = {"name": "ticker", "_meta": {"progressToken": "t" * 100_000}}
+    body = json.dumps(wire.body("tools/call", params, rid=9)).encode()
+    answer = await wire.post(body, wire.headers("tools/call", "ticker"))
+    error = assert_refused(answer, 400, -32600, rid=9)
+    assert "progressToken" in error["data"]["reason"]
+    assert wire.probe.started == 0
+    await wire.healthy()
+
+
 async def test_a_hundred_thousand_unknown_keys_get_a_bounded_refusal(
     wire: Wire,
 ) -> None:

@@ -27,6 +27,15 @@ UNSUPPORTED_VERSION: Final = -32022
 ECHO_LIMIT: Final = 120
 """Longest piece of a request (a name, a URI) an error message may quote."""
 
+ID_TEXT_LIMIT: Final = 200
+"""Longest string a request id or progress token may be (it is echoed)."""
+ID_INT_LIMIT: Final = 2**63
+"""A request id or progress token integer must be above -this and below it."""
+_ID_RULE: Final = (
+    f"a string of at most {ID_TEXT_LIMIT} characters or an integer "
+    "between -2**63 and 2**63 (exclusive)"
+)
+
 
 def echo(text: str) -> str:
     """Cut a caller-sent string to `ECHO_LIMIT` characters."""
@@ -88,10 +97,28 @@ class Incoming:
 
 
 def valid_id(value: object) -> bool:
-    """Whether `value` is a JSON-RPC id MCP accepts (string or integer)."""
-    return isinstance(value, str) or (
-        isinstance(value, int) and not isinstance(value, bool)
+    """Whether `value` is a JSON-RPC id wymcp accepts: a bounded string or integer.
+
+    Ids (and progress tokens) are echoed in answers and notifications, so a
+    longer one is refused rather than repeated.
+    """
+    if isinstance(value, str):
+        return len(value) <= ID_TEXT_LIMIT
+    if isinstance(value, int) and not isinstance(value, bool):
+        return -ID_INT_LIMIT < value < ID_INT_LIMIT
+    return False
+
+
+def _oversized_token(params: dict[str, Any]) -> bool:
+    """Whether `_meta.progressToken` is a string or integer past the id bounds."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict):
+        return False
+    token = meta.get("progressToken")
+    is_key = isinstance(token, str) or (
+        isinstance(token, int) and not isinstance(token, bool)
     )
+    return is_key and not valid_id(token)
 
 
 def request_id_of(body: object) -> str | int | None:
@@ -166,7 +193,14 @@ def _classify_call(body: dict[str, Any]) -> Incoming:
         raise RpcError(
             INVALID_REQUEST,
             "Invalid Request",
-            {"reason": "'id' must be a string or an integer."},
+            {"reason": f"'id' must be {_ID_RULE}."},
+            status=400,
+        )
+    if _oversized_token(params):
+        raise RpcError(
+            INVALID_REQUEST,
+            "Invalid Request",
+            {"reason": f"'_meta.progressToken' must be {_ID_RULE}."},
             status=400,
         )
     return Incoming(kind="request", method=method, id=body["id"], params=params)
@@ -178,7 +212,7 @@ def _classify_response(body: dict[str, Any]) -> Incoming:
         raise RpcError(
             INVALID_REQUEST,
             "Invalid Request",
-            {"reason": "'id' must be a string or an integer."},
+            {"reason": f"'id' must be {_ID_RULE}."},
             status=400,
         )
     return Incoming(
