@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 import pytest
@@ -334,6 +335,52 @@ async def test_initialize_counter_proposes_the_latest_session_revision(wire, ver
         revision="2025-11-25",
     )
     assert reply.body["result"]["protocolVersion"] == "2025-11-25"
+
+
+def initialize_with(capabilities: Any, client_info: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": capabilities,
+            "clientInfo": client_info,
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "client_info"),
+    [
+        ({"experimental": {"x": "a" * 8200}}, {"name": "c", "version": "1"}),
+        ({}, {"name": "c", "version": "1", "description": "d" * 8200}),
+        ({"x": [{"a": i} for i in range(100_000)]}, {"name": "c", "version": "1"}),
+    ],
+    ids=["capabilities", "client-info", "1.4-MB-capabilities"],
+)
+async def test_initialize_refuses_declarations_a_session_would_keep_too_large(
+    wire, capabilities, client_info
+):
+    reply, _ = await wire.post(
+        initialize_with(capabilities, client_info), revision="2025-11-25"
+    )
+    assert reply.status == 400
+    assert reply.body["id"] == 5
+    assert reply.body["error"]["code"] == -32602
+    assert "8192 bytes" in reply.body["error"]["data"]["reason"]
+    assert "Mcp-Session-Id" not in reply.headers
+    assert len(json.dumps(reply.body)) < 512
+
+
+async def test_initialize_keeps_declarations_up_to_the_limit(wire):
+    capabilities = {"sampling": {}, "experimental": {"x": "a" * 7000}}
+    reply, _ = await wire.post(
+        initialize_with(capabilities, {"name": "c", "version": "1"}),
+        revision="2025-11-25",
+    )
+    assert reply.status == 200
+    assert "Mcp-Session-Id" in reply.headers
 
 
 async def test_session_ids_are_unique(wire):

@@ -1,6 +1,7 @@
 """The limits a hostile client meets over the wire, each with its clear answer.
 
-MAX_SESSIONS and MAX_STREAMS answer 503 with Retry-After (the only 5xx a
+What a session keeps is bounded (400 / -32602 past it); MAX_SESSIONS and
+MAX_STREAMS answer 503 with Retry-After (the only 5xx a
 client can cause, and one that tells it when to come back); CALL_TIMEOUT
 stops a hanging tool and answers isError; BODY_LIMIT and BODY_TIMEOUT are
 in test_hostile_http.py.
@@ -63,6 +64,20 @@ async def test_sessions_beyond_max_sessions_get_503_retry_after(serve: Serve) ->
     await wire.healthy()  # 2026-07-28 is stateless: never refused by the cap
     delete = wire.request_bytes(b"", first, method="DELETE")
     assert (await wire.send(delete)).status == 200
+    await open_session(wire)
+
+
+async def test_initialize_with_megabytes_of_capabilities_opens_no_session(
+    wire: Wire,
+) -> None:
+    # a session keeps its client's declarations: 8 KiB of JSON at most
+    request = initialize()
+    request["params"]["capabilities"] = {"x": [{"a": i} for i in range(100_000)]}
+    answer = await wire.post(request, {"Content-Type": "application/json"})
+    assert answer.status == 400, answer
+    assert answer.json()["error"]["code"] == -32602
+    assert "mcp-session-id" not in answer.headers
+    assert len(answer.body) <= SMALL
     await open_session(wire)
 
 

@@ -30,6 +30,7 @@ from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._help import HELP_NAME, answer_help, help_arguments
 from wymcp.core.server._jsonrpc import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     SESSION_NOT_FOUND,
@@ -63,9 +64,11 @@ from wymcp.core.server._revision import (
     is_modern,
 )
 from wymcp.core.server._session import (
+    DECLARATION_LIMIT,
     END,
     MemorySessionStore,
     Session,
+    declaration_size,
     new_session_id,
     principal_key,
 )
@@ -361,12 +364,25 @@ class Engine:
         requested = params.get("protocolVersion")
         version = requested if requested in offered else offered[0]
         capabilities = params.get("capabilities")
+        capabilities = capabilities if isinstance(capabilities, dict) else {}
         client_info = params.get("clientInfo")
+        client_info = client_info if isinstance(client_info, dict) else {}
+        if declaration_size(capabilities, client_info) > DECLARATION_LIMIT:
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params",
+                {
+                    "reason": "'capabilities' and 'clientInfo' take more than "
+                    f"{DECLARATION_LIMIT} bytes of JSON together; a session "
+                    "keeps them, so send only the capabilities you have."
+                },
+                status=400,
+            )
         session = Session(
             id=new_session_id(),
             protocol_version=version,
-            client_capabilities=capabilities if isinstance(capabilities, dict) else {},
-            client_info=client_info if isinstance(client_info, dict) else {},
+            client_capabilities=capabilities,
+            client_info=client_info,
             principal=exchange.principal,
         )
         if not self._store.add(session):

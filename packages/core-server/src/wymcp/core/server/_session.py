@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import secrets
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
@@ -19,6 +20,18 @@ from wymcp.core.server._exchange import Stream
 
 END: Final[Any] = object()
 """Put on a stream's queue to end it."""
+
+DECLARATION_LIMIT: Final = 8192
+"""Bytes (compact UTF-8 JSON) an `initialize` may spend on `capabilities` and
+`clientInfo` together: a session keeps both for its whole life."""
+
+
+def declaration_size(*values: object) -> int:
+    """The compact JSON size of `values` together, in UTF-8 bytes."""
+    return sum(
+        len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+        for value in values
+    )
 
 
 def principal_key(principal: object | None) -> str | None:
