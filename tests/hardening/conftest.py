@@ -1,7 +1,7 @@
 """A real wymcp server on 127.0.0.1 with hostile-input tools, and a raw HTTP client.
 
-The server is `create_app()` under aiohttp's `AppRunner` with handler
-cancellation on, as `wymcp serve` runs it. The client writes exact bytes on a
+The server is `create_app()` under the runner `wymcp serve` uses (handler
+cancellation, HEADER_TIMEOUT, MAX_CONNECTIONS). The client writes exact bytes on a
 socket, so requests the aiohttp client would refuse to send (CR/LF in a
 header, invalid UTF-8, a lying Content-Length) reach the server as written.
 """
@@ -17,8 +17,10 @@ import attrs
 import pytest
 from aiohttp import web
 
+from wymcp.conf import load_settings
 from wymcp.core.schema import Action, Tool, ToolError
 from wymcp.transport.aiohttp import create_app
+from wymcp.transport.aiohttp._runner import make_runner
 
 MODERN = "2026-07-28"
 SESSION_REVISION = "2025-11-25"
@@ -365,7 +367,8 @@ async def serve(probe: Probe) -> AsyncIterator[Serve]:
             "BODY_TIMEOUT": 1.0,
             **overrides,
         }
-        runner = web.AppRunner(create_app(**settings), handler_cancellation=True)
+        chosen = load_settings(None, **settings)
+        runner = make_runner(create_app(chosen), chosen)
         await runner.setup()
         runners.append(runner)
         site = web.TCPSite(runner, "127.0.0.1", 0)

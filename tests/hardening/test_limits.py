@@ -1,7 +1,8 @@
 """The limits a hostile client meets over the wire, each with its clear answer.
 
-What a session keeps is bounded (400 / -32602 past it); MAX_SESSIONS and
-MAX_STREAMS answer 503 with Retry-After (the only 5xx a
+What a session keeps is bounded (400 / -32602 past it); HEADER_TIMEOUT
+closes a connection whose request head never finishes; MAX_CONNECTIONS,
+MAX_SESSIONS and MAX_STREAMS answer 503 with Retry-After (the only 5xx a
 client can cause, and one that tells it when to come back); CALL_TIMEOUT
 stops a hanging tool and answers isError; BODY_LIMIT and BODY_TIMEOUT are
 in test_hostile_http.py.
@@ -13,10 +14,14 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 if TYPE_CHECKING:
     from conftest import Answer, Serve, Wire
 
 SMALL = 512
+ANSWER_WAIT = 30.0
+"""Seconds a test waits for the server to act before it fails (no hang)."""
 
 
 def initialize(rid: int = 1) -> dict[str, Any]:
@@ -162,3 +167,114 @@ async def test_a_streaming_call_is_stopped_by_call_timeout(serve: Serve) -> None
     assert json.loads(final["content"][0]["text"])["errorType"] == "call_timeout"
     assert wire.probe.finished == 0
     assert wire.probe.cancelled == 1
+
+
+async def closed_by_server(reader: asyncio.StreamReader) -> bool:
+    """Whether the server closes the connection (EOF or reset) without answering."""
+    try:
+        data = await asyncio.wait_for(reader.read(1024), ANSWER_WAIT)
+    except ConnectionResetError:
+        return True
+    return data == b""
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [b"", b"POST /mcp HT", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "],
+    ids=["idle", "half-request-line", "unfinished-headers"],
+)
+async def test_a_request_head_that_never_finishes_is_cut_off(
+    serve: Serve, sent: bytes
+) -> None:
+    wire = await serve(HEADER_TIMEOUT=0.3)
+    reader, writer = await wire.connect()
+    try:
+        writer.write(sent)
+        await writer.drain()
+        assert await closed_by_server(reader)
+    finally:
+        writer.close()
+    await wire.healthy()
+
+
+async def test_headers_trickled_a_byte_at_a_time_are_cut_off(serve: Serve) -> None:
+    # the timeout counts from the connection's start, not from the last byte
+    wire = await serve(HEADER_TIMEOUT=0.3)
+    reader, writer = await wire.connect()
+
+    async def trickle() -> None:
+        writer.write(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        try:
+            while True:
+                writer.write(b"X")
+                await writer.drain()
+                await asyncio.sleep(0.05)
+        except ConnectionError:
+            return
+
+    sender = asyncio.ensure_future(trickle())
+    try:
+        assert await closed_by_server(reader)
+    finally:
+        sender.cancel()
+        writer.close()
+    await wire.healthy()
+
+
+async def test_an_idle_kept_alive_connection_is_closed_after_its_answer(
+    serve: Serve,
+) -> None:
+    wire = await serve(HEADER_TIMEOUT=0.3)
+    reader, writer = await wire.connect()
+    try:
+        body = json.dumps(wire.body("tools/list")).encode()
+        writer.write(wire.request_bytes(body, wire.headers("tools/list")))
+        answer = await wire.read(reader)
+        assert answer.status == 200
+        assert await closed_by_server(reader)
+    finally:
+        writer.close()
+
+
+async def test_a_call_longer_than_header_timeout_is_answered(serve: Serve) -> None:
+    # HEADER_TIMEOUT bounds the wait for a request, never the call itself
+    wire = await serve(HEADER_TIMEOUT=0.2, CALL_TIMEOUT=1.0)
+    answer = await wire.call("hang", {})
+    assert answer.status == 200, answer
+    assert "call_timeout" in answer.json()["result"]["content"][0]["text"]
+
+
+async def kept_alive(wire: Wire) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection that has been answered once and stays open."""
+    reader, writer = await wire.connect()
+    body = json.dumps(wire.body("tools/list")).encode()
+    writer.write(wire.request_bytes(body, wire.headers("tools/list")))
+    assert (await wire.read(reader)).status == 200
+    return reader, writer
+
+
+async def test_connections_beyond_max_connections_get_503_retry_after(
+    serve: Serve,
+) -> None:
+    wire = await serve(MAX_CONNECTIONS=2)
+    held = [await kept_alive(wire), await kept_alive(wire)]
+    body = json.dumps(wire.body("tools/list")).encode()
+    answer = await wire.send(wire.request_bytes(body, wire.headers("tools/list")))
+    assert answer.status == 503, answer
+    assert answer.headers["retry-after"] == "5"
+    assert answer.headers["connection"] == "close"
+    assert len(answer.body) <= SMALL
+    error = answer.json()["error"]
+    assert error["code"] == -32603
+    assert "MAX_CONNECTIONS" in error["message"]
+    _, writer = held.pop()
+    writer.close()
+    await writer.wait_closed()
+    for _ in range(100):  # the slot frees once the server has seen the close
+        answer = await wire.send(wire.request_bytes(body, wire.headers("tools/list")))
+        if answer.status == 200:
+            break
+        await asyncio.sleep(0.05)
+    assert answer.status == 200, answer
+    for _, writer in held:
+        writer.close()

@@ -243,3 +243,63 @@ async def test_serve_prints_the_url_and_finishes_calls_in_flight_on_sigterm(proj
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def read_head(reader: asyncio.StreamReader) -> bytes:
+    """The status line and headers of one response, or b"" when the server closed."""
+    try:
+        return await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+    except asyncio.IncompleteReadError as exc:
+        return exc.partial
+    except ConnectionResetError:
+        return b""
+
+
+async def test_serve_applies_header_timeout_and_max_connections(project):
+    name = settings(
+        project,
+        "cmd_limits",
+        'STATE_SECRET = "k" * 32\nHEADER_TIMEOUT = 1\nMAX_CONNECTIONS = 1\n',
+    )
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project), *sys.path])}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "from wymcp.transport.aiohttp._command import main; raise SystemExit(main())",
+        "serve",
+        "--settings",
+        name,
+        "--port",
+        str(port),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        await process.stdout.readline()  # the banner: listening
+        # a connection that never sends its request head is closed
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        await writer.drain()
+        assert await read_head(reader) == b""
+        writer.close()
+        # while one connection is open, one more is answered 503
+        held_reader, held = await asyncio.open_connection("127.0.0.1", port)
+        held.write(b"DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert b" 405 " in await read_head(held_reader)  # the server has it
+        held.write(  # a request whose body is still coming keeps it busy
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 10\r\n\r\n"
+        )
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        head = await read_head(reader)
+        assert head.startswith(b"HTTP/1.1 503 ")
+        assert b"Retry-After: 5" in head
+        writer.close()
+        held.close()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 60) == 0

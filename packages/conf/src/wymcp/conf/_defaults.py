@@ -20,6 +20,16 @@ BODY_LIMIT: int = 4 * 1024 * 1024
 # Seconds a client may take to send the whole body before it is answered 408.
 BODY_TIMEOUT: float = 30.0
 
+# Seconds a connection may take to send a request's line and headers, counted
+# from when it opens or its previous response ends (so it is also how long an
+# idle kept-alive connection stays open). Applied by `wymcp serve` and
+# `GunicornWorker`; a connection that runs out is closed.
+HEADER_TIMEOUT: float = 30.0
+
+# The most connections `wymcp serve` (and `GunicornWorker`, per worker) keeps
+# open at once; one more is answered 503 + Retry-After and closed.
+MAX_CONNECTIONS: int = 1000
+
 # The deepest nesting of arrays and objects a request body may have.
 JSON_DEPTH_LIMIT: int = 100
 

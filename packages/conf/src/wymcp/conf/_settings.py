@@ -37,6 +37,8 @@ class Settings:
     PROMPTS: tuple[object, ...] = _defaults.PROMPTS
     BODY_LIMIT: int = _defaults.BODY_LIMIT
     BODY_TIMEOUT: float = _defaults.BODY_TIMEOUT
+    HEADER_TIMEOUT: float = _defaults.HEADER_TIMEOUT
+    MAX_CONNECTIONS: int = _defaults.MAX_CONNECTIONS
     JSON_DEPTH_LIMIT: int = _defaults.JSON_DEPTH_LIMIT
     STRICT: bool = _defaults.STRICT
     HOST: str = _defaults.HOST

@@ -7,8 +7,10 @@ the fix, and exit with status 1; never a traceback.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -23,6 +25,7 @@ from wymcp.conf import (
     load_settings,
     run_checks,
 )
+from wymcp.transport.aiohttp._runner import make_runner
 from wymcp.transport.aiohttp._setup import mount
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
@@ -110,22 +113,14 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     mount(app, settings, engine)
     host = f"[{settings.HOST}]" if ":" in settings.HOST else settings.HOST
     tools = [spec.name for spec in engine.tool_specs] + ["help"]
-    print(f"wymcp serving http://{host}:{settings.PORT}{settings.PATH}", file=out)
-    print(f"  revisions: {', '.join(settings.PROTOCOL_VERSIONS)}", file=out)
-    print(f"  tools: {', '.join(tools)}", file=out)
-    print("  stop with Ctrl-C", file=out, flush=True)
+    banner = [
+        f"wymcp serving http://{host}:{settings.PORT}{settings.PATH}",
+        f"  revisions: {', '.join(settings.PROTOCOL_VERSIONS)}",
+        f"  tools: {', '.join(tools)}",
+        "  stop with Ctrl-C",
+    ]
     try:
-        web.run_app(
-            app,
-            host=settings.HOST,
-            port=settings.PORT,
-            shutdown_timeout=settings.SHUTDOWN_GRACE,
-            handler_cancellation=True,
-            access_log=logging.getLogger("aiohttp.access")
-            if settings.ACCESS_LOG
-            else None,
-            print=None,
-        )
+        asyncio.run(_serve_until_stopped(app, settings, banner, out))
     except OSError as exc:
         print(
             f"wymcp: cannot listen on {host}:{settings.PORT}: {exc.strerror or exc}. "
@@ -135,6 +130,31 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 1
     logger.info("wymcp stopped")
     return 0
+
+
+async def _serve_until_stopped(
+    app: web.Application, settings: Settings, banner: list[str], out: TextIO
+) -> None:
+    """Listen until SIGINT or SIGTERM, then let calls in flight finish.
+
+    The runner (`make_runner`) applies HEADER_TIMEOUT, MAX_CONNECTIONS,
+    SHUTDOWN_GRACE and handler cancellation.
+    """
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    access_log = logging.getLogger("aiohttp.access") if settings.ACCESS_LOG else None
+    runner = make_runner(app, settings, access_log=access_log)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, settings.HOST, settings.PORT).start()
+        print("\n".join(banner), file=out, flush=True)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
