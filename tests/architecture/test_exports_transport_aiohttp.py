@@ -5,8 +5,9 @@ from __future__ import annotations
 import wymcp.transport.aiohttp
 
 
-def test_the_facade_exports_setup_create_app_and_the_auth_names():
+def test_the_facade_exports_setup_create_app_the_worker_and_the_auth_names():
     assert wymcp.transport.aiohttp.__all__ == [
+        "GunicornWorker",
         "InvalidToken",
         "JwtValidator",
         "Principal",

@@ -80,3 +80,107 @@ async def test_two_gunicorn_workers_serve_the_endpoint(tmp_path: Path):
         process.send_signal(signal.SIGTERM)
         await asyncio.wait_for(process.wait(), 60)
     assert process.returncode == 0
+
+
+HANG_TOOL = """
+import asyncio
+import os
+from pathlib import Path
+from wymcp.core.schema import Tool
+
+class Hang(Tool):
+    name = "hang"
+    description = "Wait until cancelled."
+    input_schema = {"type": "object", "properties": {}, "additionalProperties": False}
+
+    async def run(self, arguments, ctx):
+        Path(os.environ["HANG_DIR"], "started").touch()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            Path(os.environ["HANG_DIR"], "cancelled").touch()
+            raise
+"""
+
+
+async def wait_for_file(path: Path) -> bool:
+    for _ in range(400):  # up to 20 s on a loaded machine
+        if path.exists():  # noqa: ASYNC240 - another process writes it
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+async def test_the_wymcp_worker_cancels_calls_and_applies_the_connection_settings(
+    tmp_path: Path,
+):
+    (tmp_path / "gunicorn_hang_tools.py").write_text(HANG_TOOL, encoding="utf-8")
+    (tmp_path / "gunicorn_hang_settings.py").write_text(
+        'TOOLS = ["gunicorn_hang_tools.Hang"]\nSTATE_SECRET = "s" * 32\n'
+        "HEADER_TIMEOUT = 1\n",
+        encoding="utf-8",
+    )
+    port = free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
+        "WYMCP_SETTINGS_MODULE": "gunicorn_hang_settings",
+        "HANG_DIR": str(tmp_path),
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "wymcp.transport.aiohttp:create_app()",
+        "--worker-class",
+        "wymcp.transport.aiohttp.GunicornWorker",
+        "--workers",
+        "1",
+        "--bind",
+        f"127.0.0.1:{port}",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "hang",
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": MODERN,
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            },
+        }
+    ).encode()
+    request = (
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"MCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\n"
+        f"Mcp-Name: hang\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    try:
+        for _ in range(400):
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        # a plain-JSON call is cancelled when its client leaves
+        writer.write(request)
+        await writer.drain()
+        assert await wait_for_file(tmp_path / "started")
+        writer.close()
+        assert await wait_for_file(tmp_path / "cancelled")
+        # a connection that never finishes its request head is closed
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        await writer.drain()
+        assert await asyncio.wait_for(reader.read(100), 30) == b""
+        writer.close()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(process.wait(), 60)
+    assert process.returncode == 0

@@ -2,15 +2,22 @@
 
 `setup` mounts the MCP endpoint in an application you already run;
 `create_app` builds one; the `wymcp` command serves or checks a settings
-module. `JwtValidator` (with `Principal`, `InvalidToken`, `TokenValidator`)
-makes it an OAuth resource server (`AUTH`).
+module; `GunicornWorker` serves it under gunicorn the way `wymcp serve` does
+(loaded on first use: it needs gunicorn). `JwtValidator` (with `Principal`,
+`InvalidToken`, `TokenValidator`) makes it an OAuth resource server (`AUTH`).
 """
+
+from typing import TYPE_CHECKING, Any
 
 from wymcp.core.server import InvalidToken, Principal, TokenValidator
 from wymcp.transport.aiohttp._jwt_validator import JwtValidator
 from wymcp.transport.aiohttp._setup import create_app, setup
 
+if TYPE_CHECKING:
+    from wymcp.transport.aiohttp._gunicorn_worker import GunicornWorker
+
 __all__ = [
+    "GunicornWorker",
     "InvalidToken",
     "JwtValidator",
     "Principal",
@@ -18,3 +25,14 @@ __all__ = [
     "create_app",
     "setup",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import `GunicornWorker` only when asked for: it needs gunicorn."""
+    if name == "GunicornWorker":
+        from wymcp.transport.aiohttp._gunicorn_worker import (  # noqa: PLC0415
+            GunicornWorker,
+        )
+
+        return GunicornWorker
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
