@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,6 +53,35 @@ def wire(make_wire):
 async def settle() -> None:
     for _ in range(5):
         await asyncio.sleep(0)
+
+
+async def test_a_session_cannot_watch_an_overlong_uri(wire):
+    sid = await wire.initialize()
+    uri = "x://" + "u" * 2044  # 2,048 characters: the longest watched
+    reply, _ = await wire.session(sid, "resources/subscribe", {"uri": uri})
+    assert reply.body["result"] == {}
+    reply, _ = await wire.session(sid, "resources/subscribe", {"uri": uri + "u"})
+    assert reply.body["error"]["code"] == -32602
+    assert "2048 characters" in reply.body["error"]["data"]["reason"]
+    assert len(json.dumps(reply.body)) < 512
+
+
+async def test_listen_honours_no_overlong_uri(wire):
+    stream = wire.Stream()
+    watched = ["test://doc", "x://" + "u" * 100_000]
+    listen = asyncio.create_task(
+        wire.modern(
+            "subscriptions/listen",
+            {"notifications": {"resourceSubscriptions": watched}},
+            rid="sub-1",
+            stream=stream,
+        )
+    )
+    await settle()
+    ack = stream.messages[0]["params"]["notifications"]
+    assert ack["resourceSubscriptions"] == ["test://doc"]
+    await wire.engine.aclose()
+    await listen
 
 
 async def test_listen_acknowledges_first_and_tags_every_notification(wire):

@@ -17,7 +17,7 @@ from wymcp.core.server._jsonrpc import (
 )
 from wymcp.core.server._resource import ResourceNotFoundError
 from wymcp.core.server._session import Session
-from wymcp.core.server._subscriptions import MAX_URIS
+from wymcp.core.server._subscriptions import MAX_URI_LENGTH, MAX_URIS
 from wymcp.core.server._toolcall import InputRequired
 
 _log = logging.getLogger("wymcp.core.server")
@@ -93,6 +93,10 @@ class ResourceMethods:
         need(call, self._kit.catalogue.has_resources)
         subscriptions = _session_of(call).subscriptions
         uri = _uri(call)
+        if len(uri) > MAX_URI_LENGTH:
+            raise invalid_params(
+                f"A watched URI may be at most {MAX_URI_LENGTH} characters long."
+            )
         if uri not in subscriptions and len(subscriptions) >= MAX_URIS:
             raise invalid_params(
                 f"A session may watch at most {MAX_URIS} resources. Unsubscribe first."

@@ -22,7 +22,9 @@ from wymcp.core.server._session import END
 _log = logging.getLogger("wymcp.core.server")
 
 MAX_URIS: Final = 100
-"""Most resource URIs one listen request may watch."""
+"""Most resource URIs one listen request (or one session) may watch."""
+MAX_URI_LENGTH: Final = 2048
+"""Longest URI a watch may name: watches are kept (and echoed) while open."""
 
 _FLAGS: Final = {
     "toolsListChanged": "tools",
@@ -89,7 +91,9 @@ class Subscriptions:
                 honoured[flag] = True
         uris = requested.get("resourceSubscriptions")
         if has_resources and isinstance(uris, list):
-            kept = [u for u in uris if isinstance(u, str)][:MAX_URIS]
+            kept = [u for u in uris if isinstance(u, str) and len(u) <= MAX_URI_LENGTH][
+                :MAX_URIS
+            ]
             if kept:
                 honoured["resourceSubscriptions"] = kept
         return honoured
