@@ -23,8 +23,10 @@ BODY_TIMEOUT: float = 30.0
 # Seconds a connection may take to send a request's line and headers, counted
 # from when it opens or its previous response ends (so it is also how long an
 # idle kept-alive connection stays open). Applied by `wymcp serve` and
-# `GunicornWorker`; a connection that runs out is closed.
-HEADER_TIMEOUT: float = 30.0
+# `GunicornWorker`; a connection that runs out is closed. Keep it above the
+# idle timeout of a reverse proxy's upstream connections (nginx, load
+# balancers: 60 s), or the proxy may reuse a connection just as it closes.
+HEADER_TIMEOUT: float = 75.0
 
 # The most connections `wymcp serve` (and `GunicornWorker`, per worker) keeps
 # open at once; one more is answered 503 + Retry-After and closed.
