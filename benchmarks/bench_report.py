@@ -431,7 +431,7 @@ MACHINE = """
 ## Machine
 
 - `nproc`: {nproc}; CPU: {cpu}; memory {memory}; kernel {kernel}
-- Python {python}
+- Python {python}; wymcp measured at commit {tree}
 - versions: {versions}
 - server pinned to CPU {server_cpus}, load client to CPU {client_cpus}; both run
   at niceness delta {nice} (0: the default priority){realtime}
@@ -632,7 +632,7 @@ def write(results: dict[str, Any], out: Path) -> Path:
         f"{k} {v or 'not installed'}" for k, v in mach["versions"].items()
     )
     text += MACHINE.format(
-        **mach | {"versions": versions},
+        **mach | {"versions": versions, "tree": mach.get("tree", "unknown")},
         server_cpus=config["server_cpus"] or "(not pinned)",
         client_cpus=config["client_cpus"] or "(not pinned)",
         nice=config.get("nice", 0),

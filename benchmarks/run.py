@@ -458,6 +458,27 @@ def load_average() -> str:
     return " / ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
+def source_tree() -> str:
+    """The commit measured, and whether the product's sources had local changes."""
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=str(ROOT),
+        check=False,
+    ).stdout.strip()
+    changed = subprocess.run(
+        ["git", "status", "--porcelain", "packages", "services"],
+        capture_output=True,
+        text=True,
+        cwd=str(ROOT),
+        check=False,
+    ).stdout.strip()
+    if not head:
+        return "unknown (not a git checkout)"
+    return f"{head} with uncommitted changes" if changed else f"{head}, clean"
+
+
 def machine() -> dict[str, Any]:
     model = ""
     for line in (
@@ -476,6 +497,7 @@ def machine() -> dict[str, Any]:
         "memory": memory,
         "kernel": platform.release(),
         "python": platform.python_version(),
+        "tree": source_tree(),
         "versions": {
             "wymcp-core-server": bench_servers.installed_version(
                 "project", "wymcp-core-server"
