@@ -607,6 +607,26 @@ def gate_lines(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+SOAK_RESULT = Path(__file__).resolve().parent / "results" / "soak.txt"
+"""What the last `just soak` printed, saved by hand (`just soak | tee` this file)."""
+
+
+def soak_section(saved: Path) -> str:
+    """The soak run's figures (issue 8), quoted from its saved output."""
+    if not saved.is_file():
+        return "\n## Soak\n\nNo soak run saved (`benchmarks/results/soak.txt`).\n"
+    quoted = saved.read_text(encoding="utf-8").strip().replace("```", "'''")
+    return (
+        "\n## Soak\n\n"
+        "`scripts/soak.py` (`just soak`): 200 concurrent clients of mixed valid and "
+        "invalid traffic against one `wymcp serve` process for 60 seconds after a "
+        "warm-up; it passes only with no 5xx, no failed valid call, no wrong answer "
+        "to an invalid request and RSS growth under 10%. Saved by hand in "
+        "`benchmarks/results/soak.txt` (not re-run by this benchmark):\n\n"
+        f"```\n{quoted}\n```\n"
+    )
+
+
 def write(results: dict[str, Any], out: Path) -> Path:
     """Write performance.md and performance-throughput.png into `out`."""
     png = out / "performance-throughput.png"
@@ -659,6 +679,7 @@ def write(results: dict[str, Any], out: Path) -> Path:
     text += SESSIONS.format(sessions=config["sessions"])
     text += "\n".join(session_rows(results.get("sessions", []))) + "\n"
     text += "\n".join(gate_lines(results)) + "\n"
+    text += soak_section(SOAK_RESULT)
     report = out / "performance.md"
     report.write_text(text, encoding="utf-8")
     return report
