@@ -201,8 +201,13 @@ class Endpoint:
         stream = SseStream(request, keepalive=self.settings.KEEPALIVE_INTERVAL)
         deadline = asyncio.timeout(lifetime)
         try:
-            async with deadline:
+            if lifetime is None:  # no token expiry to watch: no timer to arm
                 reply = await self._exchange(request, headers, body, principal, stream)
+            else:
+                async with deadline:
+                    reply = await self._exchange(
+                        request, headers, body, principal, stream
+                    )
             if stream.opened:
                 return await stream.finish(reply.body)
             return _json_reply(reply)
@@ -331,6 +336,15 @@ class Endpoint:
         limit = self.settings.BODY_LIMIT
         chunks: list[bytes] = []
         size = 0
+        content = request.content
+        if content.is_eof():
+            # The whole body already sits in aiohttp's buffer: nothing can
+            # trickle, so no BODY_TIMEOUT timer is armed. At most one byte over
+            # the limit is copied out, as in the loop below.
+            chunks.append(content.read_nowait(limit + 1))
+            if len(chunks[0]) > limit:
+                raise _Refused(self._too_large())
+            return self._decode(chunks)
         try:
             async with asyncio.timeout(self.settings.BODY_TIMEOUT):
                 while True:
@@ -353,6 +367,9 @@ class Endpoint:
                     close=True,
                 )
             ) from None
+        return self._decode(chunks)
+
+    def _decode(self, chunks: list[bytes]) -> Any:
         try:
             return decode_json(
                 b"".join(chunks), depth_limit=self.settings.JSON_DEPTH_LIMIT
