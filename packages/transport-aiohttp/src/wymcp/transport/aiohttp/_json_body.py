@@ -49,6 +49,14 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+_DECODER = json.JSONDecoder(
+    parse_constant=_refuse_constant,
+    parse_float=_finite_float,
+    object_pairs_hook=_unique_keys,
+)
+"""The policy's parser, built once: `json.loads` with hooks builds one per call."""
+
+
 def nesting_depth(body: bytes) -> int:
     """Return how deeply arrays and objects nest in `body` (strings skipped)."""
     brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
@@ -83,12 +91,7 @@ def decode_json(body: bytes, *, depth_limit: int) -> Any:
     if opening > depth_limit and nesting_depth(body) > depth_limit:
         raise BodyError(f"the body nests deeper than {depth_limit} levels.")
     try:
-        value = json.loads(
-            text,
-            parse_constant=_refuse_constant,
-            parse_float=_finite_float,
-            object_pairs_hook=_unique_keys,
-        )
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise BodyError(
             f"the body is not valid JSON ({exc.msg} at line {exc.lineno} "
