@@ -4,17 +4,18 @@
 `create_app` builds one; the `wymcp` command serves or checks a settings
 module; `GunicornWorker` serves it under gunicorn the way `wymcp serve` does
 (loaded on first use: it needs gunicorn). `JwtValidator` (with `Principal`,
-`InvalidToken`, `TokenValidator`) makes it an OAuth resource server (`AUTH`).
+`InvalidToken`, `TokenValidator`) makes it an OAuth resource server (`AUTH`);
+it too is loaded on first use, so a server without `AUTH` starts sooner.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from wymcp.core.server import InvalidToken, Principal, TokenValidator
-from wymcp.transport.aiohttp._jwt_validator import JwtValidator
 from wymcp.transport.aiohttp._setup import create_app, setup
 
 if TYPE_CHECKING:
     from wymcp.transport.aiohttp._gunicorn_worker import GunicornWorker
+    from wymcp.transport.aiohttp._jwt_validator import JwtValidator
 
 __all__ = [
     "GunicornWorker",
@@ -28,7 +29,16 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """Import `GunicornWorker` only when asked for: it needs gunicorn."""
+    """Import `GunicornWorker` and `JwtValidator` only when asked for.
+
+    `GunicornWorker` needs gunicorn; `JwtValidator` serves only `AUTH`.
+    """
+    if name == "JwtValidator":
+        from wymcp.transport.aiohttp._jwt_validator import (  # noqa: PLC0415
+            JwtValidator,
+        )
+
+        return JwtValidator
     if name == "GunicornWorker":
         from wymcp.transport.aiohttp._gunicorn_worker import (  # noqa: PLC0415
             GunicornWorker,

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import HttpVersion11, web
 from wymcp.conf import Settings
@@ -28,10 +28,12 @@ from wymcp.transport.aiohttp._answers import (
     error_response,
     internal_error,
 )
-from wymcp.transport.aiohttp._bearer_auth import BearerAuth
 from wymcp.transport.aiohttp._host_policy import HostPolicy
 from wymcp.transport.aiohttp._json_body import BodyError, decode_json
 from wymcp.transport.aiohttp._sse_stream import SseStream
+
+if TYPE_CHECKING:
+    from wymcp.transport.aiohttp._bearer_auth import BearerAuth
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
@@ -69,9 +71,14 @@ class Endpoint:
         self._policy = HostPolicy.build(
             settings.ALLOWED_HOSTS, settings.ALLOWED_ORIGINS
         )
-        self.auth = (
-            BearerAuth(settings, settings.AUTH) if settings.AUTH is not None else None
-        )
+        self.auth: BearerAuth | None = None
+        if settings.AUTH is not None:
+            # Loaded only for AUTH: a server without it starts sooner.
+            from wymcp.transport.aiohttp._bearer_auth import (  # noqa: PLC0415
+                BearerAuth,
+            )
+
+            self.auth = BearerAuth(settings, settings.AUTH)
         self._long_streams = 0
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
