@@ -39,6 +39,7 @@ logger = logging.getLogger("wymcp.transport.aiohttp")
 
 ALLOW = "GET, POST, DELETE"
 _JSON_TYPES = frozenset({"application/json"})
+_PLAIN_JSON = ["application/json"]
 _READ_CHUNK = 64 * 1024
 _RETRY_AFTER = "5"
 _PRINCIPAL_KEY = web.RequestKey("wymcp_principal", Principal)
@@ -322,6 +323,8 @@ class Endpoint:
 
     def _check_content_type(self, request: web.Request) -> None:
         values = request.headers.getall("Content-Type", [])
+        if values == _PLAIN_JSON:  # what clients send: nothing more to parse
+            return
         mime, charset = (
             (values[0].partition(";")[0].strip().lower(), request.charset)
             if len(values) == 1
