@@ -20,11 +20,13 @@ _ID_TEXT_LIMIT = 200
 _ID_INT_LIMIT = 2**63
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+"""Built once: `json.dumps` with options builds an encoder on every call."""
+
+
 def encode(value: Any) -> bytes:
     """Serialise a JSON value compactly (UTF-8, no NaN)."""
-    return json.dumps(
-        value, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    ).encode("utf-8")
+    return _ENCODER.encode(value).encode("utf-8")
 
 
 def echoable_id(body: Any) -> Any:
