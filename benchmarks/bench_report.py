@@ -513,7 +513,11 @@ COLD = """
 ## Cold start and memory per session
 
 Cold start: process spawn to the first successful `tools/list` (after initialize
-and initialized), median of {cold_reps}.
+and initialized), median of {cold_reps}. Every server starts from cached
+bytecode: the peers' wheels were byte-compiled by pip at install time, and the
+harness byte-compiles wymcp's editable sources once before measuring, as a
+wheel install would (without it, with `PYTHONDONTWRITEBYTECODE` set, each wymcp
+start compiles its sources again, about 60 ms here).
 
 | server | cold start ms (median) | min | max |
 |---|---:|---:|---:|
