@@ -7,9 +7,7 @@ revisions, runs the method handler and shapes the answer.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -30,10 +28,7 @@ from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._help import HELP_NAME, answer_help, help_arguments
 from wymcp.core.server._jsonrpc import (
     INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    SESSION_NOT_FOUND,
     Incoming,
     RpcError,
     classify,
@@ -44,34 +39,18 @@ from wymcp.core.server._jsonrpc import (
 )
 from wymcp.core.server._ladder import MODERN_STATUS, is_modern_request, modern_call
 from wymcp.core.server._levels import is_level
-from wymcp.core.server._lifecycle import (
-    BEFORE_INITIALIZED,
-    SESSION_STATUS,
-    check_session_version,
-    deliver,
-    session_notification,
-)
 from wymcp.core.server._mirror import HeaderIndex, check_params, index_headers
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._prompt_methods import PromptMethods
 from wymcp.core.server._resource_methods import ResourceMethods
 from wymcp.core.server._revision import (
-    HANDSHAKE,
-    LEGACY,
     META_SERVER_INFO,
     MODERN,
     has_titles,
     is_modern,
 )
-from wymcp.core.server._session import (
-    DECLARATION_LIMIT,
-    END,
-    MemorySessionStore,
-    Session,
-    declaration_size,
-    new_session_id,
-    principal_key,
-)
+from wymcp.core.server._session import MemorySessionStore
+from wymcp.core.server._session_path import SessionPath
 from wymcp.core.server._subscriptions import Subscriptions
 from wymcp.core.server._toolcall import (
     call_tool,
@@ -79,8 +58,6 @@ from wymcp.core.server._toolcall import (
     raised,
     unknown_tool,
 )
-
-_log = logging.getLogger("wymcp.core.server")
 
 
 class Engine:
@@ -133,13 +110,19 @@ class Engine:
             "server/discover": self._discover,
             "subscriptions/listen": self._listen,
         }
-        self._session_methods: dict[str, Handler] = {
-            **shared,
-            "ping": self._ping,
-            "logging/setLevel": self._set_level,
-            "resources/subscribe": resource_methods.subscribe,
-            "resources/unsubscribe": resource_methods.unsubscribe,
-        }
+        self._session_path = SessionPath(
+            store=self._store,
+            options=opts,
+            methods={
+                **shared,
+                "ping": self._ping,
+                "logging/setLevel": self._set_level,
+                "resources/subscribe": resource_methods.subscribe,
+                "resources/unsubscribe": resource_methods.unsubscribe,
+            },
+            capabilities=self.capabilities,
+            server_info=self._server_info,
+        )
 
     # ------------------------------------------------------------------ info
 
@@ -227,14 +210,10 @@ class Engine:
         index = index_headers(exchange.headers)
         if is_modern_request(incoming, index):
             return await self._post_modern(incoming, exchange, stream, index)
-        return await self._post_session(incoming, exchange, stream, index)
+        return await self._session_path.post(incoming, exchange, stream, index)
 
     def _modern_reply(self, rid: str | int | None, error: RpcError) -> Reply:
         status = error.status or MODERN_STATUS.get(error.code, 200)
-        return Reply(status, error_response(rid, error), dict(error.headers))
-
-    def _session_reply(self, rid: str | int | None, error: RpcError) -> Reply:
-        status = error.status or SESSION_STATUS.get(error.code, 200)
         return Reply(status, error_response(rid, error), dict(error.headers))
 
     def _finish_modern(self, result: dict[str, Any]) -> dict[str, Any]:
@@ -288,257 +267,18 @@ class Engine:
         result = await handler(call)
         return Reply(200, response(incoming.id, self._finish_modern(result)))
 
-    async def _post_session(
-        self,
-        incoming: Incoming,
-        exchange: Exchange,
-        stream: Stream,
-        index: HeaderIndex,
-    ) -> Reply:
-        try:
-            return await self._serve_session(incoming, exchange, stream, index)
-        except RpcError as error:
-            return self._session_reply(incoming.id, error)
-
-    async def _serve_session(
-        self,
-        incoming: Incoming,
-        exchange: Exchange,
-        stream: Stream,
-        index: HeaderIndex,
-    ) -> Reply:
-        for name in ("Mcp-Session-Id", "MCP-Protocol-Version"):
-            if len(index.get(name.lower(), ())) > 1:
-                raise invalid_request(
-                    f"Duplicated {name} header. Send exactly one {name} header."
-                )
-        if incoming.kind == "request" and incoming.method == "initialize":
-            return self._initialize(incoming, exchange)
-        if incoming.kind == "request" and incoming.method == "ping":
-            return Reply(200, response(incoming.id, {}))
-        session = self._live_session(incoming, exchange, index)
-        if isinstance(session, Reply):
-            return session
-        check_session_version(session, index)
-        if incoming.kind == "response":
-            deliver(session, incoming)
-            return Reply(202)
-        if incoming.kind == "notification":
-            session_notification(session, incoming)
-            return Reply(202)
-        return await self._session_request(session, incoming, exchange, stream)
-
-    def _live_session(
-        self, incoming: Incoming, exchange: Exchange, index: HeaderIndex
-    ) -> Session | Reply:
-        sids = index.get("mcp-session-id")
-        sid = sids[0] if sids else None
-        if sid is None:
-            raise invalid_request("Missing Mcp-Session-Id header. Initialize first.")
-        session = self._store.get(sid.strip())
-        if (
-            session is not None
-            and not session.closed
-            and principal_key(session.principal) == principal_key(exchange.principal)
-        ):
-            return session
-        if incoming.kind != "request":
-            return Reply(404)
-        return Reply(
-            404,
-            error_response(
-                incoming.id, RpcError(SESSION_NOT_FOUND, "Session terminated")
-            ),
-        )
-
-    def _initialize(self, incoming: Incoming, exchange: Exchange) -> Reply:
-        params = incoming.params
-        offered = [v for v in self.options.protocol_versions if v in LEGACY]
-        if not offered:
-            raise RpcError(
-                INVALID_REQUEST,
-                "This server serves 2026-07-28 only; it needs no initialize.",
-                {"supported": list(self.options.protocol_versions)},
-                status=400,
-            )
-        requested = params.get("protocolVersion")
-        version = requested if requested in offered else offered[0]
-        capabilities = params.get("capabilities")
-        capabilities = capabilities if isinstance(capabilities, dict) else {}
-        client_info = params.get("clientInfo")
-        client_info = client_info if isinstance(client_info, dict) else {}
-        if declaration_size(capabilities, client_info) > DECLARATION_LIMIT:
-            raise RpcError(
-                INVALID_PARAMS,
-                "Invalid params",
-                {
-                    "reason": "'capabilities' and 'clientInfo' take more than "
-                    f"{DECLARATION_LIMIT} bytes of JSON together; a session "
-                    "keeps them, so send only the capabilities you have."
-                },
-                status=400,
-            )
-        session = Session(
-            id=new_session_id(),
-            protocol_version=version,
-            client_capabilities=capabilities,
-            client_info=client_info,
-            principal=exchange.principal,
-        )
-        if not self._store.add(session):
-            return Reply(
-                503,
-                error_response(
-                    incoming.id,
-                    RpcError(
-                        INTERNAL_ERROR,
-                        "Too many live sessions. Retry later.",
-                    ),
-                ),
-                {"Retry-After": str(self.options.retry_after)},
-            )
-        result: dict[str, Any] = {
-            "protocolVersion": version,
-            "capabilities": self.capabilities(version),
-            "serverInfo": self._server_info(version),
-        }
-        if self.options.instructions is not None:
-            result["instructions"] = self.options.instructions
-        return Reply(200, response(incoming.id, result), {"Mcp-Session-Id": session.id})
-
-    async def _session_request(
-        self,
-        session: Session,
-        incoming: Incoming,
-        exchange: Exchange,
-        stream: Stream,
-    ) -> Reply:
-        rid = incoming.id
-        assert rid is not None  # noqa: S101 - a request always has an id
-        if not session.initialized and incoming.method not in BEFORE_INITIALIZED:
-            raise invalid_request(
-                "Session not yet initialized. Send notifications/initialized first."
-            )
-        handler = self._session_methods.get(incoming.method)
-        if handler is None:
-            raise RpcError(
-                METHOD_NOT_FOUND,
-                "Method not found",
-                {"reason": "This server has no such method."},
-            )
-        call = Call(
-            id=rid,
-            method=incoming.method,
-            params=incoming.params,
-            meta=incoming.meta,
-            version=session.protocol_version,
-            headers={},
-            stream=stream,
-            principal=exchange.principal,
-            capabilities=session.client_capabilities,
-            session=session,
-        )
-        task = asyncio.current_task()
-        if task is not None:
-            session.in_flight[rid] = task
-        try:
-            result = await handler(call)
-        except asyncio.CancelledError:
-            if task is not None and rid in session.cancelled:
-                session.cancelled.discard(rid)
-                task.uncancel()
-                return Reply(204)
-            raise
-        finally:
-            if task is not None and session.in_flight.get(rid) is task:
-                del session.in_flight[rid]
-        if task is not None and rid in session.cancelled:
-            # the tool swallowed the cancellation: withdraw the request for it
-            session.cancelled.discard(rid)
-            task.uncancel()
-        return Reply(200, response(rid, result))
-
     # ------------------------------------------------------------ GET/DELETE
-
-    @staticmethod
-    def _plain(
-        status: int, message: str, headers: Mapping[str, str] | None = None
-    ) -> Reply:
-        return Reply(status, {"error": message}, dict(headers or {}))
-
-    def _session_for(self, exchange: Exchange) -> Session | Reply:
-        headers = exchange.headers
-        for name in ("Mcp-Session-Id", "MCP-Protocol-Version"):
-            if len(headers.getall(name)) > 1:
-                return self._plain(
-                    400, f"Duplicated {name} header. Send exactly one {name} header."
-                )
-        sent_version = headers.get("MCP-Protocol-Version")
-        sid = headers.get("Mcp-Session-Id")
-        if sid is None or (
-            sent_version is not None and sent_version.strip() not in HANDSHAKE
-        ):
-            return self._plain(
-                405,
-                "Method not allowed: no session applies. POST to this endpoint.",
-                {"Allow": "POST"},
-            )
-        session = self._store.get(sid.strip())
-        if (
-            session is None
-            or session.closed
-            or principal_key(session.principal) != principal_key(exchange.principal)
-        ):
-            return self._plain(404, "Session not found")
-        if (
-            session.protocol_version != "2025-03-26"
-            and sent_version is not None
-            and sent_version.strip() != session.protocol_version
-        ):
-            return self._plain(
-                400,
-                "Incorrect MCP-Protocol-Version header. Expected the version "
-                "negotiated during initialize.",
-            )
-        return session
 
     async def get(self, exchange: Exchange, stream: Stream) -> Reply:
         """Serve a session's SSE stream.
 
         It lasts until the session ends or another GET replaces it.
         """
-        found = self._session_for(exchange)
-        if isinstance(found, Reply):
-            return found
-        session = found
-        if session.outbox is not None:
-            session.outbox.put_nowait(END)
-        outbox: asyncio.Queue[Any] = asyncio.Queue()
-        for kind in sorted(session.dirty):
-            outbox.put_nowait(notification(f"notifications/{kind}/list_changed"))
-        session.outbox = outbox
-        session.stream = stream
-        try:
-            await stream.open()
-            await stream.send(None, event_id=session.next_event_id())
-            while (message := await outbox.get()) is not END:
-                await stream.send(message, event_id=session.next_event_id())
-        except Exception:  # noqa: BLE001 - a gone client ends its stream
-            _log.debug("a session stream ended: the client is gone")
-        finally:
-            if session.outbox is outbox:
-                session.stream = None
-                session.outbox = None
-        return Reply(200, None)
+        return await self._session_path.get(exchange, stream)
 
     async def delete(self, exchange: Exchange) -> Reply:
         """End a session; later requests naming it get 404."""
-        found = self._session_for(exchange)
-        if isinstance(found, Reply):
-            return found
-        self._store.remove(found.id)
-        found.close()
-        return Reply(200, None)
+        return await self._session_path.delete(exchange)
 
     async def aclose(self) -> None:
         """End every session and stream."""
