@@ -6,35 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
+from schema_oracle import MODERN, REQUESTS, RESULTS, validator
 from wymcp.core.server import Engine, EngineOptions, Exchange, Headers, Reply
 
-SCHEMAS = Path(__file__).resolve().parents[1] / "mcp-schema"
-MODERN = "2026-07-28"
-
-RESULTS = {
-    "initialize": "InitializeResult",
-    "ping": "EmptyResult",
-    "logging/setLevel": "EmptyResult",
-    "server/discover": "DiscoverResult",
-    "tools/list": "ListToolsResult",
-    "tools/call": "CallToolResult",
-    "resources/list": "ListResourcesResult",
-    "resources/templates/list": "ListResourceTemplatesResult",
-    "resources/read": "ReadResourceResult",
-    "resources/subscribe": "EmptyResult",
-    "resources/unsubscribe": "EmptyResult",
-    "prompts/list": "ListPromptsResult",
-    "prompts/get": "GetPromptResult",
-    "completion/complete": "CompleteResult",
-    "subscriptions/listen": "SubscriptionsListenResult",
-}
 NOTIFICATIONS = {
     "notifications/progress": "ProgressNotification",
     "notifications/message": "LoggingMessageNotification",
@@ -45,30 +23,12 @@ NOTIFICATIONS = {
     "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
     "notifications/cancelled": "CancelledNotification",
 }
-REQUESTS = {
-    "elicitation/create": "ElicitRequest",
-    "sampling/createMessage": "CreateMessageRequest",
-    "roots/list": "ListRootsRequest",
-}
-
-
-@cache
-def _schema(revision: str) -> dict[str, Any]:
-    folder = MODERN if revision == MODERN else "2025-11-25"
-    return json.loads((SCHEMAS / folder / "schema.json").read_text(encoding="utf-8"))
-
-
-@cache
-def _validator(revision: str, definition: str) -> jsonschema.Draft202012Validator:
-    schema = dict(_schema(revision))
-    schema["$ref"] = f"#/$defs/{definition}"
-    return jsonschema.Draft202012Validator(schema)
 
 
 def validate(revision: str, definition: str, value: object) -> None:
     """Raise when `value` is not a valid `definition` of `revision`."""
     errors = sorted(
-        _validator(revision, definition).iter_errors(value), key=lambda e: e.path
+        validator(revision, definition).iter_errors(value), key=lambda e: e.path
     )
     assert not errors, f"{definition}@{revision}: {errors[0].message[:300]}"
 

@@ -11,35 +11,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import aiohttp
-import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-SCHEMAS = Path(__file__).resolve().parents[1] / "mcp-schema"
-MODERN = "2026-07-28"
+from schema_oracle import MODERN, REQUESTS, RESULTS, validator
+
 LEGACY = "2025-11-25"
 
-RESULTS = {
-    "initialize": "InitializeResult",
-    "ping": "EmptyResult",
-    "logging/setLevel": "EmptyResult",
-    "server/discover": "DiscoverResult",
-    "tools/list": "ListToolsResult",
-    "tools/call": "CallToolResult",
-    "resources/list": "ListResourcesResult",
-    "resources/templates/list": "ListResourceTemplatesResult",
-    "resources/read": "ReadResourceResult",
-    "resources/subscribe": "EmptyResult",
-    "resources/unsubscribe": "EmptyResult",
-    "prompts/list": "ListPromptsResult",
-    "prompts/get": "GetPromptResult",
-    "completion/complete": "CompleteResult",
-    "subscriptions/listen": "SubscriptionsListenResult",
-}
 NOTIFICATIONS = {
     "notifications/progress": "ProgressNotification",
     "notifications/message": "LoggingMessageNotification",
@@ -47,22 +27,8 @@ NOTIFICATIONS = {
     "notifications/prompts/list_changed": "PromptListChangedNotification",
     "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
 }
-REQUESTS = {
-    "elicitation/create": "ElicitRequest",
-    "sampling/createMessage": "CreateMessageRequest",
-    "roots/list": "ListRootsRequest",
-}
 JSON = "application/json"
 SSE = "text/event-stream"
-
-
-@cache
-def validator(revision: str, definition: str) -> jsonschema.Draft202012Validator:
-    """A validator for one definition of a revision's official schema."""
-    path = SCHEMAS / revision / "schema.json"
-    schema = json.loads(path.read_text(encoding="utf-8"))
-    schema["$ref"] = f"#/$defs/{definition}"
-    return jsonschema.Draft202012Validator(schema)
 
 
 def definition_of(revision: str, message: dict[str, Any], method: str) -> list[str]:
