@@ -162,6 +162,22 @@ class Wire:
         body, headers = modern_request(method, params, rid, meta=meta)
         return await self.post(body, headers + (extra_headers or []), stream=stream)
 
+    async def open_session(
+        self, version: str = "2025-11-25", *, principal: object | None = None
+    ) -> tuple[Reply, FakeStream]:
+        """Send a bare `initialize` (no capabilities, no clientInfo) and return
+        what `post` returns, without sending `notifications/initialized`."""
+        return await self.post(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {"protocolVersion": version},
+            },
+            revision=version,
+            principal=principal,
+        )
+
     async def initialize(
         self, version: str = "2025-11-25", capabilities: dict[str, Any] | None = None
     ) -> str:

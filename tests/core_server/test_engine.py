@@ -568,15 +568,7 @@ async def test_logging_set_level_accepts_the_eight_levels_only(wire):
 
 
 async def test_methods_other_than_list_and_call_wait_for_initialized(wire):
-    reply, _ = await wire.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25"},
-        },
-        revision="2025-11-25",
-    )
+    reply, _ = await wire.open_session()
     sid = reply.headers["Mcp-Session-Id"]
     listed, _ = await wire.session(sid, "tools/list")
     assert listed.status == 200
@@ -594,15 +586,7 @@ async def test_an_unknown_method_in_a_session_is_method_not_found(wire):
 async def test_the_session_cap_answers_503_with_retry_after(make_wire):
     wire = make_wire(Zero, max_sessions=1)
     await wire.initialize()
-    reply, _ = await wire.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25"},
-        },
-        revision="2025-11-25",
-    )
+    reply, _ = await wire.open_session()
     assert reply.status == 503
     assert reply.headers["Retry-After"] == "5"
     assert "Mcp-Session-Id" not in reply.headers
@@ -623,16 +607,7 @@ async def test_idle_sessions_expire(make_wire):
 
 
 async def test_a_session_belongs_to_its_principal(wire):
-    reply, _ = await wire.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25"},
-        },
-        revision="2025-11-25",
-        principal="alice",
-    )
+    reply, _ = await wire.open_session(principal="alice")
     sid = reply.headers["Mcp-Session-Id"]
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     reply, _ = await wire.post(
@@ -693,16 +668,7 @@ def test_an_engine_lists_help_last():
 
 
 async def test_a_session_follows_the_principal_identity_across_token_refresh(wire):
-    reply, _ = await wire.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25"},
-        },
-        revision="2025-11-25",
-        principal={"sub": "alice", "exp": 1},
-    )
+    reply, _ = await wire.open_session(principal={"sub": "alice", "exp": 1})
     sid = reply.headers["Mcp-Session-Id"]
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     refreshed, _ = await wire.post(
@@ -725,15 +691,7 @@ async def test_server_title_and_instructions_are_announced(make_wire):
     wire = make_wire(Zero, server_title="Zero server", instructions="Be kind.")
     reply, _ = await wire.modern("server/discover")
     assert reply.body["result"]["instructions"] == "Be kind."
-    reply, _ = await wire.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25"},
-        },
-        revision="2025-11-25",
-    )
+    reply, _ = await wire.open_session()
     result = reply.body["result"]
     assert result["instructions"] == "Be kind."
     assert result["serverInfo"]["title"] == "Zero server"
@@ -760,15 +718,7 @@ async def test_mistyped_meta_fields_are_invalid_params(wire, meta):
 
 async def test_a_2026_only_engine_refuses_initialize_naming_its_versions(make_wire):
     wire = make_wire(Zero, protocol_versions=(MODERN,))
-    reply, _ = await wire.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25"},
-        },
-        revision="2025-11-25",
-    )
+    reply, _ = await wire.open_session()
     assert reply.status == 400
     assert reply.body["error"]["data"]["supported"] == [MODERN]
 
