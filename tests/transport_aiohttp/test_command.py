@@ -171,20 +171,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def test_serve_prints_the_url_and_finishes_calls_in_flight_on_sigterm(project):
-    name = settings(
-        project,
-        "cmd_serve",
-        'TOOLS = ["cmdtools.Slow"]\nSTATE_SECRET = "k" * 32\nSHUTDOWN_GRACE = 30\n',
-    )
-    port = free_port()
-    started = project / "started"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(project), *sys.path]),
-        "CMD_STARTED": str(started),
-    }
-    process = await asyncio.create_subprocess_exec(
+async def start_serve(
+    project: Path, name: str, port: int, **env: str
+) -> asyncio.subprocess.Process:
+    """Start `wymcp serve --settings name --port port` with the project importable."""
+    return await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
         "from wymcp.transport.aiohttp._command import main; raise SystemExit(main())",
@@ -195,8 +186,23 @@ async def test_serve_prints_the_url_and_finishes_calls_in_flight_on_sigterm(proj
         str(port),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=env,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(project), *sys.path]),
+            **env,
+        },
     )
+
+
+async def test_serve_prints_the_url_and_finishes_calls_in_flight_on_sigterm(project):
+    name = settings(
+        project,
+        "cmd_serve",
+        'TOOLS = ["cmdtools.Slow"]\nSTATE_SECRET = "k" * 32\nSHUTDOWN_GRACE = 30\n',
+    )
+    port = free_port()
+    started = project / "started"
+    process = await start_serve(project, name, port, CMD_STARTED=str(started))
     try:
         assert process.stdout is not None
         banner = [(await process.stdout.readline()).decode() for _ in range(4)]
@@ -262,20 +268,7 @@ async def test_serve_applies_header_timeout_and_max_connections(project):
         'STATE_SECRET = "k" * 32\nHEADER_TIMEOUT = 1\nMAX_CONNECTIONS = 1\n',
     )
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project), *sys.path])}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        "from wymcp.transport.aiohttp._command import main; raise SystemExit(main())",
-        "serve",
-        "--settings",
-        name,
-        "--port",
-        str(port),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-    )
+    process = await start_serve(project, name, port)
     try:
         assert process.stdout is not None
         await process.stdout.readline()  # the banner: listening
