@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -101,3 +102,66 @@ def test_a_lone_surrogate_escape_is_refused(body):
 )
 def test_surrogate_pairs_and_lookalikes_decode(body, value):
     assert decode_json(body, depth_limit=10) == value
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a": 1, "a": 1}',
+        rb'{"\u0061": 1, "a": 2}',
+        b'{"a": {"b": 1}, "a": {"b": 1, "c": {"d": 2}}}',
+        rb'{"a": 1, "a": "\u003a"}',
+        rb'{"a": 1, "a": "\u003A\u003a"}',
+        b'[{"k": ":", "k": "::"}]',
+        b'{"x": [], "y": {"z": 1, "z": 1}}',
+    ],
+    ids=[
+        "plain",
+        "escaped-key",
+        "kept-value-larger",
+        "escaped-colon-in-kept-value",
+        "escaped-colons-upper-case",
+        "colons-in-strings",
+        "nested",
+    ],
+)
+def test_a_repeated_key_is_refused_however_it_is_spelled(body):
+    with pytest.raises(BodyError, match="repeats a key"):
+        decode_json(body, depth_limit=10)
+
+
+KEYS = st.text(alphabet=st.sampled_from('ab:\\"é'), max_size=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(KEYS, JSON_VALUES), max_size=5), st.booleans())
+def test_repeats_are_found_exactly_when_present(pairs, escape):
+    """Objects written pair by pair, repeats allowed, keys escaped or not."""
+    ensure_ascii = escape  # ensure_ascii escapes é and keeps ':' literal
+    body = (
+        "{"
+        + ",".join(
+            json.dumps(k, ensure_ascii=ensure_ascii)
+            + ":"
+            + json.dumps(v, ensure_ascii=ensure_ascii)
+            for k, v in pairs
+        )
+        + "}"
+    ).encode()
+    keys = [k for k, _ in pairs]  # JSON_VALUES' own objects never repeat a key
+    if len(set(keys)) == len(keys):
+        assert decode_json(body, depth_limit=1000) == json.loads(body)
+    else:
+        with pytest.raises(BodyError, match="repeats a key"):
+            decode_json(body, depth_limit=1000)
+
+
+def test_the_fast_path_yields_to_a_lower_int_digit_limit():
+    """With Python's limit lowered, integers past it are refused as before."""
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(1000)
+    try:
+        with pytest.raises(BodyError, match="too many digits"):
+            decode_json(b"9" * 2000, depth_limit=10)
+    finally:
+        sys.set_int_max_str_digits(old)
