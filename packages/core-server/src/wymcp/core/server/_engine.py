@@ -24,6 +24,7 @@ from wymcp.core.server._call import (
 from wymcp.core.server._catalogue import Catalogue
 from wymcp.core.server._context import ToolContext
 from wymcp.core.server._cursor import page
+from wymcp.core.server._deadlines import Deadlines
 from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._help import HELP_NAME, answer_help, help_arguments
 from wymcp.core.server._jsonrpc import (
@@ -77,6 +78,7 @@ class Engine:
         self.options = options or EngineOptions()
         opts = self.options
         self._subscriptions = Subscriptions()
+        self._deadlines = Deadlines()
         self._catalogue = Catalogue(tools, resources, prompts, self._changed)
         self._store = opts.session_store or MemorySessionStore(
             idle_timeout=opts.session_idle_timeout,
@@ -361,6 +363,7 @@ class Engine:
                 ctx,
                 strict=self.options.strict,
                 version=call.version,
+                deadlines=self._deadlines,
                 call_timeout=self.options.call_timeout,
             )
         )

@@ -6,7 +6,6 @@ it returned into a CallToolResult.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Mapping
@@ -16,6 +15,7 @@ from wymcp.core.gates import check
 from wymcp.core.schema import ToolError, ToolSpec
 from wymcp.core.server._content import Content, ToolResult
 from wymcp.core.server._context import MissingCapabilityError, ToolContext
+from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
 from wymcp.core.server._revision import has_titles, is_modern
@@ -149,12 +149,13 @@ async def call_tool(
     *,
     strict: bool,
     version: str,
+    deadlines: Deadlines,
     call_timeout: float | None = None,
 ) -> dict[str, Any]:
     """Gate the arguments, run the tool and shape its answer.
 
-    A tool still running after `call_timeout` seconds is cancelled and answers
-    `isError` with `errorType: "call_timeout"`.
+    A tool still running after `call_timeout` seconds is cancelled through
+    `deadlines` and answers `isError` with `errorType: "call_timeout"`.
     """
     action: str | None = None
     if is_multi_action(spec):
@@ -167,21 +168,19 @@ async def call_tool(
     ctx.tool = spec.name
     ctx.action = action
     gated = dict(verdict.data) if verdict.data is not None else {}
-    deadline = asyncio.timeout(call_timeout)
     try:
-        async with deadline:
-            if action is not None:
-                value = await spec.tool.run_action(action, gated, ctx)
-            else:
-                value = await spec.tool.run(gated, ctx)
-        result = _shape(spec, action, value, ctx, version)
-    except TimeoutError as error:
-        if call_timeout is None or not deadline.expired():
-            _log.exception("tool %s raised", spec.name)
-            result = raised(spec, action, error)
+        if action is not None:
+            work = spec.tool.run_action(action, gated, ctx)
         else:
-            _log.warning("tool %s stopped after %gs", spec.name, call_timeout)
-            result = timed_out(spec, action, call_timeout)
+            work = spec.tool.run(gated, ctx)
+        if call_timeout is not None:
+            work = deadlines.run(work, call_timeout)
+        value = await work
+        result = _shape(spec, action, value, ctx, version)
+    except DeadlineError:
+        assert call_timeout is not None  # noqa: S101 - only raised with one
+        _log.warning("tool %s stopped after %gs", spec.name, call_timeout)
+        result = timed_out(spec, action, call_timeout)
     except ToolError as error:
         result = _refused(spec, action, error)
     except (InputRequired, MissingCapabilityError):
