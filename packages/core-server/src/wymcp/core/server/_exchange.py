@@ -19,27 +19,35 @@ JSONValue = Any
 
 @attrs.frozen
 class Headers:
-    """Request headers: names compared case-insensitively, duplicates kept."""
+    """Request headers: names compared case-insensitively, duplicates kept.
 
-    pairs: tuple[tuple[str, str], ...]
+    `index` maps each lower-case name to its values in arrival order; it is
+    built once per request and read, never changed.
+    """
+
+    index: dict[str, list[str]]
 
     @classmethod
     def of(cls, items: Iterable[tuple[str, str]]) -> Headers:
         """Build from (name, value) pairs in arrival order."""
-        return cls(tuple((name.lower(), value) for name, value in items))
+        index: dict[str, list[str]] = {}
+        for name, value in items:
+            key = name.lower()
+            values = index.get(key)
+            if values is None:
+                index[key] = [value]
+            else:
+                values.append(value)
+        return cls(index)
 
     def getall(self, name: str) -> list[str]:
         """Return every value sent under `name`, in order (empty if none)."""
-        key = name.lower()
-        return [value for n, value in self.pairs if n == key]
+        return list(self.index.get(name.lower(), ()))
 
     def get(self, name: str) -> str | None:
         """Return the first value sent under `name`, or None."""
-        key = name.lower()
-        for n, value in self.pairs:
-            if n == key:
-                return value
-        return None
+        values = self.index.get(name.lower())
+        return values[0] if values else None
 
 
 @attrs.frozen

@@ -24,8 +24,6 @@ NAMED_METHODS: Final = {
 
 _PARAM_PREFIX: Final = "mcp-param-"
 _INTEGER: Final = re.compile(r"-?[0-9]+")
-_VISIBLE: Final = re.compile(r"[\x20-\x7e]*")
-"""What a mirrored header value may hold as sent (before base64 decoding)."""
 
 
 def mismatch(reason: str) -> RpcError:
@@ -38,11 +36,8 @@ HeaderIndex = dict[str, list[str]]
 
 
 def index_headers(headers: Headers) -> HeaderIndex:
-    """Index the headers once per request (lookups are then constant time)."""
-    index: HeaderIndex = {}
-    for name, value in headers.pairs:
-        index.setdefault(name, []).append(value)
-    return index
+    """The request's headers by lower-case name (indexed once, when received)."""
+    return headers.index
 
 
 def _visible(header: str, value: str) -> str:
@@ -52,7 +47,7 @@ def _visible(header: str, value: str) -> str:
     header whatever the body says: the client must base64-wrap such a value.
     """
     value = value.strip(" \t")
-    if not _VISIBLE.fullmatch(value):
+    if not (value.isascii() and value.isprintable()):
         raise mismatch(
             f"the {header} header holds characters other than visible ASCII. "
             "Send such a value as =?base64?...?=."

@@ -26,6 +26,7 @@ DROPPED_META: Final = "wymcp/dropped"
 """The result `_meta` key listing what lenient mode dropped."""
 
 _MESSAGE_LIMIT: Final = 500
+_ENVELOPE: Final = frozenset({"action", "data"})
 
 
 class InputRequired(Exception):  # noqa: N818 - a control-flow signal, not an error
@@ -41,7 +42,7 @@ class InputRequired(Exception):  # noqa: N818 - a control-flow signal, not an er
 
 def is_multi_action(spec: ToolSpec) -> bool:
     """Whether the tool dispatches by `action` (else it is a plain tool)."""
-    return getattr(spec.tool, "actions", None) is not None
+    return spec.plain is None
 
 
 def _invalid(reason: str) -> RpcError:
@@ -52,10 +53,10 @@ def split_arguments(
     spec: ToolSpec, arguments: Mapping[str, Any]
 ) -> tuple[str, dict[str, Any]]:
     """The action and data of a multi-action call; -32602 for a bad envelope."""
-    declared = spec.input_schema.get("properties", {})
-    allowed = set(declared) if isinstance(declared, dict) else set()
-    allowed |= {"action", "data"}
-    stray = [k for k in arguments if k not in allowed]
+    declared = spec.input_schema.get("properties")
+    if not isinstance(declared, dict):
+        declared = {}
+    stray = [k for k in arguments if k not in _ENVELOPE and k not in declared]
     if stray:
         raise _invalid(
             f"Unknown argument(s) ({len(stray)}): this tool takes 'action' and "
@@ -160,9 +161,9 @@ async def call_tool(
     action: str | None = None
     if is_multi_action(spec):
         action, data = split_arguments(spec, arguments)
-        verdict = check(spec.tool, action, data, strict=strict)
+        verdict = check(spec, action, data, strict=strict)
     else:
-        verdict = check(spec.tool, None, arguments, strict=strict)
+        verdict = check(spec, None, arguments, strict=strict)
     if not verdict.accepted:
         return {"content": [_text(_dumps(verdict.refusal))], "isError": True}
     ctx.tool = spec.name

@@ -40,6 +40,7 @@ logger = logging.getLogger("wymcp.transport.aiohttp")
 ALLOW = "GET, POST, DELETE"
 _JSON_TYPES = frozenset({"application/json"})
 _PLAIN_JSON = ["application/json"]
+_JSON_HEADERS = {"Content-Type": "application/json"}
 _READ_CHUNK = 64 * 1024
 _RETRY_AFTER = "5"
 _PRINCIPAL_KEY = web.RequestKey("wymcp_principal", Principal)
@@ -129,7 +130,7 @@ class Endpoint:
         The principal is kept on the request, so a request admitted by the
         `Expect: 100-continue` handler is not authenticated twice.
         """
-        if _PRINCIPAL_KEY in request:
+        if self.auth is not None and _PRINCIPAL_KEY in request:
             return request[_PRINCIPAL_KEY]
         self._check_method_host_origin(request)
         principal = None
@@ -207,11 +208,12 @@ class Endpoint:
         lifetime: float | None,
     ) -> web.StreamResponse:
         stream = SseStream(request, keepalive=self.settings.KEEPALIVE_INTERVAL)
-        deadline = asyncio.timeout(lifetime)
+        deadline = None
         try:
             if lifetime is None:  # no token expiry to watch: no timer to arm
                 reply = await self._exchange(request, headers, body, principal, stream)
             else:
+                deadline = asyncio.timeout(lifetime)
                 async with deadline:
                     reply = await self._exchange(
                         request, headers, body, principal, stream
@@ -224,7 +226,7 @@ class Endpoint:
         except Exception as exc:
             if stream.gone:  # the client left: the call is over, nobody to answer
                 raise asyncio.CancelledError from None
-            if isinstance(exc, TimeoutError) and deadline.expired():
+            if isinstance(exc, TimeoutError) and deadline and deadline.expired():
                 return await self._token_expired(request, stream)
             logger.exception(
                 "wymcp: unexpected error answering %s %s", request.method, request.path
@@ -393,10 +395,9 @@ class Endpoint:
 def _json_reply(reply: Reply) -> web.Response:
     headers: Mapping[str, str] = reply.headers
     if reply.body is None:
-        return web.Response(status=reply.status, headers=headers)
-    return web.Response(
-        status=reply.status,
-        body=encode(reply.body),
-        content_type="application/json",
-        headers=headers,
-    )
+        return web.Response(status=reply.status, headers=headers or None)
+    if headers:
+        headers = {**headers, "Content-Type": "application/json"}
+    else:
+        headers = _JSON_HEADERS
+    return web.Response(status=reply.status, body=encode(reply.body), headers=headers)

@@ -9,11 +9,13 @@ port); an origin entry adds its scheme; `*` accepts anything.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import attrs
 
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+_MEMO_LIMIT = 256
+"""Distinct Host/Origin values remembered; past it the memo starts over."""
 
 _AUTHORITY = re.compile(r"(\[[0-9a-f:.]+\]|[^\[\]:/]+)(?::([0-9]{1,5}))?")
 _ORIGIN = re.compile(r"(https?)://(.+)")
@@ -44,6 +46,12 @@ class HostPolicy:
     hosts: frozenset[tuple[str, str | None]]
     any_origin: bool
     origins: frozenset[tuple[str, str, str | None]]
+    _hosts_seen: dict[str, bool] = attrs.field(
+        factory=dict, init=False, eq=False, repr=False
+    )
+    _origins_seen: dict[str, bool] = attrs.field(
+        factory=dict, init=False, eq=False, repr=False
+    )
 
     @classmethod
     def build(
@@ -73,7 +81,10 @@ class HostPolicy:
             return False
         if self.any_host:
             return True
-        split = _split(values[0].strip())
+        return _memo(self._hosts_seen, values[0], self._host_allowed)
+
+    def _host_allowed(self, value: str) -> bool:
+        split = _split(value.strip())
         if split is None:
             return False
         name, port = split
@@ -87,7 +98,10 @@ class HostPolicy:
             return False
         if self.any_origin:
             return True
-        match = _ORIGIN.fullmatch(values[0].strip().lower())
+        return _memo(self._origins_seen, values[0], self._origin_allowed)
+
+    def _origin_allowed(self, value: str) -> bool:
+        match = _ORIGIN.fullmatch(value.strip().lower())
         if match is None:
             return False
         split = _split(match.group(2))
@@ -97,3 +111,13 @@ class HostPolicy:
         return (scheme, name, None) in self.origins or (
             port is not None and (scheme, name, port) in self.origins
         )
+
+
+def _memo(seen: dict[str, bool], value: str, decide: Callable[[str], bool]) -> bool:
+    """`decide(value)`, remembered: a client sends the same Host every time."""
+    known = seen.get(value)
+    if known is None:
+        if len(seen) >= _MEMO_LIMIT:
+            seen.clear()
+        known = seen[value] = decide(value)
+    return known

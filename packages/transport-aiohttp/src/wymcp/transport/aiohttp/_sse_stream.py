@@ -31,7 +31,7 @@ class SseStream:
         self._request = request
         self._keepalive = keepalive
         self._response: web.StreamResponse | None = None
-        self._lock = asyncio.Lock()
+        self._lock: asyncio.Lock | None = None  # made on the first write
         self._pinger: asyncio.Task[None] | None = None
         self._task = asyncio.current_task()
         self._gone = False
@@ -102,6 +102,8 @@ class SseStream:
         response = self._response
         if self._gone or response is None:
             raise ConnectionResetError("the client closed the stream")
+        if self._lock is None:
+            self._lock = asyncio.Lock()
         async with self._lock:
             try:
                 await response.write(data)
