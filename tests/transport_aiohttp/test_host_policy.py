@@ -79,3 +79,17 @@ def test_a_star_turns_a_check_off():
     policy = HostPolicy.build(("*",), ("*",))
     assert policy.host_allowed(["anything.example"])
     assert policy.origin_allowed(["https://anything.example"])
+
+
+def test_remembered_answers_stay_right_past_the_memo_limit():
+    """Hosts and origins are decided once per value; the memo stays bounded."""
+    policy = HostPolicy.build(["api.example.com"], [])
+    for round_ in range(2):  # the second round answers from the memo
+        for n in range(300):
+            assert policy.host_allowed([f"evil{n}.example:80"]) is False
+            assert policy.origin_allowed([f"http://evil{n}.example"]) is False
+        assert policy.host_allowed(["api.example.com:443"]), round_
+        assert policy.host_allowed(["127.0.0.1:8000"]), round_
+        assert policy.origin_allowed(["https://api.example.com"]), round_
+    assert len(policy._hosts_seen) <= 256
+    assert len(policy._origins_seen) <= 256
