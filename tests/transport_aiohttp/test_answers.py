@@ -1,0 +1,74 @@
+"""encode: every answer's bytes, as `json` would write them, or its refusal."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wymcp.transport.aiohttp._answers import encode
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+def stdlib(value: object) -> bytes:
+    return json.dumps(
+        value, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    ).encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_VALUES)
+def test_json_values_are_written_as_json_writes_them(value):
+    assert json.loads(encode(value)) == json.loads(stdlib(value))
+    if not any(isinstance(v, float) for v in _leaves(value)):
+        assert encode(value) == stdlib(value)  # floats may differ in spelling
+
+
+def _leaves(value: object) -> list[object]:
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    return [value]
+
+
+@pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf])
+def test_non_finite_floats_are_refused_not_written_as_null(number):
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        encode({"result": {"structuredContent": {"x": [1, number]}}})
+
+
+def test_keys_json_converts_are_converted_the_same_way():
+    value = {None: 1, True: 2, 3: 4}
+    assert encode(value) == stdlib(value)
+
+
+def test_an_integer_past_python_s_digit_limit_raises():
+    with pytest.raises(ValueError, match="digits"):
+        encode({"n": 10**5000})
+
+
+def test_an_unknown_type_is_refused_by_json():
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        encode({"x": object()})
+
+
+def test_a_datetime_is_written_as_rfc_3339():
+    moment = dt.datetime(2026, 7, 28, 12, 0, tzinfo=dt.UTC)
+    assert encode({"at": moment}) == b'{"at":"2026-07-28T12:00:00Z"}'
