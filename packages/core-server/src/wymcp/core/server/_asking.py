@@ -199,11 +199,16 @@ async def answer_asking(run: Awaitable[dict[str, Any]]) -> dict[str, Any]:
     """
     try:
         return await run
-    except InputRequired as asked:
+    except (InputRequired, MissingCapabilityError) as asked:
+        return asking_result(asked)
+
+
+def asking_result(asked: InputRequired | MissingCapabilityError) -> dict[str, Any]:
+    """The input_required result; -32021 for a capability not declared."""
+    if isinstance(asked, InputRequired):
         return asked.result
-    except MissingCapabilityError as missing:
-        raise RpcError(
-            MISSING_CAPABILITY,
-            "Missing required client capability",
-            {"requiredCapabilities": missing.required},
-        ) from None
+    raise RpcError(
+        MISSING_CAPABILITY,
+        "Missing required client capability",
+        {"requiredCapabilities": asked.required},
+    ) from None

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from wymcp.core.schema import ToolSpec
-from wymcp.core.server._asking import answer_asking, build_context
+from wymcp.core.server._asking import asking_result, build_context
 from wymcp.core.server._call import (
     Call,
     Handler,
@@ -22,7 +22,7 @@ from wymcp.core.server._call import (
     invalid_request,
 )
 from wymcp.core.server._catalogue import Catalogue
-from wymcp.core.server._context import ToolContext
+from wymcp.core.server._context import MissingCapabilityError, ToolContext
 from wymcp.core.server._cursor import page
 from wymcp.core.server._deadlines import Deadlines
 from wymcp.core.server._exchange import Exchange, Reply, Stream
@@ -54,6 +54,7 @@ from wymcp.core.server._session import MemorySessionStore
 from wymcp.core.server._session_path import SessionPath
 from wymcp.core.server._subscriptions import Subscriptions
 from wymcp.core.server._toolcall import (
+    InputRequired,
     call_tool,
     gate_content,
     raised,
@@ -210,9 +211,12 @@ class Engine:
         except RpcError as error:
             return Reply(400, error_response(request_id_of(body), error))
         index = index_headers(exchange.headers)
-        if is_modern_request(incoming, index):
-            return await self._post_modern(incoming, exchange, stream, index)
-        return await self._session_path.post(incoming, exchange, stream, index)
+        if not is_modern_request(incoming, index):
+            return await self._session_path.post(incoming, exchange, stream, index)
+        try:
+            return await self._serve_modern(incoming, exchange, stream, index)
+        except RpcError as error:
+            return self._modern_reply(incoming.id, error)
 
     def _modern_reply(self, rid: str | int | None, error: RpcError) -> Reply:
         status = error.status or MODERN_STATUS.get(error.code, 200)
@@ -230,18 +234,6 @@ class Engine:
             result["ttlMs"] = self.options.ttl_ms
             result["cacheScope"] = self.options.cache_scope
         return result
-
-    async def _post_modern(
-        self,
-        incoming: Incoming,
-        exchange: Exchange,
-        stream: Stream,
-        index: HeaderIndex,
-    ) -> Reply:
-        try:
-            return await self._serve_modern(incoming, exchange, stream, index)
-        except RpcError as error:
-            return self._modern_reply(incoming.id, error)
 
     async def _serve_modern(
         self,
@@ -356,8 +348,8 @@ class Engine:
         if call.modern:
             check_params(call.headers, spec.header_annotations, arguments)
         ctx = self._context(call, f"tools/call:{name}")
-        return await answer_asking(
-            call_tool(
+        try:
+            return await call_tool(
                 spec,
                 arguments,
                 ctx,
@@ -366,7 +358,8 @@ class Engine:
                 deadlines=self._deadlines,
                 call_timeout=self.options.call_timeout,
             )
-        )
+        except (InputRequired, MissingCapabilityError) as asked:
+            return asking_result(asked)
 
     def _context(self, call: Call, target: str = "") -> ToolContext:
         return build_context(

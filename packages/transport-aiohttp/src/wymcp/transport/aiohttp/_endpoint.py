@@ -235,7 +235,8 @@ class Endpoint:
                 return await self._end_stream_with_error(stream, echoable_id(body))
             return internal_error(echoable_id(body))
         finally:
-            await stream.close()
+            if stream.opened:  # only an opened stream has pings to stop
+                await stream.close()
 
     async def _exchange(
         self,
