@@ -165,3 +165,14 @@ def test_the_fast_path_yields_to_a_lower_int_digit_limit():
             decode_json(b"9" * 2000, depth_limit=10)
     finally:
         sys.set_int_max_str_digits(old)
+
+
+def test_a_large_body_keeps_the_policy():
+    """Past 64 KiB the body is parsed by `json` alone, under the same rules."""
+    items = [{"sku": f"SKU-{i:05d}", "qty": i} for i in range(5000)]
+    body = json.dumps({"items": items}).encode()
+    assert len(body) > 64 * 1024
+    assert decode_json(body, depth_limit=10) == {"items": items}
+    repeated = body[:-1] + b', "items": []}'
+    with pytest.raises(BodyError, match="repeats a key"):
+        decode_json(repeated, depth_limit=10)

@@ -7,9 +7,9 @@ by default); nesting no deeper than `JSON_DEPTH_LIMIT`, checked before parsing
 so a deep body never recurses; a duplicated object key refuses the whole body,
 so no two readers can see different values for it.
 
-A body is parsed by msgspec first; one it refuses, or one the fast path
-cannot vouch for, is parsed again by the standard library under the hooks
-below, which give the reasons.
+A body up to 64 KiB is parsed by msgspec first; one it refuses, or one the
+fast path cannot vouch for, is parsed (again) by the standard library under
+the hooks below, which give the reasons.
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ _COLON_ESCAPE = b"\\u003"
 """Prefix of `\\u003a`: a body holding it is not counted (see `_fast_decode`)."""
 _FAST_INT_DIGITS = 4300
 """msgspec's fixed integer limit; the fast path runs while Python's is no lower."""
+_FAST_BODY_LIMIT = 64 * 1024
+"""Larger bodies go the `json` way: msgspec makes a new object for every
+one-character string (`json` shares Python's cached ones), so a 4 MB body of
+"x" items would peak at four times the memory."""
 _FAST_DECODER = msgspec.json.Decoder()
 _FAST_ENCODER = msgspec.json.Encoder()
 
@@ -106,7 +110,11 @@ def _fast_decode(body: bytes) -> tuple[bool, Any]:
     (rare) goes the slow way.
     """
     limit = sys.get_int_max_str_digits()
-    if (limit and limit < _FAST_INT_DIGITS) or _COLON_ESCAPE in body:
+    if (
+        len(body) > _FAST_BODY_LIMIT
+        or (limit and limit < _FAST_INT_DIGITS)
+        or _COLON_ESCAPE in body
+    ):
         return False, None
     try:
         value = _FAST_DECODER.decode(body)
