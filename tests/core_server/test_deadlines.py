@@ -89,3 +89,21 @@ async def test_work_that_swallows_the_cancellation_returns_and_is_uncancelled():
     current = asyncio.current_task()
     assert current is not None
     assert current.cancelling() == 0
+
+
+def test_deadlines_outlive_the_loop_that_armed_them():
+    """An engine kept across event loops still stops late calls in the new one."""
+    deadlines = Deadlines()
+
+    async def early() -> None:
+        # arms the timer for 10 ms from now; the loop closes before it fires
+        assert await deadlines.run(finishes(0, "a"), 0.01) == "a"
+
+    async def late() -> str:
+        try:
+            return await deadlines.run(finishes(30, "never"), 0.2)
+        except DeadlineError:
+            return "stopped"
+
+    asyncio.run(early())
+    assert asyncio.run(late()) == "stopped"

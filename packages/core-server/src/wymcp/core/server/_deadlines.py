@@ -34,6 +34,7 @@ class Deadlines:
     def __init__(self) -> None:
         self._live: dict[_Entry, None] = {}
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_loop: asyncio.AbstractEventLoop | None = None
         self._armed_for = 0.0
 
     def __len__(self) -> int:
@@ -53,7 +54,11 @@ class Deadlines:
         entry = _Entry(task, loop.time() + seconds)
         cancelling = task.cancelling()
         self._live[entry] = None
-        if self._timer is None or entry.deadline < self._armed_for:
+        if (
+            self._timer is None
+            or entry.deadline < self._armed_for
+            or self._timer_loop is not loop  # an engine outliving its first loop
+        ):
             self._arm(loop, entry.deadline)
         try:
             value = await work
@@ -71,6 +76,7 @@ class Deadlines:
         if self._timer is not None:
             self._timer.cancel()
         self._armed_for = when
+        self._timer_loop = loop
         self._timer = loop.call_at(when, self._expire, loop)
 
     def _expire(self, loop: asyncio.AbstractEventLoop) -> None:
