@@ -176,3 +176,63 @@ def test_a_large_body_keeps_the_policy():
     repeated = body[:-1] + b', "items": []}'
     with pytest.raises(BodyError, match="repeats a key"):
         decode_json(repeated, depth_limit=10)
+
+
+def _policy(body: bytes, *, fast: bool) -> tuple[str, Any]:
+    """("ok", value) or ("refused", reason) for `body`, fast path on or off."""
+    from wymcp.transport.aiohttp import _json_body
+
+    saved = _json_body._FAST_BODY_LIMIT
+    _json_body._FAST_BODY_LIMIT = saved if fast else -1
+    try:
+        return "ok", decode_json(body, depth_limit=20)
+    except BodyError as exc:
+        return "refused", exc.reason
+    finally:
+        _json_body._FAST_BODY_LIMIT = saved
+
+
+SPICE = st.sampled_from(
+    [
+        b" ",
+        b"\t",
+        b"\x0c",
+        b"\xa0",
+        b"\xef\xbb\xbf",
+        b"\x00",
+        b"\\u003a",
+        b"\\ud800",
+        b'"',
+        b"\\",
+        b":",
+        b",",
+        b"}",
+        b"]",
+        b"1e400",
+        b"NaN",
+        b"-0",
+        b"01",
+        b"\xff",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    JSON_VALUES,
+    st.booleans(),
+    st.lists(st.tuples(st.integers(min_value=0), SPICE), max_size=2),
+)
+def test_the_fast_path_answers_as_the_json_path_does(value, ascii_, spices):
+    """msgspec first or `json` alone: the same value, or a refusal both ways."""
+    body = json.dumps(value, ensure_ascii=ascii_).encode()
+    for at, spice in spices:  # mutate: most mutants are invalid, some are not
+        cut = at % (len(body) + 1)
+        body = body[:cut] + spice + body[cut:]
+    fast, slow = _policy(body, fast=True), _policy(body, fast=False)
+    assert fast[0] == slow[0], (body, fast, slow)
+    if fast[0] == "refused":
+        assert fast[1] == slow[1]  # the same reason, whichever path found it
+    else:
+        assert fast[1] == slow[1]
+        assert repr(fast[1]) == repr(slow[1])  # -0.0 and 0, 1 and 1.0 differ here
