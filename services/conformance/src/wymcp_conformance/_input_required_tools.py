@@ -1,10 +1,8 @@
 """Tools that need the client's input before they answer (SEP-2322 at 2026-07-28).
 
 Each asks through `ctx.elicit`, `ctx.sample`, `ctx.list_roots` or `ctx.ask`
-under the keys the suite expects; at 2026-07-28 the engine turns a question
-into an `input_required` result and reruns the tool on the retry, handing it
-back the state it sealed (`ctx.state`). At 2025-11-25 the same code asks on
-the call's stream.
+under the suite's keys: an `input_required` result and a rerun with
+`ctx.state` at 2026-07-28, a request on the call's stream at 2025-11-25.
 """
 
 from typing import Any, ClassVar

@@ -1,10 +1,8 @@
 """The pytest plugin (entry point `wymcp`): `wymcp_settings` and `wymcp_client`.
 
-Nothing is read or started when pytest loads it: a project that never asks
-for the fixtures pays for one marker and one ini option. The server comes
-from the test's `@pytest.mark.wymcp(...)` marker, else the `wymcp_settings`
-ini option, else `WYMCP_SETTINGS_MODULE`; override the `wymcp_settings`
-fixture to build it yourself.
+Nothing is read or started when pytest loads it. The server comes from the
+test's `@pytest.mark.wymcp(...)` marker, else the `wymcp_settings` ini
+option, else `WYMCP_SETTINGS_MODULE`; or override `wymcp_settings`.
 """
 
 from __future__ import annotations

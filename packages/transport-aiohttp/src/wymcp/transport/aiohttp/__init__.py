@@ -1,11 +1,9 @@
 """Streamable HTTP for wymcp on aiohttp: `setup(app)`, `create_app()`, `wymcp`.
 
-`setup` mounts the MCP endpoint in an application you already run;
-`create_app` builds one; the `wymcp` command serves or checks a settings
-module; `GunicornWorker` serves it under gunicorn the way `wymcp serve` does
-(loaded on first use: it needs gunicorn). `JwtValidator` (with `Principal`,
-`InvalidToken`, `TokenValidator`) makes it an OAuth resource server (`AUTH`);
-it too is loaded on first use, so a server without `AUTH` starts sooner.
+`setup` mounts the endpoint in your application, `create_app` builds one,
+the `wymcp` command serves or checks a settings module. `GunicornWorker` and
+`JwtValidator` (an OAuth resource server, `AUTH`) load on first use, so a
+server needing neither starts sooner.
 """
 
 from typing import TYPE_CHECKING, Any

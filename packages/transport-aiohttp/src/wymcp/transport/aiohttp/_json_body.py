@@ -1,15 +1,8 @@
 """Decode a request body into JSON under wymcp's policy, or say why not.
 
-Policy: strict UTF-8 (no BOM) and no escape naming a lone surrogate (U+D800
-to U+DFFF), so every string is valid Unicode; no `NaN`, `Infinity` or numbers
-that overflow a float; integers up to Python's int-string limit (4,300 digits
-by default); nesting no deeper than `JSON_DEPTH_LIMIT`, checked before parsing
-so a deep body never recurses; a duplicated object key refuses the whole body,
-so no two readers can see different values for it.
-
-A body up to 64 KiB is parsed by msgspec first; one it refuses, or one the
-fast path cannot vouch for, is parsed (again) by the standard library under
-the hooks below, which give the reasons.
+The policy is `decode_json`'s docstring (and docs/http.md, step 8). msgspec
+parses a body of up to 64 KiB first; anything it refuses, or the fast path
+cannot vouch for, is parsed by `json` under hooks that give the reasons.
 """
 
 from __future__ import annotations
@@ -126,7 +119,16 @@ def _fast_decode(body: bytes) -> tuple[bool, Any]:
 
 
 def decode_json(body: bytes, *, depth_limit: int) -> Any:
-    """Return the JSON value of `body`, or raise `BodyError`."""
+    """Return the JSON value of `body`, or raise `BodyError` saying why not.
+
+    Policy: strict UTF-8 (no BOM) and no escape naming a lone surrogate
+    (U+D800 to U+DFFF), so every string is valid Unicode; no `NaN`,
+    `Infinity` or numbers that overflow a float; integers up to Python's
+    int-string limit (4,300 digits by default); nesting no deeper than
+    `depth_limit`, checked before parsing so a deep body never recurses; a
+    repeated object key refuses the whole body, so no two readers can see
+    different values for it.
+    """
     opening = body.count(b"[") + body.count(b"{")  # an upper bound of the depth
     if opening > depth_limit and nesting_depth(body) > depth_limit:
         raise BodyError(f"the body nests deeper than {depth_limit} levels.")
