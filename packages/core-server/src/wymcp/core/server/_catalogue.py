@@ -65,16 +65,21 @@ class Catalogue:
         self.has_prompts = bool(self.prompts)
         self._on_change = on_change
         self._cache: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._tools_by_name: dict[str, ToolSpec] | None = None
 
     def _changed(self, kind: str) -> None:
         self._cache.clear()
+        self._tools_by_name = None
         self._on_change(kind)
 
     # tools
 
     def tool(self, name: str) -> ToolSpec | None:
         """The tool named `name` (help excluded), or None."""
-        return next((s for s in self.tools if s.name == name), None)
+        by_name = self._tools_by_name
+        if by_name is None:  # built on first use after each change
+            by_name = self._tools_by_name = {s.name: s for s in self.tools}
+        return by_name.get(name)
 
     def tool_names(self) -> list[str]:
         """Every tool name, help included, sorted."""

@@ -134,12 +134,9 @@ def check_params(
     arguments: Mapping[str, Any],
 ) -> None:
     """Compare each annotated argument with its `Mcp-Param-*` header."""
-    if any(
-        len(values) > 1
-        for name, values in headers.items()
-        if name.startswith(_PARAM_PREFIX)
-    ):
-        raise mismatch("an Mcp-Param-* header was sent more than once.")
+    for name, values in headers.items():
+        if len(values) > 1 and name.startswith(_PARAM_PREFIX):
+            raise mismatch("an Mcp-Param-* header was sent more than once.")
     for annotation in annotations:
         header = f"Mcp-Param-{annotation.header}"
         sent = headers.get(header.lower())
