@@ -226,7 +226,8 @@ class Endpoint:
         except Exception as exc:
             if stream.gone:  # the client left: the call is over, nobody to answer
                 raise asyncio.CancelledError from None
-            if isinstance(exc, TimeoutError) and deadline and deadline.expired():
+            expired = deadline is not None and deadline.expired()
+            if isinstance(exc, TimeoutError) and expired:
                 return await self._token_expired(request, stream)
             logger.exception(
                 "wymcp: unexpected error answering %s %s", request.method, request.path
