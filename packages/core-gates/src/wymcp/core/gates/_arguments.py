@@ -38,6 +38,8 @@ def arguments_refusal(
     spec = prepare(tool)
     if spec.plain is not None:
         return None
+    if _plain_envelope(arguments):
+        return None
     allowed = _root_keys(spec)
     stray = [key for key in arguments if key not in allowed]
     action = arguments.get("action")
@@ -66,6 +68,16 @@ def arguments_refusal(
         stray=kept,
         stray_count=len(stray),
         found=found,
+    )
+
+
+def _plain_envelope(arguments: Mapping[str, Any]) -> bool:
+    """Whether this is the common shape: a string action, object or no data, no more."""
+    data = arguments.get("data")
+    return (
+        isinstance(arguments.get("action"), str)
+        and (data is None or isinstance(data, dict))
+        and len(arguments) == 1 + ("data" in arguments)
     )
 
 
