@@ -219,3 +219,26 @@ def test_check_still_answers_a_direct_call_with_no_action():
     refusal = check(Bookmarks, None, {}).refusal
     assert refusal is not None
     assert refusal["error"] == "unknown_action"
+
+
+def test_stray_keys_are_listed_in_path_order_digits_first():
+    keys = ["b", "10", "a", "9", "Z", "007", "k"]
+    refusal = arguments_refusal(Bookmarks, dict.fromkeys(keys, 1))
+    assert refusal is not None
+    assert refusal["unknown"] == [
+        'arguments["007"]',
+        'arguments["9"]',
+        'arguments["10"]',
+        "arguments.Z",
+        "arguments.a",
+        "arguments.b",
+        "arguments.k",
+    ]
+    digits = {str(i): 1 for i in range(30, 0, -1)}
+    refusal = arguments_refusal(Bookmarks, digits)
+    assert refusal is not None
+    assert refusal["unknown"][:3] == [
+        'arguments["1"]',
+        'arguments["2"]',
+        'arguments["3"]',
+    ]

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from wymcp.core.gates import _refusal
-from wymcp.core.gates._bound import FIRST, echo, token_key
+from wymcp.core.gates._bound import FIRST, echo
 from wymcp.core.gates._did_you_mean import Budget, closest
 from wymcp.core.gates._paths import render_path
 from wymcp.core.schema import ToolSpec, prepare
@@ -55,7 +55,7 @@ def arguments_refusal(
         problems.append(f"'data' is {_kind(data)}, not an object")
     if not stray and not _malformed(action, data):
         return None
-    kept = heapq.nsmallest(FIRST, (str(key) for key in stray), key=token_key)
+    kept = _first(stray)
     found = _suggestions(spec, arguments, kept)
     if stray:
         problems.append(_stray_clause(kept, len(stray)))
@@ -69,6 +69,30 @@ def arguments_refusal(
         stray_count=len(stray),
         found=found,
     )
+
+
+def _first(stray: list[Any]) -> list[str]:
+    """The first ten keys in path order: all-digit keys (numerically), then the rest.
+
+    The rest compare as text, so only the all-digit ones need a sort key; a call with
+    100,000 stray keys is ordered with C comparisons alone.
+    """
+    keys = [key if key.__class__ is str else str(key) for key in stray]
+    digits = [key for key in keys if key.isdigit() and key.isascii()]
+    if not digits:
+        return heapq.nsmallest(FIRST, keys)
+    numbered = set(digits)
+    kept = heapq.nsmallest(FIRST, digits, key=_numeric)
+    if len(kept) < FIRST:
+        rest = (key for key in keys if key not in numbered)
+        kept += heapq.nsmallest(FIRST - len(kept), rest)
+    return kept
+
+
+def _numeric(digits: str) -> tuple[int, str, str]:
+    """An all-digit key's path order: by value, then as sent (``07`` before ``7``)."""
+    value = digits.lstrip("0")
+    return (len(value), value, digits)
 
 
 def _plain_envelope(arguments: Mapping[str, Any]) -> bool:
