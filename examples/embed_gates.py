@@ -1,7 +1,8 @@
 """Use only wymcp's gates inside a plain aiohttp JSON handler (no MCP at all).
 
 `wymcp.core.gates.check` refuses unknown keys, missing fields and bad values
-with one bounded JSON answer that names every offending path. Run it with
+with one bounded JSON answer that names every offending path; `plain_refusal`
+gives it the REST form (paths from the body, no MCP fields). Run it with
 `.venv/bin/python examples/embed_gates.py` and POST JSON to
 http://127.0.0.1:8080/orders. Explained in docs/embedding.md.
 """
@@ -11,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from wymcp.core.gates import check
+from wymcp.core.gates import check, plain_refusal
 from wymcp.core.schema import Action, Tool
 
 
@@ -69,7 +70,8 @@ async def place_order(request: web.Request) -> web.Response:
     orders = request.app[ORDERS_KEY]
     verdict = check(orders, "place", body)
     if not verdict.accepted or verdict.data is None:
-        return web.json_response(verdict.refusal, status=422)
+        # `items[1].qty`, not `data.items[1].qty`; no tool/action/help fields.
+        return web.json_response(plain_refusal(verdict), status=422)
     # verdict.data: `2.0` read as 2 where the schema says integer, defaults merged.
     placed = await orders.run_action("place", dict(verdict.data), None)
     return web.json_response(placed, status=201)

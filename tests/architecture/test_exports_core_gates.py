@@ -4,8 +4,10 @@ import wymcp.core.gates
 def test_the_public_names_of_core_gates_are_pinned():
     assert wymcp.core.gates.__all__ == [
         "Verdict",
+        "arguments_refusal",
         "check",
         "help_pointer",
+        "plain_refusal",
         "render_path",
     ]
 

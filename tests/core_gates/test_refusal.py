@@ -201,3 +201,169 @@ def test_a_partial_count_is_said_in_the_message():
         "Invalid value(s) for action 'a' at data.v[0], data.v[1], data.v[2] and 997"
         " more (counting stopped early); see errors."
     )
+
+
+# one round for the model: unknown_params also says what is missing and meant ---------
+
+
+class Bookmarks(Tool):
+    name = "bookmarks"
+    description = "Keep bookmarks"
+    actions = {  # noqa: RUF012
+        "add": Action(
+            description="Add a bookmark",
+            properties={
+                "url": {"type": "string", "format": "uri"},
+                "title": {"type": "string", "minLength": 1},
+                "tags": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"label": {"type": "string"}},
+                    },
+                },
+                "meta": {
+                    "type": "object",
+                    "properties": {"source": {"type": "string"}},
+                },
+            },
+            required=["url", "title"],
+        ),
+        "list": Action(description="List bookmarks", properties={}),
+    }
+
+    async def run_action(self, action, data, ctx):
+        return data
+
+
+def request_part(refusal: dict) -> int:
+    """The bytes of a refusal that depend on the request (not the declaration)."""
+    kept = {
+        k: v for k, v in refusal.items() if k not in ("input_schema", "valid_actions")
+    }
+    return len(json.dumps(kept).encode())
+
+
+def test_a_typo_costs_one_round_missing_and_did_you_mean_ride_along():
+    refusal = check(Bookmarks, "add", {"titel": "x", "url": 5}).refusal
+    assert refusal["error"] == "unknown_params"
+    assert refusal["unknown"] == ["data.titel"]
+    assert refusal["unknown_count"] == 1
+    assert refusal["missing"] == ["title"]
+    assert refusal["did_you_mean"] == {"data.titel": "data.title"}
+    assert list(refusal) == [
+        "error",
+        "message",
+        "tool",
+        "action",
+        "unknown",
+        "unknown_count",
+        "missing",
+        "did_you_mean",
+        "input_schema",
+        "help",
+    ]
+
+
+def test_missing_keeps_declaration_order_and_is_left_out_when_empty():
+    refusal = check(Bookmarks, "add", {"x": 1}).refusal
+    assert refusal["missing"] == ["url", "title"]
+    assert "did_you_mean" not in refusal
+    refusal = check(Bookmarks, "add", {"url": "u", "title": "t", "x": 1}).refusal
+    assert "missing" not in refusal
+    assert "did_you_mean" not in refusal
+
+
+def test_did_you_mean_looks_at_the_keys_allowed_at_that_path():
+    refusal = check(
+        Bookmarks,
+        "add",
+        {
+            "url": "https://x.test",
+            "title": "t",
+            "tags": [{"label": "a"}, {"lable": "b"}],
+            "meta": {"sorce": "s", "zzz": 1},
+        },
+    ).refusal
+    assert refusal["unknown"] == [
+        "data.meta.sorce",
+        "data.meta.zzz",
+        "data.tags[1].lable",
+    ]
+    assert refusal["did_you_mean"] == {
+        "data.meta.sorce": "data.meta.source",
+        "data.tags[1].lable": "data.tags[1].label",
+    }
+
+
+def test_did_you_mean_never_suggests_a_key_already_sent():
+    refusal = check(Bookmarks, "add", {"url": "u", "title": "t", "titel": "x"}).refusal
+    assert refusal["unknown"] == ["data.titel"]
+    assert "did_you_mean" not in refusal
+
+
+def test_the_seed_order_holds_values_are_not_reported_beside_unknown_keys():
+    refusal = check(Bookmarks, "add", {"titel": "", "url": 5}).refusal
+    assert refusal["error"] == "unknown_params"
+    assert "errors" not in refusal
+
+
+def test_a_hostile_unknown_key_refusal_stays_under_4_kib():
+    many = {f"k{i}": i for i in range(100_000)}
+    refusal = check(Bookmarks, "add", many).refusal
+    assert refusal["unknown_count"] == 100_000
+    assert len(refusal["unknown"]) == 10
+    assert request_part(refusal) < 4096
+    long_keys = {ch * 60_000: 1 for ch in "abcdefghijklmnopqrstuvwxyz"}
+    refusal = check(Bookmarks, "add", long_keys).refusal
+    assert refusal["unknown_count"] == 26
+    assert "did_you_mean" not in refusal
+    assert request_part(refusal) < 4096
+
+
+def test_did_you_mean_is_bounded_to_ten_entries_and_4_kib():
+    class Wide(Tool):
+        name = "wide"
+        description = "d"
+        actions = {  # noqa: RUF012
+            "go": Action(
+                description="d",
+                properties={
+                    f"{'p' * 50}{i:02d}": {"type": "integer"} for i in range(40)
+                },
+            )
+        }
+
+        async def run_action(self, action, data, ctx):
+            return data
+
+    sent = {f"{'p' * 50}{i:02d}x": 1 for i in range(40)}
+    refusal = check(Wide, "go", sent).refusal
+    assert refusal["unknown_count"] == 40
+    assert 0 < len(refusal["did_you_mean"]) <= 10
+    for wrong, right in refusal["did_you_mean"].items():
+        assert wrong == right + "x"
+    assert request_part(refusal) < 4096
+    control = "\u0001" * 50
+    quoted = {f"{control}{i:02d}": 1 for i in range(40)}
+    refusal = check(Wide, "go", quoted).refusal
+    assert request_part(refusal) < 4096
+
+
+def test_suggesting_costs_the_ten_kept_keys_only(monkeypatch):
+    """Doubling the unknown keys does not add distance computations (no timing)."""
+    import wymcp.core.gates._did_you_mean as module
+
+    calls = []
+    real = module.distance
+
+    def counted(a, b, limit, budget):
+        calls.append(a)
+        return real(a, b, limit, budget)
+
+    monkeypatch.setattr(module, "distance", counted)
+    check(Bookmarks, "add", {f"titel{i}": 1 for i in range(1000)})
+    small = len(calls)
+    calls.clear()
+    check(Bookmarks, "add", {f"titel{i}": 1 for i in range(2000)})
+    assert 0 < len(calls) <= small

@@ -140,10 +140,46 @@ async def test_an_unknown_action_is_the_shared_unknown_action_refusal(wire):
     assert payload["valid_actions"] == ["create", "list"]
 
 
-@pytest.mark.parametrize("arguments", [{"tol": "x"}, {"tool": 3}, {"tool": None}])
-async def test_misspelled_or_mistyped_arguments_are_invalid_params(wire, arguments):
+@pytest.mark.parametrize(
+    ("arguments", "error", "paths"),
+    [
+        ({"tol": "x"}, "unknown_params", ["arguments.tol"]),
+        ({"tool": "widgets", "actions": "x"}, "unknown_params", ["arguments.actions"]),
+        ({"tool": 3}, "invalid_values", ["arguments.tool"]),
+        ({"tool": None}, "invalid_values", ["arguments.tool"]),
+        ({"tool": "widgets", "action": []}, "invalid_values", ["arguments.action"]),
+    ],
+)
+async def test_misspelled_or_mistyped_arguments_are_tool_execution_errors(
+    wire, arguments, error, paths
+):
     reply = await ask(wire, arguments)
-    assert reply.body["error"]["code"] == -32602
+    assert reply.body["result"]["isError"] is True
+    refusal = wire.result_json(reply)
+    assert refusal["error"] == error
+    assert refusal["tool"] == "help"
+    found = refusal.get("unknown") or [e["path"] for e in refusal["errors"]]
+    assert found == paths
+    assert refusal["help"] == 'help {tool: "help"}'
+
+
+async def test_a_misspelled_help_argument_gets_did_you_mean(wire):
+    refusal = wire.result_json(await ask(wire, {"tol": "widgets", "acton": "list"}))
+    assert refusal["did_you_mean"] == {
+        "arguments.acton": "arguments.action",
+        "arguments.tol": "arguments.tool",
+    }
+    assert refusal["message"].startswith("Unknown parameter(s) for tool 'help'")
+
+
+async def test_help_refusals_are_tool_results_in_a_session(wire):
+    sid = await wire.initialize()
+    reply, _ = await wire.session(
+        sid, "tools/call", {"name": "help", "arguments": {"tool": 3}}
+    )
+    assert reply.status == 200
+    assert reply.body["result"]["isError"] is True
+    assert wire.result_json(reply)["error"] == "invalid_values"
 
 
 async def test_a_raising_action_context_answers_tool_raised(wire):

@@ -140,6 +140,46 @@ async def test_bad_arguments_are_refused_by_the_gates(wire, arguments, error):
     assert "help" not in body["data"]
 
 
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (
+            {"arg1": "a", "arg2": "b", "bogus": "c"},
+            (
+                "Unknown parameter(s) for prompt 'test_prompt_with_arguments':"
+                " arguments.bogus."
+            ),
+        ),
+        (
+            {"arg1": 1, "arg2": "b"},
+            (
+                "Invalid value(s) for prompt 'test_prompt_with_arguments' at"
+                " arguments.arg1; see errors."
+            ),
+        ),
+    ],
+)
+async def test_prompt_refusals_say_prompt_not_tool(wire, arguments, said):
+    reply, _ = await wire.modern(
+        "prompts/get", {"name": "test_prompt_with_arguments", "arguments": arguments}
+    )
+    error = reply.body["error"]
+    assert error["message"].startswith(said)
+    assert error["data"]["message"] == error["message"]
+    assert "tool" not in error["message"]
+    assert "tool" not in error["data"]
+
+
+async def test_a_misspelled_prompt_argument_gets_did_you_mean(wire):
+    reply, _ = await wire.modern(
+        "prompts/get",
+        {"name": "test_prompt_with_arguments", "arguments": {"arg1": "a", "agr2": "b"}},
+    )
+    data = reply.body["error"]["data"]
+    assert data["missing"] == ["arg2"]
+    assert data["did_you_mean"] == {"arguments.agr2": "arguments.arg2"}
+
+
 async def test_mixed_messages(wire):
     reply, _ = await wire.modern("prompts/get", {"name": "mixed"})
     messages = reply.body["result"]["messages"]

@@ -5,6 +5,7 @@ header annotations and the call's notification stream.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any, ClassVar
 
 import pytest
@@ -206,20 +207,107 @@ async def test_an_output_that_breaks_the_schema_has_no_structured_content(wire):
         ({}, "name"),
         ({"name": 5}, "name"),
         ({"name": "widgets", "arguments": []}, "arguments"),
-        ({"name": "widgets", "arguments": {}}, "action"),
-        ({"name": "widgets", "arguments": {"action": 3}}, "action"),
-        ({"name": "widgets", "arguments": {"action": "create", "data": 3}}, "data"),
-        (
-            {"name": "widgets", "arguments": {"action": "create", "extra": 1}},
-            "Unknown argument",
-        ),
+        ({"name": "widgets", "arguments": "x"}, "arguments"),
     ],
 )
-async def test_envelope_problems_are_invalid_params(wire, params, reason):
+async def test_what_is_no_call_of_a_known_tool_is_invalid_params(wire, params, reason):
     reply, _ = await wire.modern("tools/call", params)
     assert reply.status == 400
     assert reply.body["error"]["code"] == -32602
     assert reason in reply.body["error"]["data"]["reason"]
+
+
+ROOT_MISTAKES = [
+    ({}, "'action' is missing"),
+    ({"name": "w", "qty": 2}, "'action' is missing"),
+    ({"action": 3}, "'action' is a number, not a string"),
+    ({"action": None, "data": {}}, "'action' is missing"),
+    ({"action": "create", "data": 3}, "'data' is a number, not an object"),
+    ({"action": "create", "data": ["w"]}, "'data' is an array, not an object"),
+    ({"action": "create", "extra": 1}, "'extra' is not among its arguments"),
+    ({"action": "nope", "data": []}, "'nope' is not one of its actions"),
+]
+
+
+@pytest.mark.parametrize(("arguments", "said"), ROOT_MISTAKES)
+async def test_root_mistakes_are_tool_execution_errors(wire, arguments, said):
+    reply, _ = await wire.modern(
+        "tools/call", {"name": "widgets", "arguments": arguments}
+    )
+    assert reply.status == 200
+    result = reply.body["result"]
+    assert result["isError"] is True
+    assert "structuredContent" not in result
+    refusal = wire.result_json(reply)
+    assert refusal["error"] == "invalid_arguments"
+    assert said in refusal["message"]
+    assert "'action' (one of: bad_output, crash, create, fail)" in refusal["message"]
+    assert refusal["tool"] == "widgets"
+    assert refusal["valid_actions"] == ["bad_output", "crash", "create", "fail"]
+    assert refusal["help"] == 'help {tool: "widgets"}'
+    assert refusal["input_schema"]["required"] == ["action"]
+
+
+@pytest.mark.parametrize(("arguments", "said"), ROOT_MISTAKES[:3])
+async def test_root_mistakes_in_a_session_are_tool_execution_errors(
+    wire, arguments, said
+):
+    sid = await wire.initialize()
+    reply, _ = await wire.session(
+        sid, "tools/call", {"name": "widgets", "arguments": arguments}
+    )
+    assert reply.status == 200
+    assert reply.body["result"]["isError"] is True
+    refusal = wire.result_json(reply)
+    assert refusal["error"] == "invalid_arguments"
+    assert said in refusal["message"]
+
+
+async def test_data_fields_sent_bare_are_pointed_into_data(wire):
+    reply, _ = await wire.modern(
+        "tools/call", {"name": "widgets", "arguments": {"name": "w", "qty": 2}}
+    )
+    refusal = wire.result_json(reply)
+    assert refusal["unknown"] == ["arguments.name", "arguments.qty"]
+    assert refusal["did_you_mean"] == {
+        "arguments.name": "data.name",
+        "arguments.qty": "data.qty",
+    }
+    assert "an action's fields go inside 'data'" in refusal["message"]
+
+
+async def test_a_root_refusal_is_bounded_and_quotes_no_value(wire):
+    arguments: dict[str, Any] = {f"{'k' * 500}{i}": "VALUE" * 100 for i in range(5000)}
+    arguments["data"] = "SECRET"
+    reply, _ = await wire.modern(
+        "tools/call", {"name": "widgets", "arguments": arguments}
+    )
+    text = reply.body["result"]["content"][0]["text"]
+    assert "VALUE" not in text
+    assert "SECRET" not in text
+    refusal = wire.result_json(reply)
+    assert refusal["unknown_count"] == 5000
+    assert len(refusal["unknown"]) == 10
+    request_part = {
+        k: v for k, v in refusal.items() if k not in ("input_schema", "valid_actions")
+    }
+    assert len(json.dumps(request_part).encode()) < 4096
+
+
+async def test_lenient_mode_still_refuses_a_malformed_envelope(make_wire):
+    wire = make_wire(Widgets, strict=False)
+    reply, _ = await wire.modern(
+        "tools/call", {"name": "widgets", "arguments": {"action": "fail", "x": 1}}
+    )
+    assert wire.result_json(reply)["error"] == "invalid_arguments"
+
+
+async def test_a_typo_in_data_is_answered_in_one_round(wire):
+    reply, _ = await wire.modern("tools/call", call("create", {"nmae": "w", "qty": 5}))
+    refusal = wire.result_json(reply)
+    assert refusal["error"] == "unknown_params"
+    assert refusal["missing"] == ["name"]
+    assert refusal["did_you_mean"] == {"data.nmae": "data.name"}
 
 
 async def test_an_unknown_tool_is_invalid_params_naming_the_valid_tools(wire):

@@ -43,6 +43,8 @@ async def test_a_misspelt_key_is_refused_as_the_readme_says(myapp: str) -> None:
     settings = load_settings(myapp)
     answer = await call("notes", "add", {"txt": "hi"}, settings=settings)
     refusal = assert_refused(answer, "unknown_params", path="data.txt")
+    assert refusal["missing"] == ["text"]
+    assert refusal["did_you_mean"] == {"data.txt": "data.text"}
     assert refusal["help"] == 'help {tool: "notes", action: "add"}'
     assert "input_schema" in refusal
 

@@ -165,11 +165,12 @@ async def test_every_offending_path_is_named_at_once(orders_client: TestClient) 
     assert response.status == 422
     refusal = await response.json()
     assert refusal["error"] == "invalid_values"
-    assert [e["path"] for e in refusal["errors"]] == [
-        "data.deliver_on",
-        "data.items[1].qty",
-    ]
+    assert [e["path"] for e in refusal["errors"]] == ["deliver_on", "items[1].qty"]
+    assert refusal["message"] == (
+        "Invalid value(s) at deliver_on, items[1].qty; see errors."
+    )
     assert "someday" not in json.dumps(refusal)
+    assert not {"tool", "action", "help", "input_schema"} & set(refusal)
 
 
 async def test_unknown_and_missing_keys_are_refused(orders_client: TestClient) -> None:
@@ -178,9 +179,27 @@ async def test_unknown_and_missing_keys_are_refused(orders_client: TestClient) -
         json={"customer": "Ada", "items": [{"sku": "a", "qty": 1}], "coupon": "X"},
     )
     assert unknown.status == 422
-    assert (await unknown.json())["unknown"] == ["data.coupon"]
+    assert (await unknown.json())["unknown"] == ["coupon"]
     missing = await orders_client.post("/orders", json={"customer": "Ada"})
     assert (await missing.json())["missing"] == ["items"]
+
+
+async def test_a_typo_is_answered_in_one_round(orders_client: TestClient) -> None:
+    response = await orders_client.post(
+        "/orders", json={"custmer": "Ada", "items": [{"sku": "a", "qtty": 1}]}
+    )
+    assert response.status == 422
+    assert await response.json() == {
+        "error": "unknown_params",
+        "message": (
+            "Unknown field(s): custmer, items[0].qtty. These are rejected rather"
+            " than silently ignored."
+        ),
+        "unknown": ["custmer", "items[0].qtty"],
+        "unknown_count": 2,
+        "missing": ["customer"],
+        "did_you_mean": {"custmer": "customer", "items[0].qtty": "items[0].qty"},
+    }
 
 
 async def test_a_hostile_order_gets_a_bounded_answer(orders_client: TestClient) -> None:

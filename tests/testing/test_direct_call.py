@@ -12,7 +12,6 @@ from wymcp.core.schema import Action, ConfigurationError, Tool
 from wymcp.core.server import MODERN
 from wymcp.testing import (
     assert_refused,
-    assert_rpc_error,
     assert_succeeded,
     assert_tool_error,
     build_context,
@@ -156,10 +155,11 @@ async def test_a_tool_is_found_by_name_in_the_settings(settings):
         await call("nope", None, settings=settings)
 
 
-async def test_a_bad_envelope_is_the_json_rpc_error_the_wire_gets(orders_tool):
+async def test_a_bad_envelope_is_the_refusal_the_wire_gets(orders_tool):
     answer = await call(orders_tool, "place", ["not", "an", "object"])  # type: ignore[arg-type]
-    assert_rpc_error(answer, -32602)
-    assert answer.status == 400
+    refusal = assert_refused(answer, "invalid_arguments")
+    assert "'data' is an array, not an object" in refusal["message"]
+    assert answer.status == 200
 
 
 async def test_a_client_request_at_2025_is_refused_at_once_not_awaited(greeter_tool):

@@ -353,7 +353,7 @@ async def test_the_cases_cover_success_refusals_errors_and_streams(
     assert seen["streamed"].kind == "text/event-stream"
     assert len(seen["streamed"].messages) == 4
     assert seen["tool_error"].kind == "application/json"
-    assert seen["bad_envelope"].status == 400
+    assert seen["bad_envelope"].status == 200
     assert seen["unknown_tool"].answer["error"]["code"] == -32602
     assert seen["asks"].answer["result"]["resultType"] == "input_required"
     refusals = {
@@ -363,6 +363,7 @@ async def test_the_cases_cover_success_refusals_errors_and_streams(
             "unknown_params",
             "missing_required",
             "unknown_action",
+            "bad_envelope",
         )
     }
     assert refusals == {
@@ -370,6 +371,7 @@ async def test_the_cases_cover_success_refusals_errors_and_streams(
         "unknown_params": "unknown_params",
         "missing_required": "missing_required_fields",
         "unknown_action": "unknown_action",
+        "bad_envelope": "invalid_arguments",
     }
 
 

@@ -28,6 +28,7 @@ REFUSAL_CODES = frozenset(
         "missing_required_fields",
         "missing_required_group",
         "invalid_values",
+        "invalid_arguments",
     }
 )
 """The `error` codes of a gate refusal (docs/refusals.md)."""

@@ -67,7 +67,8 @@ def assert_refused(
     """Assert the gates refused the call; return the refusal payload.
 
     `error` is the code (`invalid_values`, `unknown_params`,
-    `missing_required_fields`, `missing_required_group`, `unknown_action`);
+    `missing_required_fields`, `missing_required_group`, `unknown_action`,
+    `invalid_arguments`);
     `path` a path the refusal names (`data.items[3].qty`: in `errors`,
     `unknown`, or a missing field); `problem` a text listed for `path` (or
     for any path when `path` is not given).

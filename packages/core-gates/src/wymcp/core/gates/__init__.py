@@ -4,9 +4,18 @@
 is bounded whatever the call carried.
 """
 
+from wymcp.core.gates._arguments import arguments_refusal
 from wymcp.core.gates._check import check
 from wymcp.core.gates._paths import render_path
+from wymcp.core.gates._plain_refusal import plain_refusal
 from wymcp.core.gates._refusal import help_pointer
 from wymcp.core.gates._verdict import Verdict
 
-__all__ = ["Verdict", "check", "help_pointer", "render_path"]
+__all__ = [
+    "Verdict",
+    "arguments_refusal",
+    "check",
+    "help_pointer",
+    "plain_refusal",
+    "render_path",
+]

@@ -88,7 +88,7 @@ def _slow(
         if strict:
             return Verdict(
                 accepted=False,
-                refusal=_refusal.unknown_params(spec, target, kept, count),
+                refusal=_refusal.unknown_params(spec, target, kept, count, data),
             )
         name = _refusal.root_name(target)
         dropped = tuple(render_path(path, name) for path in kept)

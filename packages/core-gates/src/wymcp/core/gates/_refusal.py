@@ -7,16 +7,21 @@ carry its published ``input_schema``.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 from typing import Any
 
-from wymcp.core.gates._bound import Path, echo
+from wymcp.core.gates._bound import FIRST, Path, echo
+from wymcp.core.gates._did_you_mean import Budget, data_suggestions
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._value_gate import ValueReport
 from wymcp.core.schema import ActionSpec, ToolSpec
 
 _IN_MESSAGE = 3
+REQUEST_PART = 4000
+"""Bytes (as JSON) the request-dependent part of a refusal may take: under 4 KiB."""
+_DECLARED = frozenset({"input_schema", "valid_actions"})
 
 
 def help_pointer(tool: str, action: str | None = None) -> str:
@@ -77,19 +82,72 @@ def missing_group(spec: ToolSpec, target: ActionSpec) -> dict[str, Any]:
 
 
 def unknown_params(
-    spec: ToolSpec, target: ActionSpec, kept: list[Path], count: int
+    spec: ToolSpec,
+    target: ActionSpec,
+    kept: list[Path],
+    count: int,
+    data: object = None,
 ) -> dict[str, Any]:
-    """The refusal of keys outside a closed key set (first ten paths and a count)."""
-    rendered = [render_path(path, _root(target)) for path in kept]
-    return _payload(
+    """The refusal of keys outside a closed key set (first ten paths and a count).
+
+    With the sent ``data``, it also names the required fields absent (``missing``,
+    declaration order) and the declared key each unknown key is probably a typo of
+    (``did_you_mean``), each field only when it has something to say, so one round
+    fixes what the later gates would refuse next.
+    """
+    name = _root(target)
+    rendered = [render_path(path, name) for path in kept]
+    extra: dict[str, Any] = {"unknown": rendered, "unknown_count": count}
+    if isinstance(data, dict):
+        missing = [field for field in target.required if field not in data]
+        if missing:
+            extra["missing"] = missing
+    payload = _payload(
         spec,
         target,
         "unknown_params",
         f"Unknown parameter(s) for {_subject(spec, target)}: "
         f"{_listing(rendered, count)}. These are rejected rather than silently"
         " ignored.",
-        {"unknown": rendered, "unknown_count": count},
+        extra,
     )
+    if isinstance(data, dict):
+        found = data_suggestions(target.root, data, kept, name, Budget())
+        suggest(payload, found, before="input_schema")
+    return payload
+
+
+def suggest(payload: dict[str, Any], found: dict[str, str], *, before: str) -> None:
+    """Add ``did_you_mean`` (if any) while the request-dependent part stays bounded.
+
+    Entries are added in order, at most ten, each only if the part of the payload
+    that depends on the request still serialises within ``REQUEST_PART`` bytes.
+    """
+    if not found:
+        return
+    size = request_part_size(payload) + len(', "did_you_mean": {}')
+    kept: dict[str, str] = {}
+    for wrong, right in found.items():
+        cost = len(json.dumps(wrong)) + len(json.dumps(right)) + 4
+        if len(kept) == FIRST or size + cost > REQUEST_PART:
+            break
+        kept[wrong] = right
+        size += cost
+    if not kept:
+        return
+    ordered = {}
+    for key, value in payload.items():
+        if key == before:
+            ordered["did_you_mean"] = kept
+        ordered[key] = value
+    ordered.setdefault("did_you_mean", kept)
+    payload.clear()
+    payload.update(ordered)
+
+
+def request_part_size(payload: dict[str, Any]) -> int:
+    """The JSON size of a refusal without what comes from the declaration alone."""
+    return len(json.dumps({k: v for k, v in payload.items() if k not in _DECLARED}))
 
 
 def invalid_values(
@@ -152,3 +210,39 @@ def _payload(
         "input_schema": target.published,
         "help": help_pointer(spec.name, action),
     }
+
+
+def invalid_arguments(
+    spec: ToolSpec,
+    action: object,
+    *,
+    problems: Sequence[str],
+    stray: Sequence[str],
+    stray_count: int,
+    found: dict[str, str],
+) -> dict[str, Any]:
+    """The refusal of a multi-action call whose arguments are not ``{action, data}``.
+
+    ``problems`` are clauses already bounded by the caller; ``stray`` the first ten
+    root keys that are no argument (in path order), ``found`` the suggestions.
+    """
+    valid = sorted(spec.actions)
+    listed = ", ".join(valid) if valid else "(none)"
+    message = (
+        f"Tool '{spec.name}' takes arguments 'action' (one of: {listed}) and 'data'"
+        f" (an object holding the action's fields): {'; '.join(problems)}."
+    )
+    payload: dict[str, Any] = {
+        "error": "invalid_arguments",
+        "message": message,
+        "tool": spec.name,
+        "action": echo(action) if isinstance(action, str) else None,
+        "valid_actions": valid,
+    }
+    if stray_count:
+        payload["unknown"] = [render_path((key,), "arguments") for key in stray]
+        payload["unknown_count"] = stray_count
+    payload["input_schema"] = copy.deepcopy(dict(spec.input_schema))
+    payload["help"] = help_pointer(spec.name)
+    suggest(payload, found, before="input_schema")
+    return payload

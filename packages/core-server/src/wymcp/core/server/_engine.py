@@ -26,7 +26,12 @@ from wymcp.core.server._context import MissingCapabilityError, ToolContext
 from wymcp.core.server._cursor import page
 from wymcp.core.server._deadlines import Deadlines
 from wymcp.core.server._exchange import Exchange, Reply, Stream
-from wymcp.core.server._help import HELP_NAME, answer_help, help_arguments
+from wymcp.core.server._help import (
+    HELP_NAME,
+    HelpAnswer,
+    answer_help,
+    help_arguments,
+)
 from wymcp.core.server._jsonrpc import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -371,7 +376,10 @@ class Engine:
         )
 
     def _help(self, call: Call, arguments: dict[str, Any]) -> dict[str, Any]:
-        tool, action = help_arguments(arguments)
+        asked = help_arguments(arguments)
+        if isinstance(asked, dict):
+            return self._help_result(call, HelpAnswer(asked, is_error=True))
+        tool, action = asked
         ctx = self._context(call)
         specs = self._catalogue.tools
 
@@ -386,6 +394,9 @@ class Engine:
         except Exception as error:  # noqa: BLE001 - a raising hook answers tool_raised
             spec = next(s for s in specs if s.name == tool)
             return raised(spec, action, error)
+        return self._help_result(call, answer)
+
+    def _help_result(self, call: Call, answer: HelpAnswer) -> dict[str, Any]:
         text = json.dumps(answer.payload, ensure_ascii=False, separators=(",", ":"))
         return {
             "content": gate_content([{"type": "text", "text": text}], call.version),

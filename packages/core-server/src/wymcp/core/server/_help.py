@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from wymcp.core.gates import check
-from wymcp.core.schema import ActionSpec, ToolSpec, action_summaries
-from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
+from wymcp.core.schema import ActionSpec, Tool, ToolSpec, action_summaries
+from wymcp.core.server._jsonrpc import echo
 
 HELP_NAME: Final = "help"
 HELP_DESCRIPTION: Final = (
@@ -41,28 +41,33 @@ def help_definition() -> dict[str, Any]:
     }
 
 
-def help_arguments(arguments: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """The (tool, action) a help call asks for; -32602 for any other shape."""
-    extra = sorted(k for k in arguments if k not in ("tool", "action"))
-    if extra:
-        raise RpcError(
-            INVALID_PARAMS,
-            "Invalid params",
-            {
-                "reason": "help takes only 'tool' and 'action' (both strings), "
-                f"got {len(extra)} other argument(s)."
-            },
-        )
-    tool = arguments.get("tool")
-    action = arguments.get("action")
-    for name, value in (("tool", tool), ("action", action)):
-        if name in arguments and not isinstance(value, str):
-            raise RpcError(
-                INVALID_PARAMS,
-                "Invalid params",
-                {"reason": f"help's '{name}' must be a string."},
-            )
-    return tool, action
+class _HelpArguments(Tool):
+    """The help tool's own arguments, declared so the gates check them."""
+
+    name = HELP_NAME
+    description = HELP_DESCRIPTION
+    input_schema = HELP_INPUT_SCHEMA
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        """Never run: only its arguments are gated."""
+        del ctx
+        return arguments
+
+
+def help_arguments(
+    arguments: Mapping[str, Any],
+) -> tuple[str | None, str | None] | dict[str, Any]:
+    """The (tool, action) a help call asks for, or the refusal of its arguments.
+
+    help is gated like a tool without actions: an unknown argument answers
+    `unknown_params` (with `did_you_mean`), a non-string one `invalid_values`,
+    both as a tool result with `isError`, paths from `arguments`.
+    """
+    verdict = check(_HelpArguments, None, dict(arguments))
+    if verdict.refusal is not None:
+        return verdict.refusal
+    data = verdict.data or {}
+    return data.get("tool"), data.get("action")
 
 
 def render_action(spec: ActionSpec) -> dict[str, Any]:

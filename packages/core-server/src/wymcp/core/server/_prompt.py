@@ -136,6 +136,20 @@ def prepare_prompt(prompt: object) -> PromptSpec:
     return PromptSpec(name=str(name), prompt=instance, gate=gate)
 
 
+def prompt_refusal(spec: PromptSpec, refusal: Mapping[str, Any]) -> dict[str, Any]:
+    """A gate refusal of a prompt's arguments, worded for the prompt.
+
+    The tool fields (`tool`, `action`, `help`) give way to `prompt`, and the
+    message names the prompt where the gates named their tool.
+    """
+    answer = {k: v for k, v in refusal.items() if k not in ("help", "tool", "action")}
+    message = str(answer.get("message") or "Invalid prompt arguments.")
+    gate = f"tool '{refusal.get('tool', spec.name)}'"
+    answer["message"] = message.replace(gate, f"prompt '{spec.name}'", 1)
+    answer["prompt"] = spec.name
+    return answer
+
+
 def _message(item: object) -> dict[str, Any]:
     if isinstance(item, str):
         return {"role": "user", "content": {"type": "text", "text": item}}

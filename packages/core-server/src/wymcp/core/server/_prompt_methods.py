@@ -14,7 +14,7 @@ from wymcp.core.server._asking import answer_asking
 from wymcp.core.server._call import Call, Kit, invalid_params, need
 from wymcp.core.server._context import MissingCapabilityError
 from wymcp.core.server._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
-from wymcp.core.server._prompt import prompt_result
+from wymcp.core.server._prompt import prompt_refusal, prompt_result
 from wymcp.core.server._toolcall import InputRequired
 
 _log = logging.getLogger("wymcp.core.server")
@@ -56,15 +56,8 @@ class PromptMethods:
             raise invalid_params("Invalid 'arguments' in params: expected an object.")
         verdict = check(spec.gate.tool, None, arguments, strict=True)
         if not verdict.accepted:
-            refusal = dict(verdict.refusal or {})
-            for key in ("help", "tool", "action"):
-                refusal.pop(key, None)
-            refusal["prompt"] = spec.name
-            raise RpcError(
-                INVALID_PARAMS,
-                str(refusal.get("message") or "Invalid prompt arguments"),
-                refusal,
-            )
+            refusal = prompt_refusal(spec, verdict.refusal or {})
+            raise RpcError(INVALID_PARAMS, refusal["message"], refusal)
         ctx = self._kit.context(call, f"prompts/get:{name}")
 
         async def render() -> dict[str, Any]:

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
-from wymcp.core.gates import check
+from wymcp.core.gates import Verdict, arguments_refusal, check
 from wymcp.core.schema import ToolError, ToolSpec
 from wymcp.core.server._content import Content, ToolResult
 from wymcp.core.server._context import MissingCapabilityError, ToolContext
@@ -26,7 +26,6 @@ DROPPED_META: Final = "wymcp/dropped"
 """The result `_meta` key listing what lenient mode dropped."""
 
 _MESSAGE_LIMIT: Final = 500
-_ENVELOPE: Final = frozenset({"action", "data"})
 
 
 class InputRequired(Exception):  # noqa: N818 - a control-flow signal, not an error
@@ -45,35 +44,42 @@ def is_multi_action(spec: ToolSpec) -> bool:
     return spec.plain is None
 
 
-def _invalid(reason: str) -> RpcError:
-    return RpcError(INVALID_PARAMS, "Invalid params", {"reason": reason})
-
-
 def split_arguments(
     spec: ToolSpec, arguments: Mapping[str, Any]
-) -> tuple[str, dict[str, Any]]:
-    """The action and data of a multi-action call; -32602 for a bad envelope."""
-    declared = spec.input_schema.get("properties")
-    if not isinstance(declared, dict):
-        declared = {}
-    stray = [k for k in arguments if k not in _ENVELOPE and k not in declared]
-    if stray:
-        raise _invalid(
-            f"Unknown argument(s) ({len(stray)}): this tool takes 'action' and "
-            f"'data'. See help {{tool: \"{spec.name}\"}}."
-        )
-    action = arguments.get("action")
-    if not isinstance(action, str):
-        raise _invalid(
-            "Missing or invalid 'action' in arguments: expected one of "
-            f"{', '.join(sorted(spec.actions))}."
-        )
+) -> tuple[str, dict[str, Any]] | dict[str, Any]:
+    """The action and data of a multi-action call, or its `invalid_arguments` refusal.
+
+    A root-level mistake (no action, a stray key, a non-string action, non-object
+    data) is a tool execution error the model can read, not a JSON-RPC error.
+    """
+    refusal = arguments_refusal(spec, arguments)
+    if refusal is not None:
+        return refusal
+    action = arguments["action"]
     data = arguments.get("data")
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise _invalid("Invalid 'data' in arguments: expected an object.")
-    return action, data
+    return action, data if isinstance(data, dict) else {}
+
+
+def open_call(
+    spec: ToolSpec, arguments: Mapping[str, Any], *, strict: bool
+) -> tuple[str | None, Verdict] | dict[str, Any]:
+    """The action and the accepted verdict of a call, or the refusal to answer.
+
+    A refusal (of the arguments' shape or of a gate) is a CallToolResult with
+    `isError`, the refusal JSON as its text.
+    """
+    action: str | None = None
+    if is_multi_action(spec):
+        split = split_arguments(spec, arguments)
+        if isinstance(split, dict):
+            return {"content": [_text(_dumps(split))], "isError": True}
+        action, data = split
+        verdict = check(spec, action, data, strict=strict)
+    else:
+        verdict = check(spec, None, dict(arguments), strict=strict)
+    if not verdict.accepted:
+        return {"content": [_text(_dumps(verdict.refusal))], "isError": True}
+    return action, verdict
 
 
 def _text(value: str) -> dict[str, Any]:
@@ -158,14 +164,10 @@ async def call_tool(
     A tool still running after `call_timeout` seconds is cancelled through
     `deadlines` and answers `isError` with `errorType: "call_timeout"`.
     """
-    action: str | None = None
-    if is_multi_action(spec):
-        action, data = split_arguments(spec, arguments)
-        verdict = check(spec, action, data, strict=strict)
-    else:
-        verdict = check(spec, None, arguments, strict=strict)
-    if not verdict.accepted:
-        return {"content": [_text(_dumps(verdict.refusal))], "isError": True}
+    opened = open_call(spec, arguments, strict=strict)
+    if isinstance(opened, dict):
+        return opened
+    action, verdict = opened
     ctx.tool = spec.name
     ctx.action = action
     gated = dict(verdict.data) if verdict.data is not None else {}
