@@ -2,20 +2,23 @@
 
 Packages are found by globbing packages/*/pyproject.toml. Every `wymcp-*==V`
 pin between them must name the version the pinned package declares, so
-`pip install --find-links dist wymcp-transport-aiohttp` resolves. Wheels come
-from `pip wheel --no-deps`; sdists from the build backend each pyproject names,
-installed once into a temporary folder (so nothing is added to the venv).
+`pip install --find-links dist wymcp-transport-aiohttp` resolves. The build
+backends the pyprojects name are installed once into a temporary folder
+(nothing is added to the venv); wheels come from `pip wheel --no-deps` over it,
+sdists from the backend's `build_sdist`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
 import tempfile
 import tomllib
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 _PIN = re.compile(
@@ -28,26 +31,25 @@ def _normal(name: str) -> str:
     return _SEPARATORS.sub("-", name).lower()
 
 
-def packages(root: Path = ROOT) -> dict[str, tuple[Path, dict[str, object]]]:
+def packages(root: Path = ROOT) -> dict[str, tuple[Path, dict[str, Any]]]:
     """Each package's normalised name -> (its folder, its parsed pyproject)."""
-    found: dict[str, tuple[Path, dict[str, object]]] = {}
+    found: dict[str, tuple[Path, dict[str, Any]]] = {}
     for pyproject in sorted(root.glob("packages/*/pyproject.toml")):
         config = tomllib.loads(pyproject.read_text(encoding="utf-8"))
         found[_normal(config["project"]["name"])] = (pyproject.parent, config)
     return found
 
 
-def version_problems(found: dict[str, tuple[Path, dict[str, object]]]) -> list[str]:
+def version_problems(found: dict[str, tuple[Path, dict[str, Any]]]) -> list[str]:
     """Every pin between the packages that names a version the other does not have."""
     versions = {
-        name: str(config["project"]["version"])  # type: ignore[index]
-        for name, (_, config) in found.items()
+        name: str(config["project"]["version"]) for name, (_, config) in found.items()
     }
     problems: list[str] = []
     for name, (_, config) in found.items():
         project = config["project"]
-        requirements = list(project.get("dependencies", []))  # type: ignore[attr-defined]
-        for extra in project.get("optional-dependencies", {}).values():  # type: ignore[attr-defined]
+        requirements = list(project.get("dependencies", []))
+        for extra in project.get("optional-dependencies", {}).values():
             requirements += extra
         for requirement in requirements:
             pin = _PIN.match(requirement)
@@ -64,11 +66,11 @@ def version_problems(found: dict[str, tuple[Path, dict[str, object]]]) -> list[s
     return problems
 
 
-def _backend_requires(found: dict[str, tuple[Path, dict[str, object]]]) -> list[str]:
+def _backend_requires(found: dict[str, tuple[Path, dict[str, Any]]]) -> list[str]:
     requires: set[str] = set()
     for _, config in found.values():
         system = config.get("build-system", {})
-        requires.update(system.get("requires", []))  # type: ignore[attr-defined]
+        requires.update(system.get("requires", []))
     return sorted(requires)
 
 
@@ -83,16 +85,20 @@ def build(out: Path, python: str = sys.executable) -> list[Path]:
         old.unlink()
     folders = [str(folder) for folder, _ in found.values()]
     pip = [python, "-m", "pip", "--disable-pip-version-check"]
-    subprocess.run(
-        [*pip, "wheel", "-q", "--no-deps", "-w", str(out), *folders], check=True
-    )
     with tempfile.TemporaryDirectory(prefix="wymcp-dist-") as backend_dir:
         requires = _backend_requires(found)
         subprocess.run(
             [*pip, "install", "-q", "--target", backend_dir, *requires], check=True
         )
+        # one build environment for every package instead of one each
+        wheel = [*pip, "wheel", "-q", "--no-deps", "--no-build-isolation"]
+        subprocess.run(
+            [*wheel, "-w", str(out), *folders],
+            check=True,
+            env={**os.environ, "PYTHONPATH": backend_dir},
+        )
         for folder, config in found.values():
-            backend = config.get("build-system", {}).get(  # type: ignore[attr-defined]
+            backend = config.get("build-system", {}).get(
                 "build-backend", "setuptools.build_meta:__legacy__"
             )
             module, _, attribute = str(backend).partition(":")
@@ -106,7 +112,7 @@ def build(out: Path, python: str = sys.executable) -> list[Path]:
             subprocess.run([python, "-c", hook], check=True, cwd=folder)
     built = sorted([*out.glob("wymcp_*.whl"), *out.glob("wymcp_*.tar.gz")])
     expected = {
-        _normal(f"{name}-{config['project']['version']}")  # type: ignore[index]
+        _normal(f"{name}-{config['project']['version']}")
         for name, (_, config) in found.items()
     }
     for kind in (".whl", ".tar.gz"):
