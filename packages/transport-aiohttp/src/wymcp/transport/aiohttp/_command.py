@@ -224,12 +224,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     if hasattr(args, "settings"):
         _project_on_path()
-    if args.command == "check":
-        return check(args.settings, sys.stdout, sys.stderr)
     if args.command == "dev":
         return _reload.dev(args, sys.stdout, sys.stderr)
     if args.command in _operator_commands.COMMANDS:
         return _operator_commands.run(args, sys.stdout, sys.stderr)
     if args.command == "config":
         return _client_config.run(args, sys.stdout, sys.stderr)
+    if args.command == "check":
+        return check(args.settings, sys.stdout, sys.stderr)
     return serve(args, sys.stdout, sys.stderr)
