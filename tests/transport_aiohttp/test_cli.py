@@ -160,6 +160,26 @@ async def test_serve_finds_the_readme_project_and_answers(readme_project):
         assert await asyncio.wait_for(process.wait(), 60) == 0
 
 
+async def test_stdio_finds_the_readme_project(readme_project):
+    pytest.importorskip("wymcp.transport.stdio")
+    mcp = pytest.importorskip("mcp")
+    server = mcp.StdioServerParameters(
+        command=str(WYMCP),
+        args=["stdio", "--settings", "myapp.settings"],
+        cwd=str(readme_project),
+        # the SDK passes only a few variables (PATH, HOME, ...) to the server
+        env={
+            "PATH": os.environ["PATH"],
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+        },
+    )
+    async with mcp.Client(server) as client:
+        answer = await client.call_tool(
+            "notes", {"action": "add", "data": {"text": "hi"}}
+        )
+    assert json.loads(answer.content[0].text) == {"id": 1}
+
+
 # ------------------------------------------------------------------ the banner
 
 SERVED = """
