@@ -155,6 +155,22 @@ async def test_serve_finds_the_readme_project_and_answers(readme_project):
         banner = await read_banner(process.stdout)
         assert banner[0] == f"wymcp serving http://127.0.0.1:{port}/mcp"
         assert "tools: notes, help" in banner
+        # a server without resources or prompts lists none of them
+        for era in ("2026-07-28", "2025-11-25"):
+            listed = await asyncio.create_subprocess_exec(
+                str(WYMCP),
+                "list",
+                f"http://127.0.0.1:{port}/mcp",
+                "--protocol",
+                era,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            out, err = await asyncio.wait_for(listed.communicate(), 60)
+            assert listed.returncode == 0, err.decode()
+            assert "tools (2):" in out.decode()
+            assert "resources (0):" in out.decode()
+            assert "prompts (0):" in out.decode()
     finally:
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), 60) == 0

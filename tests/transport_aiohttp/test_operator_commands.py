@@ -181,3 +181,25 @@ def test_a_url_that_is_not_mcp_is_said_plainly(demo, capsys):
     assert main(["list", demo.removesuffix("/mcp") + "/elsewhere"]) == 1
     err = capsys.readouterr().err
     assert "HTTP 404 without a JSON-RPC answer" in err
+
+
+def test_what_a_server_says_cannot_drive_the_terminal(capsys):
+    from wymcp.transport.aiohttp._operator_commands import print_failure
+
+    payload = {
+        "error": "invalid_values",
+        "message": "bad\x1b[2J",
+        "errors": [{"path": "data.\x1b]0;title\x07", "problems": ["p\x9b"]}],
+        "help": 'help {tool: "t"}',
+    }
+    text = json.dumps(payload)
+    print_failure(
+        {"isError": True, "content": [{"type": "text", "text": text}]}, sys.stderr
+    )
+    print_failure(
+        {"isError": True, "content": [{"type": "text", "text": "x\x1b[1m"}]}, sys.stderr
+    )
+    err = capsys.readouterr().err
+    assert not any(char in err for char in "\x1b\x07\x9b")
+    assert "refused (invalid_values): bad\ufffd[2J" in err
+    assert "tool error: x\ufffd[1m" in err

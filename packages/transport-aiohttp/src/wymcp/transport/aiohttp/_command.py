@@ -38,7 +38,7 @@ logger = logging.getLogger("wymcp.transport.aiohttp")
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="wymcp", description="Serve or check a wymcp settings module."
+        prog="wymcp", description="Serve, check and reach wymcp servers."
     )
     parser.add_argument(
         "--version", action=VersionAction, help="print the installed versions and exit"

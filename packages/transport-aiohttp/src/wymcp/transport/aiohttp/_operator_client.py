@@ -21,6 +21,7 @@ from wymcp.core.server import MODERN
 ACCEPT: Final = "application/json, text/event-stream"
 MAX_BODY: Final = 16 * 1024 * 1024
 MAX_PAGES: Final = 100
+NO_METHOD: Final = -32601
 CLIENT_INFO: Final = {"name": "wymcp-cli", "version": "0.1.0"}
 _NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -221,8 +222,13 @@ class OperatorClient:
         except TimeoutError:
             raise OperatorError(f"no answer from {self.url[:120]} in time") from None
 
-    async def list_all(self, method: str, key: str) -> list[dict[str, Any]]:
-        """Every item of a paginated list method (at most MAX_PAGES pages)."""
+    async def list_all(
+        self, method: str, key: str, *, optional: bool = False
+    ) -> list[dict[str, Any]]:
+        """Every item of a paginated list method (at most MAX_PAGES pages).
+
+        `optional`: a server without the feature (-32601) has no items.
+        """
         items: list[dict[str, Any]] = []
         cursor: str | None = None
         for _ in range(MAX_PAGES):
@@ -230,6 +236,9 @@ class OperatorClient:
                 method, {"cursor": cursor} if cursor is not None else None
             )
             result = answer.get("result")
+            error = answer.get("error")
+            if optional and isinstance(error, dict) and error.get("code") == NO_METHOD:
+                return []
             if not isinstance(result, dict):
                 raise OperatorError(f"{method} failed: {error_text(answer)}")
             items += [item for item in result.get(key, []) if isinstance(item, dict)]

@@ -71,6 +71,16 @@ def add_parsers(commands: Any) -> None:
         )
 
 
+_CONTROLS: Final = {
+    code: "\ufffd" for code in [*range(32), *range(127, 160)] if chr(code) not in "\t\n"
+}
+
+
+def _say(text: str, stream: TextIO) -> None:
+    """Print a line, control characters (a terminal's escapes) shown as U+FFFD."""
+    print(text.translate(_CONTROLS), file=stream)
+
+
 def _headers(raw: Sequence[str]) -> dict[str, str]:
     headers: dict[str, str] = {}
     for line in raw:
@@ -94,7 +104,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return asyncio.run(_list(client, args.json, out))
         return asyncio.run(_call(client, args, out, err))
     except OperatorError as exc:
-        print(f"wymcp {args.command}: {exc}", file=err)
+        _say(f"wymcp {args.command}: {exc}", err)
         return 1
 
 
@@ -115,11 +125,11 @@ def _actions(tool: Mapping[str, Any]) -> list[str]:
 async def _list(client: OperatorClient, raw: bool, out: TextIO) -> int:  # noqa: FBT001
     async with client:
         tools = await client.list_all("tools/list", "tools")
-        resources = await client.list_all("resources/list", "resources")
+        resources = await client.list_all("resources/list", "resources", optional=True)
         templates = await client.list_all(
-            "resources/templates/list", "resourceTemplates"
+            "resources/templates/list", "resourceTemplates", optional=True
         )
-        prompts = await client.list_all("prompts/list", "prompts")
+        prompts = await client.list_all("prompts/list", "prompts", optional=True)
     if raw:
         listing = {
             "tools": tools,
@@ -127,34 +137,30 @@ async def _list(client: OperatorClient, raw: bool, out: TextIO) -> int:  # noqa:
             "resourceTemplates": templates,
             "prompts": prompts,
         }
-        print(json.dumps(listing, indent=2, ensure_ascii=False), file=out)
+        _say(json.dumps(listing, indent=2, ensure_ascii=False), out)
         return 0
-    print(f"tools ({len(tools)}):", file=out)
+    _say(f"tools ({len(tools)}):", out)
     for tool in tools:
-        print(
-            f"  {_line(tool.get('name'))}  {_line(tool.get('description'))}", file=out
-        )
+        _say(f"  {_line(tool.get('name'))}  {_line(tool.get('description'))}", out)
         if actions := _actions(tool):
-            print(f"    actions: {', '.join(actions)}", file=out)
-    print(f"resources ({len(resources)}):", file=out)
+            _say(f"    actions: {', '.join(actions)}", out)
+    _say(f"resources ({len(resources)}):", out)
     for item in resources:
-        print(f"  {_line(item.get('uri'))}  {_line(item.get('name'))}", file=out)
-    print(f"resource templates ({len(templates)}):", file=out)
+        _say(f"  {_line(item.get('uri'))}  {_line(item.get('name'))}", out)
+    _say(f"resource templates ({len(templates)}):", out)
     for item in templates:
-        print(
-            f"  {_line(item.get('uriTemplate'))}  {_line(item.get('name'))}", file=out
-        )
-    print(f"prompts ({len(prompts)}):", file=out)
+        _say(f"  {_line(item.get('uriTemplate'))}  {_line(item.get('name'))}", out)
+    _say(f"prompts ({len(prompts)}):", out)
     for prompt in prompts:
         names = [
             str(argument.get("name")) + ("" if argument.get("required") else "?")
             for argument in prompt.get("arguments") or []
             if isinstance(argument, dict)
         ]
-        print(
+        _say(
             f"  {_line(prompt.get('name'))}({', '.join(names)})"
             f"  {_line(prompt.get('description'))}",
-            file=out,
+            out,
         )
     return 0
 
@@ -180,15 +186,15 @@ async def _call(
     error = answer.get("error")
     if isinstance(error, dict):
         if args.json:
-            print(json.dumps(answer, indent=2, ensure_ascii=False), file=out)
-        print(f"wymcp call: JSON-RPC {error_text(answer)}", file=err)
+            _say(json.dumps(answer, indent=2, ensure_ascii=False), out)
+        _say(f"wymcp call: JSON-RPC {error_text(answer)}", err)
         return 1
     result = answer.get("result")
     if not isinstance(result, dict):
-        print("wymcp call: the answer has neither result nor error", file=err)
+        _say("wymcp call: the answer has neither result nor error", err)
         return 1
     if args.json:
-        print(json.dumps(result, indent=2, ensure_ascii=False), file=out)
+        _say(json.dumps(result, indent=2, ensure_ascii=False), out)
         return 1 if result.get("isError") or _asks(result) else 0
     if _asks(result):
         asked = sorted(
@@ -196,16 +202,16 @@ async def _call(
             for request in (result.get("inputRequests") or {}).values()
             if isinstance(request, dict)
         )
-        print(
+        _say(
             f"wymcp call: the tool asks the client for input ({', '.join(asked)});"
             " `wymcp call` cannot answer. Use a client that can.",
-            file=err,
+            err,
         )
         return 1
     if result.get("isError"):
         print_failure(result, err)
         return 1
-    print(_success_text(result), file=out)
+    _say(_success_text(result), out)
     return 0
 
 
@@ -251,18 +257,18 @@ def print_failure(result: Mapping[str, Any], err: TextIO) -> None:
     refusal = _refusal(result)
     if refusal is None:
         text = "\n".join(_texts(result))
-        print(f"tool error: {text[:4000]}", file=err)
+        _say(f"tool error: {text[:4000]}", err)
         return
-    print(f"refused ({refusal['error']}): {refusal['message']}", file=err)
+    _say(f"refused ({refusal['error']}): {refusal['message']}", err)
     for key, label in _REFUSAL_LISTS:
         values = refusal.get(key)
         if isinstance(values, list) and values:
-            print(f"  {label}: {', '.join(str(value) for value in values)}", file=err)
+            _say(f"  {label}: {', '.join(str(value) for value in values)}", err)
     for count in ("unknown_count", "error_count"):
         listed = refusal.get("unknown" if count == "unknown_count" else "errors")
         total = refusal.get(count)
         if isinstance(total, int) and isinstance(listed, list) and total > len(listed):
-            print(f"  ({total} in all; the first {len(listed)} are shown)", file=err)
+            _say(f"  ({total} in all; the first {len(listed)} are shown)", err)
     groups = refusal.get("required_one_of")
     if isinstance(groups, list) and groups:
         alternatives = " OR ".join(
@@ -270,10 +276,10 @@ def print_failure(result: Mapping[str, Any], err: TextIO) -> None:
             for group in groups
             if isinstance(group, list)
         )
-        print(f"  one of: {alternatives}", file=err)
+        _say(f"  one of: {alternatives}", err)
     for entry in refusal.get("errors") or []:
         if isinstance(entry, dict):
             problems = "; ".join(str(p) for p in entry.get("problems") or [])
-            print(f"  {entry.get('path')}: {problems}", file=err)
+            _say(f"  {entry.get('path')}: {problems}", err)
     if isinstance(refusal.get("help"), str):
-        print(f"  see: {refusal['help']}", file=err)
+        _say(f"  see: {refusal['help']}", err)
