@@ -443,3 +443,50 @@ def test_the_dev_watcher_sees_additions_changes_and_removals(tmp_path):
     after = snapshot(tmp_path)
     assert [Path(p).name for p in changed(before, after)] == ["a.py", "e.py", "b.py"]
     assert len(snapshot(tmp_path, limit=1)) == 1
+
+
+async def read_until(stream: asyncio.StreamReader, text: str) -> list[str]:
+    """The lines of a stream up to the first that holds `text` (bounded wait)."""
+    lines: list[str] = []
+    while not lines or text not in lines[-1]:
+        line = await asyncio.wait_for(stream.readline(), 60)
+        if not line:
+            raise AssertionError(f"the stream ended before {text!r}: {lines}")
+        lines.append(line.decode())
+    return lines
+
+
+async def test_dev_waits_out_a_broken_file_and_serves_once_it_is_fixed(
+    readme_project,
+):
+    port = free_port()
+    process = await asyncio.create_subprocess_exec(
+        str(WYMCP),
+        "dev",
+        "--settings",
+        "myapp.settings",
+        "--port",
+        str(port),
+        cwd=readme_project,
+        env=clean_env(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        await read_banner(process.stdout)
+        tools = readme_project / "myapp" / "tools.py"
+        source = tools.read_text()
+        tools.write_text(source + "\ndef broken(:\n")
+        stamp = tools.stat().st_mtime_ns + 2_000_000_000
+        os.utime(tools, ns=(stamp, stamp))
+        stopped = await read_until(process.stderr, "the server stopped")
+        assert "myapp.tools" in "".join(stopped)
+        tools.write_text(source.replace('return {"id": len(self.notes)}', NOTES_V2))
+        os.utime(tools, ns=(stamp + 2_000_000_000, stamp + 2_000_000_000))
+        await read_banner(process.stdout)
+        assert await add_note(f"http://127.0.0.1:{port}/mcp") == {"id": 1, "version": 2}
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 60) == 0
