@@ -490,3 +490,33 @@ async def test_dev_waits_out_a_broken_file_and_serves_once_it_is_fixed(
     finally:
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), 60) == 0
+
+
+@pytest.mark.parametrize("client", ["claude", "cursor", "vscode"])
+def test_config_passes_environment_variables_to_a_launched_server(
+    client, readme_project, capsys, monkeypatch
+):
+    monkeypatch.chdir(readme_project)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    argv = ["config", client, "--settings", "myapp.settings", "--env", "A=1=2"]
+    assert main([*argv, "--env", "B="]) == 0
+    document = json.loads(capsys.readouterr().out)
+    entry = next(iter(next(iter(document.values())).values()))
+    assert entry["env"] == {"A": "1=2", "B": ""}
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--settings", "myapp.settings", "--env", "NOPE"], "is not NAME=VALUE"),
+        (["--settings", "myapp.settings", "--env", "=1"], "is not NAME=VALUE"),
+        (["--url", "http://127.0.0.1:8000/mcp", "--env", "A=1"], "not --url"),
+    ],
+)
+def test_config_refuses_a_bad_env(extra, message, readme_project, capsys, monkeypatch):
+    monkeypatch.chdir(readme_project)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    assert main(["config", "cursor", *extra]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert message in captured.err

@@ -46,6 +46,13 @@ def add_parser(commands: Any) -> None:
     config.add_argument(
         "--name", help="the server's name in the client (default: the project's)"
     )
+    config.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable the client sets for the server (repeatable)",
+    )
 
 
 def wymcp_executable() -> str:
@@ -60,7 +67,12 @@ def wymcp_executable() -> str:
 
 
 def server_entry(
-    client: str, *, settings: str | None, url: str | None, project: str
+    client: str,
+    *,
+    settings: str | None,
+    url: str | None,
+    project: str,
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """One server's entry in `client`'s configuration."""
     if url is not None:
@@ -75,6 +87,8 @@ def server_entry(
         "command": wymcp_executable(),
         "args": ["-C", project, "stdio", "--settings", settings],
     }
+    if env:
+        entry["env"] = dict(env)
     return {"type": "stdio", **entry} if client == "vscode" else entry
 
 
@@ -104,10 +118,24 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             for problem in exc.problems:
                 print(str(problem), file=err)
             return 1
+    env: dict[str, str] = {}
+    for pair in args.env:
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            print(f"wymcp config: --env {pair[:120]!r} is not NAME=VALUE.", file=err)
+            return 1
+        env[key] = value
+    if env and args.url is not None:
+        print("wymcp config: --env is for a launched server, not --url.", file=err)
+        return 1
     name = args.name or (module.split(".")[0] if module else "wymcp")
     try:
         entry = server_entry(
-            args.client, settings=module, url=args.url, project=str(Path.cwd())
+            args.client,
+            settings=module,
+            url=args.url,
+            project=str(Path.cwd()),
+            env=env,
         )
     except LookupError as exc:
         print(f"wymcp config: {exc}", file=err)
