@@ -329,7 +329,8 @@ def test_config_prints_a_stdio_entry_that_runs(
         ("vscode", {"type": "http", "url": "http://127.0.0.1:8000/mcp"}),
     ],
 )
-def test_config_with_a_url(client, entry, capsys):
+def test_config_with_a_url(client, entry, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
     url = "http://127.0.0.1:8000/mcp"
     assert main(["config", client, "--url", url, "--name", "tasks"]) == 0
     document = json.loads(capsys.readouterr().out)
@@ -347,6 +348,7 @@ def test_config_refuses_settings_that_cannot_load(tmp_path, capsys, monkeypatch)
 
 
 def test_config_without_settings_or_url_says_both(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.delenv("WYMCP_SETTINGS_MODULE", raising=False)
     assert main(["config", "claude"]) == 1
     err = capsys.readouterr().err
