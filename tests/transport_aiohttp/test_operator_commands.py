@@ -203,3 +203,13 @@ def test_what_a_server_says_cannot_drive_the_terminal(capsys):
     assert not any(char in err for char in "\x1b\x07\x9b")
     assert "refused (invalid_values): bad\ufffd[2J" in err
     assert "tool error: x\ufffd[1m" in err
+
+
+@pytest.mark.parametrize(
+    "url", ["notaurl", "http://[::1", "ftp://x/mcp", "", "x" * 500]
+)
+def test_a_url_that_is_no_http_url_is_said_plainly(url, capsys):
+    assert main(["list", url]) == 1
+    err = capsys.readouterr().err
+    assert "is not an http:// or https:// URL" in err
+    assert len(err) < 300

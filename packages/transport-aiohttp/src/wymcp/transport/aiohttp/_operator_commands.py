@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TextIO
 
@@ -91,9 +92,23 @@ def _headers(raw: Sequence[str]) -> dict[str, str]:
     return headers
 
 
+def _check_url(url: str) -> None:
+    try:
+        parts = urllib.parse.urlsplit(url)
+        usable = parts.scheme in {"http", "https"} and parts.hostname is not None
+    except ValueError:  # e.g. an unclosed [IPv6 bracket
+        usable = False
+    if not usable:
+        raise OperatorError(
+            f"{url[:_CUT]!r} is not an http:// or https:// URL"
+            " (e.g. http://127.0.0.1:8000/mcp)"
+        )
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run `list` or `call`; return the exit status."""
     try:
+        _check_url(args.url)
         client = OperatorClient(
             args.url,
             protocol=args.protocol,
