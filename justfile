@@ -46,6 +46,11 @@ bench *args:
 bench-smoke:
     {{venv}}/python benchmarks/run.py --smoke
 
+# A wheel and an sdist of every package into dist/ (pins checked); install with
+# `pip install --find-links dist wymcp-transport-aiohttp`.
+dist *args:
+    {{venv}}/python scripts/dist.py {{args}}
+
 # Serve the tasks demo on 127.0.0.1:8000/mcp.
 serve:
     {{venv}}/wymcp serve --settings wymcp_tasks.settings

@@ -162,6 +162,21 @@ class Engine:
         """The prepared tools, in `tools/list` order (help not included)."""
         return tuple(self._catalogue.tools)
 
+    @property
+    def resource_uris(self) -> tuple[str, ...]:
+        """The URIs of the direct resources, in `resources/list` order."""
+        return tuple(r.key for r in self._catalogue.resources if r.template is None)
+
+    @property
+    def resource_templates(self) -> tuple[str, ...]:
+        """The URI templates, in `resources/templates/list` order."""
+        return tuple(r.key for r in self._catalogue.resources if r.template)
+
+    @property
+    def prompt_names(self) -> tuple[str, ...]:
+        """The prompt names, in `prompts/list` order."""
+        return tuple(p.name for p in self._catalogue.prompts)
+
     # ------------------------------------------------------- runtime changes
 
     def add_tool(self, tool: object) -> None:

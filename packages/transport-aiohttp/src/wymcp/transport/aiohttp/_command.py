@@ -1,7 +1,8 @@
-"""The `wymcp` command: `wymcp serve` runs a settings module, `wymcp check` checks it.
+"""The `wymcp` command: serve or check a settings module, and the small tools around it.
 
 Problems with the settings are printed as one line each, with their id and
-the fix, and exit with status 1; never a traceback.
+the fix, and exit with status 1; never a traceback. `serve`, `check` and the
+other commands that load settings find the project in the current directory.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from aiohttp import web
@@ -25,15 +27,27 @@ from wymcp.conf import (
     load_settings,
     run_checks,
 )
+from wymcp.core.server import Engine
+from wymcp.transport.aiohttp import _client_config, _operator_commands, _reload
 from wymcp.transport.aiohttp._runner import make_runner
 from wymcp.transport.aiohttp._setup import mount
+from wymcp.transport.aiohttp._versions import VersionAction
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="wymcp", description="Serve or check a wymcp settings module."
+        prog="wymcp", description="Serve, check and reach wymcp servers."
+    )
+    parser.add_argument(
+        "--version", action=VersionAction, help="print the installed versions and exit"
+    )
+    parser.add_argument(
+        "-C",
+        dest="directory",
+        metavar="DIR",
+        help="change to DIR first, as if wymcp were started there",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the MCP endpoint over HTTP")
@@ -46,7 +60,49 @@ def _parser() -> argparse.ArgumentParser:
         )
     serve.add_argument("--host", help="address to listen on (default: HOST)")
     serve.add_argument("--port", type=int, help="port to listen on (default: PORT)")
+    _reload.add_parser(commands)
+    _operator_commands.add_parsers(commands)
+    _client_config.add_parser(commands)
     return parser
+
+
+def _project_on_path() -> None:
+    """Put the current directory first on `sys.path`, as `manage.py` and uvicorn do.
+
+    A console script starts with its own folder on `sys.path`, not the
+    directory it was started from, so `--settings myapp.settings` next to a
+    `myapp/` folder would not import without it.
+    """
+    here = Path.cwd()
+    if not any(Path(entry or os.curdir).absolute() == here for entry in sys.path):
+        sys.path.insert(0, str(here))
+
+
+def banner(settings: Settings, engine: Engine) -> list[str]:
+    """The lines `serve` prints once it listens: where, what it speaks and serves."""
+    host = f"[{settings.HOST}]" if ":" in settings.HOST else settings.HOST
+    tools = [spec.name for spec in engine.tool_specs] + ["help"]
+    return [
+        f"wymcp serving http://{host}:{settings.PORT}{settings.PATH}",
+        f"  revisions: {', '.join(settings.PROTOCOL_VERSIONS)}",
+        f"  tools: {_names(tools)}",
+        f"  resources: {_names(engine.resource_uris)}",
+        f"  resource templates: {_names(engine.resource_templates)}",
+        f"  prompts: {_names(engine.prompt_names)}",
+        "  stop with Ctrl-C",
+    ]
+
+
+_BANNER_NAMES = 20
+
+
+def _names(names: Sequence[str]) -> str:
+    """The first names, comma-separated, then how many more (`none` for none)."""
+    if not names:
+        return "none"
+    shown = ", ".join(name[:120] for name in names[:_BANNER_NAMES])
+    more = len(names) - _BANNER_NAMES
+    return f"{shown}, and {more} more" if more > 0 else shown
 
 
 def _print_problems(problems: Sequence[CheckMessage], out: TextIO) -> None:
@@ -112,15 +168,8 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     app = web.Application()
     mount(app, settings, engine)
     host = f"[{settings.HOST}]" if ":" in settings.HOST else settings.HOST
-    tools = [spec.name for spec in engine.tool_specs] + ["help"]
-    banner = [
-        f"wymcp serving http://{host}:{settings.PORT}{settings.PATH}",
-        f"  revisions: {', '.join(settings.PROTOCOL_VERSIONS)}",
-        f"  tools: {', '.join(tools)}",
-        "  stop with Ctrl-C",
-    ]
     try:
-        asyncio.run(_serve_until_stopped(app, settings, banner, out))
+        asyncio.run(_serve_until_stopped(app, settings, banner(settings, engine), out))
     except OSError as exc:
         print(
             f"wymcp: cannot listen on {host}:{settings.PORT}: {exc.strerror or exc}. "
@@ -163,6 +212,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if args.directory is not None:
+        try:
+            os.chdir(args.directory)
+        except OSError as exc:
+            err = sys.stderr
+            print(
+                f"wymcp: cannot change to {args.directory[:120]!r}: {exc.strerror}",
+                file=err,
+            )
+            return 2
+    if hasattr(args, "settings"):
+        _project_on_path()
+    if args.command == "dev":
+        return _reload.dev(args, sys.stdout, sys.stderr)
+    if args.command in _operator_commands.COMMANDS:
+        return _operator_commands.run(args, sys.stdout, sys.stderr)
+    if args.command == "config":
+        return _client_config.run(args, sys.stdout, sys.stderr)
     if args.command == "check":
         return check(args.settings, sys.stdout, sys.stderr)
     return serve(args, sys.stdout, sys.stderr)

@@ -1,0 +1,271 @@
+"""A small MCP client over HTTP for operators: one request at a time, both eras.
+
+At 2026-07-28 each request carries `_meta` and the mirrored headers; at a
+2025 revision it opens a session (`initialize`) and ends it with DELETE.
+JSON and SSE answers are read alike, each bounded in size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Any, Final, Self
+
+import aiohttp
+from wymcp.core.schema import HeaderAnnotation, encode_header_value, header_annotations
+from wymcp.core.server import MODERN
+
+ACCEPT: Final = "application/json, text/event-stream"
+MAX_BODY: Final = 16 * 1024 * 1024
+MAX_PAGES: Final = 100
+NO_METHOD: Final = -32601
+CLIENT_INFO: Final = {"name": "wymcp-cli", "version": "0.1.0"}
+_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+class OperatorError(Exception):
+    """The server could not be asked or did not answer in MCP; the text says why."""
+
+
+def _value_at(arguments: Mapping[str, Any], path: Iterable[str]) -> object:
+    value: object = arguments
+    for key in path:
+        if not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def _param_headers(
+    arguments: Mapping[str, Any], annotations: Iterable[HeaderAnnotation]
+) -> list[tuple[str, str]]:
+    """One `Mcp-Param-<Name>` header per annotated argument that was sent."""
+    headers: list[tuple[str, str]] = []
+    for annotation in annotations:
+        value = _value_at(arguments, annotation.path)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool | int | str):
+            headers.append(
+                (f"Mcp-Param-{annotation.header}", encode_header_value(value))
+            )
+    return headers
+
+
+def _messages(body: bytes, content_type: str) -> list[Any]:
+    """The JSON messages of a body: one for JSON, one per `data:` event for SSE."""
+    if content_type != "text/event-stream":
+        try:
+            return [json.loads(body)] if body.strip() else []
+        except ValueError:
+            return []
+    messages: list[Any] = []
+    data: list[str] = []
+    for raw in [*body.decode("utf-8", "replace").splitlines(), ""]:
+        if not raw:
+            if data:
+                # an event that is not JSON is no MCP message: skipped
+                with contextlib.suppress(ValueError):
+                    messages.append(json.loads("\n".join(data)))
+            data = []
+        elif raw.startswith("data:"):
+            data.append(raw[5:].removeprefix(" "))
+    return messages
+
+
+class OperatorClient:
+    """Ask one MCP endpoint over HTTP (`async with`), at `protocol`."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        protocol: str = MODERN,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 120.0,
+    ) -> None:
+        self.url = url
+        self.protocol = protocol
+        self.headers = dict(headers or {})
+        self.session_id: str | None = None
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._http: aiohttp.ClientSession | None = None
+        self._ids = itertools.count(1)
+        self._annotations: dict[str, tuple[HeaderAnnotation, ...]] = {}
+
+    @property
+    def modern(self) -> bool:
+        """Whether requests go statelessly at 2026-07-28."""
+        return self.protocol == MODERN
+
+    async def __aenter__(self) -> Self:
+        self._http = aiohttp.ClientSession(timeout=self._timeout)
+        try:
+            if not self.modern:
+                await self._initialize()
+        except BaseException:
+            await self._http.close()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        http, self._http = self._http, None
+        if http is None:
+            return
+        try:
+            if self.session_id is not None:
+                headers = {**self.headers, **self._session_headers()}
+                async with http.delete(self.url, headers=headers):
+                    pass
+        except aiohttp.ClientError:
+            pass  # the session ends with the server's idle timeout anyway
+        finally:
+            await http.close()
+
+    async def _initialize(self) -> None:
+        answer = await self.request(
+            "initialize",
+            {
+                "protocolVersion": self.protocol,
+                "capabilities": {},
+                "clientInfo": CLIENT_INFO,
+            },
+        )
+        result = answer.get("result")
+        if not isinstance(result, dict):
+            raise OperatorError(f"initialize failed: {error_text(answer)}")
+        self.protocol = str(result.get("protocolVersion", self.protocol))
+        await self._post(
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            list(self._session_headers().items()),
+        )
+
+    def _session_headers(self) -> dict[str, str]:
+        headers = {"MCP-Protocol-Version": self.protocol}
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        return headers
+
+    def _headers(self, method: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+        if not self.modern:
+            if method == "initialize":
+                return []
+            return list(self._session_headers().items())
+        headers = [("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)]
+        field = _NAMED.get(method)
+        name = params.get(field) if field is not None else None
+        if isinstance(name, str):
+            headers.append(("Mcp-Name", encode_header_value(name)))
+        arguments = params.get("arguments")
+        if method == "tools/call" and isinstance(arguments, Mapping):
+            annotations = self._annotations.get(str(name), ())
+            headers += _param_headers(arguments, annotations)
+        return headers
+
+    async def request(
+        self, method: str, params: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Send one request; return its JSON-RPC response (`result` or `error`)."""
+        shaped = dict(params or {})
+        if self.modern:
+            shaped["_meta"] = {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+            }
+        rid = next(self._ids)
+        message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": shaped}
+        status, messages = await self._post(message, self._headers(method, shaped))
+        for answer in messages:
+            if isinstance(answer, dict) and answer.get("id") == rid:
+                return answer
+        for answer in messages:  # an error the server could not tie to our id
+            if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+                return answer
+        raise OperatorError(f"{method}: HTTP {status} without a JSON-RPC answer")
+
+    async def _post(
+        self, message: Mapping[str, Any], headers: list[tuple[str, str]]
+    ) -> tuple[int, list[Any]]:
+        if self._http is None:
+            raise RuntimeError("the client is not open: use `async with`")
+        sent = [
+            ("Content-Type", "application/json"),
+            ("Accept", ACCEPT),
+            *self.headers.items(),
+            *headers,
+        ]
+        try:
+            async with self._http.post(
+                self.url, data=json.dumps(message).encode(), headers=sent
+            ) as response:
+                body = bytearray()
+                async for chunk in response.content.iter_chunked(65536):
+                    body += chunk
+                    if len(body) > MAX_BODY:
+                        raise OperatorError(
+                            f"the answer is larger than {MAX_BODY} bytes; not read"
+                        )
+                if self.session_id is None and "Mcp-Session-Id" in response.headers:
+                    self.session_id = response.headers["Mcp-Session-Id"]
+                return response.status, _messages(bytes(body), response.content_type)
+        except aiohttp.ClientError as exc:
+            raise OperatorError(f"cannot reach {self.url[:120]}: {exc}") from None
+        except TimeoutError:
+            raise OperatorError(f"no answer from {self.url[:120]} in time") from None
+
+    async def list_all(
+        self, method: str, key: str, *, optional: bool = False
+    ) -> list[dict[str, Any]]:
+        """Every item of a paginated list method (at most MAX_PAGES pages).
+
+        `optional`: a server without the feature (-32601) has no items.
+        """
+        items: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            answer = await self.request(
+                method, {"cursor": cursor} if cursor is not None else None
+            )
+            result = answer.get("result")
+            error = answer.get("error")
+            if optional and isinstance(error, dict) and error.get("code") == NO_METHOD:
+                return []
+            if not isinstance(result, dict):
+                raise OperatorError(f"{method} failed: {error_text(answer)}")
+            items += [item for item in result.get(key, []) if isinstance(item, dict)]
+            cursor = result.get("nextCursor")
+            if not isinstance(cursor, str):
+                break
+        if method == "tools/list":
+            self._annotations = {
+                str(tool.get("name")): header_annotations(tool.get("inputSchema"))
+                for tool in items
+            }
+        return items
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Call a tool (at 2026-07-28 after listing the tools for their annotations)."""
+        if self.modern and not self._annotations:
+            await self.list_all("tools/list", "tools")
+        return await self.request("tools/call", {"name": name, "arguments": arguments})
+
+
+def error_text(answer: Mapping[str, Any]) -> str:
+    error = answer.get("error")
+    if isinstance(error, dict):
+        data = error.get("data")
+        reason = data.get("reason") if isinstance(data, dict) else None
+        why = f" ({str(reason)[:500]})" if reason else ""
+        return f"error {error.get('code')}: {str(error.get('message'))[:500]}{why}"
+    return "no result"
