@@ -77,6 +77,8 @@ class Engine:
         options: EngineOptions | None = None,
     ) -> None:
         self.options = options or EngineOptions()
+        self.state: Any = None
+        """What the LIFESPAN factory yielded: every call's `ctx.state`."""
         opts = self.options
         self._subscriptions = Subscriptions()
         self._deadlines = Deadlines()
@@ -362,13 +364,15 @@ class Engine:
             return asking_result(asked)
 
     def _context(self, call: Call, target: str = "") -> ToolContext:
-        return build_context(
+        ctx = build_context(
             call,
             target,
             secret=self._secret,
             options=self.options,
             server=self,
         )
+        ctx.state = self.state
+        return ctx
 
     def _help(self, call: Call, arguments: dict[str, Any]) -> dict[str, Any]:
         tool, action = help_arguments(arguments)
