@@ -458,3 +458,12 @@ async def test_every_call_gets_its_own_instance_even_of_a_factory_default():
     assert first.tags == ["mutated"]
     assert second.tags == ["mutated"]
     assert first.tags is not second.tags
+
+
+async def test_run_action_called_directly_runs_the_bound_method():
+    assert await Notes().run_action("add", {"text": "x", "tags": ["a"]}, None) == {
+        "id": 1,
+        "text": "x",
+    }
+    with pytest.raises(NotImplementedError, match="has no @action method"):
+        await Notes().run_action("nothing", {}, None)

@@ -127,6 +127,25 @@ def dispatch_action(
     return run(action, data, ctx)
 
 
+async def run_bound(
+    tool: Tool, action: str, data: dict[str, Any], ctx: object
+) -> object:
+    """Run ``action`` through its bound method, preparing ``tool`` if it was not yet."""
+    bindings = vars(tool).get(BINDINGS)
+    if bindings is None and _marked_methods(type(tool)):
+        from wymcp.core.schema._registration import prepare  # noqa: PLC0415 - a cycle
+
+        prepare(tool)
+        bindings = vars(tool).get(BINDINGS)
+    binding = (bindings or {}).get(action)
+    if binding is None:
+        raise NotImplementedError(
+            f"action {action[:120]!r} has no @action method and run_action is not"
+            " overridden"
+        )
+    return await binding.run(tool, data, ctx)
+
+
 class BindError(Exception):
     """A method that cannot be bound; the message is the problem."""
 

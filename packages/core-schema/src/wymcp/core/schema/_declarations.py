@@ -6,7 +6,7 @@ declares everything from ``wymcp.core.schema`` (the server re-exports them).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -43,8 +43,8 @@ class Prompt:
 
     def complete(
         self, argument: str, value: str, context: Mapping[str, str]
-    ) -> Sequence[str]:
-        """Suggest values for an argument (none by default)."""
+    ) -> Sequence[str] | Awaitable[Sequence[str]]:
+        """Suggest values for an argument (none by default; may be ``async``)."""
         del argument, value, context
         return []
 
@@ -82,7 +82,7 @@ class Resource:
 
     def complete(
         self, argument: str, value: str, context: Mapping[str, str]
-    ) -> Sequence[str]:
-        """Suggest values for a template variable (none by default)."""
+    ) -> Sequence[str] | Awaitable[Sequence[str]]:
+        """Suggest values for a template variable (none by default; may be async)."""
         del argument, value, context
         return []
