@@ -72,6 +72,11 @@ class Context(Protocol):
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
         """Send ``notifications/message`` when the caller's log level lets it out."""
 
+    async def ask(
+        self, requests: Mapping[str, Any], *, state: Any = None
+    ) -> dict[str, dict[str, Any]]:
+        """Ask the client several things at once (``InputRequest`` values by key)."""
+
     async def elicit(
         self,
         message: str,
