@@ -467,3 +467,58 @@ async def test_run_action_called_directly_runs_the_bound_method():
     }
     with pytest.raises(NotImplementedError, match="has no @action method"):
         await Notes().run_action("nothing", {}, None)
+
+
+@attrs.frozen
+class When:
+    at: dt.datetime
+
+
+class Clock(Tool):
+    name = "clock"
+    description = "Read a time."
+
+    @action(description="Echo a time")
+    async def echo(self, data: When, ctx: Context) -> When:
+        del ctx
+        return data
+
+
+@pytest.mark.parametrize(
+    ("sent", "read"),
+    [
+        ("2026-12-31t23:59:60z", "2026-12-31T23:59:59+00:00"),
+        ("2026-01-02T03:04:05.1+05:30", "2026-01-02T03:04:05.100000+05:30"),
+    ],
+)
+async def test_rfc_3339_times_read_as_python_reads_them(sent, read):
+    answer = await call(Clock, "echo", {"at": sent})
+    assert answer.result is not None
+    assert answer.result["structuredContent"] == {"at": read}
+
+
+class Misdeclared(Tool):
+    name = "misdeclared"
+    description = "A class whose converter refuses what its schema admits."
+
+    @action(description="Take a note")
+    async def take(self, data: AddNote, ctx: Context) -> None:
+        del data, ctx
+
+
+async def test_data_the_class_cannot_read_is_a_tool_error_without_the_value():
+    from wymcp.core.schema._bindings import BINDINGS
+
+    spec = prepare(Misdeclared)
+    binding = vars(spec.tool)[BINDINGS]["take"]
+
+    def refuse(data: object) -> object:
+        raise ValueError(f"cannot read {data!r}")
+
+    object.__setattr__(binding, "structure", refuse)
+    answer = await call(spec.tool, "take", {"text": "SECRET-VALUE"})
+    assert answer.result is not None
+    assert answer.result["isError"] is True
+    text = answer.result["content"][0]["text"]
+    assert "SECRET-VALUE" not in text
+    assert "could not be read into its class (ValueError)" in text

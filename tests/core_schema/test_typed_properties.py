@@ -120,13 +120,13 @@ _DATE_TIMES = st.tuples(
     st.datetimes(),
     st.sampled_from(["T", "t"]),
     st.sampled_from(["Z", "z", "+00:00", "-05:30", "+14:00"]),
-    st.booleans(),
+    st.integers(min_value=0, max_value=9),
 ).map(
     lambda parts: (
         f"{parts[0].year:04d}-{parts[0].month:02d}-{parts[0].day:02d}"
         + parts[1]
         + parts[0].strftime("%H:%M:%S")
-        + (f".{parts[0].microsecond:06d}" if parts[3] else "")
+        + (f".{parts[0].microsecond:06d}000"[: parts[3] + 1] if parts[3] else "")
         + parts[2]
     )
 )

@@ -22,6 +22,7 @@ from wymcp.core.schema._derive import (
     derive_output,
     is_output_annotation,
 )
+from wymcp.core.schema._errors import ToolError
 from wymcp.core.schema._structuring import make_converter, structurer, unstructurer
 from wymcp.core.schema._tool import Tool
 
@@ -43,11 +44,18 @@ class Binding:
 
     async def run(self, tool: object, data: dict[str, Any], ctx: object) -> object:
         """Structure the gated data, run the method, unstructure what it returned."""
-        argument = data if self.structure is None else self.structure(data)
+        argument = data if self.structure is None else self._structured(data)
         value = await self.method(tool, argument, ctx)
         if self.unstructure is not None and self._typed(value):
             return self.unstructure(value)
         return value
+
+    def _structured(self, data: dict[str, Any]) -> Any:
+        assert self.structure is not None  # noqa: S101 - only called with one
+        try:
+            return self.structure(data)
+        except Exception as error:  # noqa: BLE001 - never echo the value it read
+            raise StructureError(self.name, error) from None
 
     def _typed(self, value: object) -> bool:
         if self.output_list:
@@ -56,6 +64,20 @@ class Binding:
                 for item in value
             )
         return isinstance(value, self.output_type)  # type: ignore[arg-type]
+
+
+class StructureError(ToolError):
+    """Data the gates accepted that cattrs could not read (a declaration bug).
+
+    The message names the action and the exception type, never the value.
+    """
+
+    def __init__(self, action: str, error: BaseException) -> None:
+        super().__init__(
+            f"The data of action {action!r} passed its schema but could not be"
+            f" read into its class ({type(error).__name__}); the tool's declaration"
+            " needs a fix."
+        )
 
 
 @attrs.frozen
