@@ -8,6 +8,7 @@ search compares whole texts. Growth is shown by SQLite's own instruction count
 from __future__ import annotations
 
 import sqlite3
+from datetime import date
 from pathlib import Path
 
 from wymcp_tasks import TaskStore
@@ -76,3 +77,34 @@ async def test_projects_list_is_paged(tmp_path: Path) -> None:
     rest = await store.list_projects(after="b", limit=10)
     assert [p["name"] for p in rest] == ["c", "d"]
     store.close()
+
+
+async def test_the_overdue_count_is_read_on_the_loop_only_when_cold(
+    tmp_path: Path,
+) -> None:
+    today = date(2026, 6, 15)
+    store = TaskStore(tmp_path / "overdue.sqlite3")
+    await store.create_task(title="late", due="2026-06-01")
+    assert await store.refresh_overdue(today) == 1
+    other = TaskStore(store.path)
+    await other.create_task(title="later", due="2026-06-02")
+    reads: list[str] = []
+    original = store._read_now
+
+    def counted(query: str, params: tuple[object, ...]) -> list[object]:
+        reads.append(query)
+        return original(query, params)
+
+    store._read_now = counted  # type: ignore[method-assign]
+    # Warm for today: the hook answers the count the last refresh made, without
+    # a read on the caller's thread, even though a write happened since.
+    assert store.count_overdue(today) == 1
+    assert reads == []
+    await store.create_task(title="mine", due="2026-06-03")
+    assert await store.refresh_overdue(today) == 3
+    assert len(reads) == 1
+    # A new day is cold: one read.
+    assert store.count_overdue(date(2026, 6, 16)) == 3
+    assert len(reads) == 2
+    store.close()
+    other.close()

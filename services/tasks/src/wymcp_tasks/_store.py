@@ -8,6 +8,7 @@ hook) answers the count `refresh_overdue` made in a thread since the last write.
 import asyncio
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import closing, contextmanager
 from datetime import UTC, date, datetime
@@ -54,6 +55,8 @@ _UPDATABLE = ("title", "description", "status", "priority", "due", "project")
 # Ordering for lists: dated tasks first (soonest first), then by priority.
 _ORDER = "ORDER BY due IS NULL, due, priority, id"
 _BUSY_TIMEOUT_SECONDS = 5.0
+# Seconds an overdue count stays fresh when this store did not write.
+OVERDUE_MAX_AGE = 1.0
 # Ids are at most 16 digits (the tools cap them at 2**53 - 1).
 _ID_DIGITS = 16
 _MAX_ROWID = 2**63 - 1
@@ -124,7 +127,7 @@ class TaskStore:
         self._write_lock = threading.Lock()
         # Counts changes, so a cached overdue count knows when it is stale.
         self._writes = 0
-        self._overdue: tuple[str, int, int] | None = None
+        self._overdue: tuple[str, int, int, float] | None = None
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -354,18 +357,27 @@ class TaskStore:
         """Count tasks not done whose due date is before `today` (synchronous).
 
         For the synchronous `action_context` hook: the count `refresh_overdue`
-        last made in a worker thread while nothing changed since; only a cold
-        or stale count is read on the caller's thread (see `_read_now`).
+        last made in a worker thread for `today` (each call refreshes it after
+        its own store work, so it misses at most a write racing that call).
+        Only a store never counted for `today` reads on the caller's thread.
         """
         cached = self._overdue
-        if cached is not None and cached[:2] == (today.isoformat(), self._writes):
+        if cached is not None and cached[0] == today.isoformat():
             return cached[2]
         return self._count_overdue(today)
 
     async def refresh_overdue(self, today: date) -> int:
-        """Recount the overdue tasks in a worker thread if anything changed."""
+        """Recount the overdue tasks in a worker thread if the count is stale.
+
+        Stale: counted for another day, before this store's last write, or more
+        than `OVERDUE_MAX_AGE` seconds ago (other processes write too).
+        """
         cached = self._overdue
-        if cached is not None and cached[:2] == (today.isoformat(), self._writes):
+        if (
+            cached is not None
+            and cached[:2] == (today.isoformat(), self._writes)
+            and time.monotonic() - cached[3] <= OVERDUE_MAX_AGE
+        ):
             return cached[2]
         return await asyncio.to_thread(self._count_overdue, today)
 
@@ -376,7 +388,7 @@ class TaskStore:
             (today.isoformat(),),
         )
         count = int(rows[0][0])
-        self._overdue = (today.isoformat(), writes, count)
+        self._overdue = (today.isoformat(), writes, count, time.monotonic())
         return count
 
     async def suggest_ids(self, prefix: str, *, limit: int = 20) -> list[int]:
