@@ -522,3 +522,43 @@ async def test_data_the_class_cannot_read_is_a_tool_error_without_the_value():
     text = answer.result["content"][0]["text"]
     assert "SECRET-VALUE" not in text
     assert "could not be read into its class (ValueError)" in text
+
+
+_TYPE_CHECKING_ONLY = """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from wymcp.core.schema import Tool, action
+
+if TYPE_CHECKING:
+    from wymcp.core.schema import Context
+
+
+@attrs.frozen
+class Ping:
+    word: str
+
+
+class Pinger(Tool):
+    name = "pinger"
+    description = "Answer pong."
+
+    @action(description="Answer the word")
+    async def ping(self, data: Ping, ctx: Context) -> Ping:
+        return data
+"""
+
+
+async def test_ctx_may_be_annotated_with_a_type_checking_only_import(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "pinger_module.py").write_text(_TYPE_CHECKING_ONLY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import pinger_module
+
+    answer = await call(pinger_module.Pinger, "ping", {"word": "pong"})
+    assert answer.result is not None
+    assert answer.result["structuredContent"] == {"word": "pong"}

@@ -234,8 +234,15 @@ def _annotations(function: Callable[..., Any]) -> tuple[Any, Any]:
     parameters = list(inspect.signature(function).parameters.values())
     if len(parameters) != 3:  # noqa: PLR2004 - self, data, ctx
         raise BindError("an @action method takes exactly (self, data, ctx)")
+    # Only data's and the return annotation are read: ctx's may name a type
+    # imported under TYPE_CHECKING alone.
+    raw = inspect.get_annotations(function)
+    wanted = {k: raw[k] for k in (parameters[1].name, "return") if k in raw}
+    holder = type("Annotations", (), {"__annotations__": wanted})
     try:
-        hints = typing.get_type_hints(function)
+        hints = typing.get_type_hints(
+            holder, globalns=vars(inspect.getmodule(function) or typing)
+        )
     except Exception as error:  # noqa: BLE001 - any failure to resolve is the author's
         raise BindError(
             f"its annotations cannot be resolved ({type(error).__name__}: {error})"
