@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import os
+import signal
+import socket
+import sys
 from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
+import aiohttp
 import pytest
 from aiohttp import web
 
@@ -193,3 +200,86 @@ def test_lifespan_must_be_a_callable_or_an_importable_path(value, problem_id):
     (problem,) = raised.value.problems
     assert problem.id == problem_id
     assert "LIFESPAN" in problem.message
+
+
+_SERVED = """
+import contextlib
+import os
+from pathlib import Path
+
+from wymcp.core.schema import Tool, action
+
+
+@contextlib.asynccontextmanager
+async def lifespan(settings):
+    marks = Path(os.environ["LIFESPAN_MARKS"])
+    marks.write_text(marks.read_text() + f"enter {os.getpid()}\\n")
+    try:
+        yield {"pid": os.getpid()}
+    finally:
+        marks.write_text(marks.read_text() + f"leave {os.getpid()}\\n")
+
+
+class Who(Tool):
+    name = "who"
+    description = "Say which worker answers."
+
+    @action(description="Answer the worker's state", properties={})
+    async def ask(self, data, ctx):
+        return dict(ctx.state)
+"""
+
+
+async def test_wymcp_serve_enters_at_start_and_leaves_at_sigterm(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "served_lifespan.py").write_text(_SERVED, encoding="utf-8")
+    (tmp_path / "served_settings.py").write_text(
+        'TOOLS = ["served_lifespan.Who"]\nLIFESPAN = "served_lifespan.lifespan"\n',
+        encoding="utf-8",
+    )
+    marks = tmp_path / "marks.txt"
+    marks.write_text("")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "from wymcp.transport.aiohttp._command import main; raise SystemExit(main())",
+        "serve",
+        "--settings",
+        "served_settings",
+        "--port",
+        str(port),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
+            "LIFESPAN_MARKS": str(marks),
+        },
+    )
+    try:
+        assert process.stdout is not None
+        banner = (await process.stdout.readline()).decode()
+        assert banner.startswith("wymcp serving")
+        assert marks.read_text() == f"enter {process.pid}\n"
+        body, headers = _post(
+            "tools/call", {"name": "who", "arguments": {"action": "ask"}}
+        )
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(f"http://127.0.0.1:{port}/mcp", data=body, headers=headers) as r,
+        ):
+            answer = await r.json()
+        assert json.loads(answer["result"]["content"][0]["text"]) == {
+            "pid": process.pid
+        }
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 60) == 0
+        assert marks.read_text() == f"enter {process.pid}\nleave {process.pid}\n"
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
