@@ -18,6 +18,7 @@ def test_the_public_names_of_core_schema_are_pinned():
         "ToolSpec",
         "ValueNode",
         "action",
+        "action_output_schema",
         "action_summaries",
         "build_input_schema",
         "close_properties",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import json
 from typing import Any, ClassVar, Literal
 
 import attrs
@@ -562,3 +563,17 @@ async def test_ctx_may_be_annotated_with_a_type_checking_only_import(
     answer = await call(pinger_module.Pinger, "ping", {"word": "pong"})
     assert answer.result is not None
     assert answer.result["structuredContent"] == {"word": "pong"}
+
+
+async def test_help_shows_a_typed_action_s_output_and_no_plain_input_schema():
+    from wymcp.testing import connect
+
+    async with connect(tools=[Shop]) as client:
+        tool_level = await client.help("shop")
+        action_level = await client.help("shop", "history")
+    shown = json.loads(tool_level.text)
+    assert "input_schema" not in shown
+    assert set(shown["actions"]) == {"history", "place"}
+    one = json.loads(action_level.text)
+    assert one["output_schema"] == prepare(Shop).output_schema["anyOf"][1]
+    assert one["output_schema"]["properties"]["items"]["type"] == "array"

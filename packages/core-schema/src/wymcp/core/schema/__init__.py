@@ -6,7 +6,7 @@ Also the key-set closure, the compiled value roots the gates read, and the MCP
 
 from wymcp.core.schema._action import Action
 from wymcp.core.schema._action_decorator import action
-from wymcp.core.schema._bindings import dispatch_action
+from wymcp.core.schema._bindings import action_output_schema, dispatch_action
 from wymcp.core.schema._context import Context
 from wymcp.core.schema._declarations import (
     Prompt,
@@ -45,6 +45,7 @@ __all__ = [
     "ToolSpec",
     "ValueNode",
     "action",
+    "action_output_schema",
     "action_summaries",
     "build_input_schema",
     "close_properties",

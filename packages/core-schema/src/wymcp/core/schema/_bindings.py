@@ -168,6 +168,13 @@ async def run_bound(
     return await binding.run(tool, data, ctx)
 
 
+def action_output_schema(tool: object, action: str) -> dict[str, Any] | None:
+    """The output schema derived for one ``@action`` of a prepared tool, or None."""
+    bindings = getattr(tool, "__dict__", {}).get(BINDINGS) or {}
+    binding = bindings.get(action)
+    return None if binding is None else binding.output_schema
+
+
 class BindError(Exception):
     """A method that cannot be bound; the message is the problem."""
 
