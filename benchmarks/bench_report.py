@@ -608,7 +608,28 @@ def gate_lines(results: dict[str, Any]) -> list[str]:
     ]
     if micro.get("text"):
         lines += ["", "```", micro["text"].replace("```", "'''"), "```"]
-    return lines
+    return lines + typed_lines(results.get("typed_micro", {}))
+
+
+TYPED_BUDGET_US = 10
+
+
+def typed_lines(typed: dict[str, Any]) -> list[str]:
+    """The typed `add` path against the dict one (issue 15: at most 10 us more)."""
+    if "typed_extra_us" not in typed:
+        return ["", f"`benchmarks/typed_micro.py`: {typed.get('status', 'not run')}."]
+    verdict = "PASS" if typed["typed_extra_us"] <= TYPED_BUDGET_US else "FAIL"
+    return [
+        "",
+        (
+            "`benchmarks/typed_micro.py`: one `calc add` call through `call_tool`"
+            " (gates, code, shaping), best of 40 alternating rounds of process CPU"
+            f" time: dict style {typed['dict_us']:.2f} {MICRO}s, typed (@action,"
+            f" attrs in and out, cattrs) {typed['typed_us']:.2f} {MICRO}s:"
+            f" **+{typed['typed_extra_us']:.2f} {MICRO}s** per call"
+            f" ({LE} {TYPED_BUDGET_US} {MICRO}s: {verdict})."
+        ),
+    ]
 
 
 SOAK_RESULT = Path(__file__).resolve().parent / "results" / "soak.txt"

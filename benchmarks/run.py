@@ -430,6 +430,26 @@ def gate(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def typed_micro(args: argparse.Namespace) -> dict[str, Any]:
+    """The typed `add` path against the dict one (benchmarks/typed_micro.py)."""
+    if args.smoke:
+        return {"status": "skipped in smoke mode"}
+    done = subprocess.run(
+        [sys.executable, str(HERE / "typed_micro.py")],
+        capture_output=True,
+        text=True,
+        env=bench_servers.project_env(),
+        cwd=str(ROOT),
+        timeout=900,
+        check=False,
+    )
+    if done.returncode != 0:
+        return {"status": f"exit {done.returncode}", "stderr": done.stderr[-1500:]}
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result["status"] = "exit 0"
+    return result
+
+
 def gates_micro(args: argparse.Namespace) -> dict[str, Any]:
     """Run helper "gates"' benchmarks/gates_micro.py when it exists; keep its output."""
     script = HERE / "gates_micro.py"
@@ -602,6 +622,7 @@ def main(argv: list[str]) -> int:
         ("client_check", lambda: client_check(args, placement)),
         ("gate", lambda: gate(args)),
         ("gates_micro", lambda: gates_micro(args)),
+        ("typed_micro", lambda: typed_micro(args)),
     )
     for name, section in sections:
         if name in args.skip_sections:

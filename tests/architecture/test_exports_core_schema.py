@@ -7,16 +7,24 @@ def test_the_public_names_of_core_schema_are_pinned():
         "Action",
         "ActionSpec",
         "ConfigurationError",
+        "Context",
         "HeaderAnnotation",
+        "Prompt",
+        "PromptArgument",
+        "Resource",
+        "ResourceNotFoundError",
         "Tool",
         "ToolError",
         "ToolSpec",
         "ValueNode",
+        "action",
+        "action_output_schema",
         "action_summaries",
         "build_input_schema",
         "close_properties",
         "close_schema",
         "decode_header_value",
+        "dispatch_action",
         "encode_header_value",
         "header_annotation_problems",
         "header_annotations",
@@ -29,3 +37,10 @@ def test_the_public_names_of_core_schema_are_pinned():
 def test_every_public_name_of_core_schema_resolves():
     for name in wymcp.core.schema.__all__:
         assert getattr(wymcp.core.schema, name) is not None
+
+
+def test_the_declarations_beside_tool_are_the_ones_core_server_re_exports():
+    import wymcp.core.server
+
+    for name in ("Prompt", "PromptArgument", "Resource", "ResourceNotFoundError"):
+        assert getattr(wymcp.core.server, name) is getattr(wymcp.core.schema, name)

@@ -13,6 +13,7 @@ EXPECTED = [
     "TaskStore",
     "Tasks",
     "database_path",
+    "lifespan",
 ]
 
 

@@ -49,7 +49,7 @@ class Everything(Tool):
             },
             state={"round": 1},
         )
-        return f"state={ctx.state} keys={sorted(answers)}"
+        return f"state={ctx.request_state} keys={sorted(answers)}"
 
 
 class Rounds(Tool):
@@ -57,9 +57,9 @@ class Rounds(Tool):
     description = "Two rounds driven by state."
 
     async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
-        if ctx.state is None:
+        if ctx.request_state is None:
             await ctx.elicit("Step 1", NAME_SCHEMA, key="step1", state={"step": 1})
-        if ctx.state == {"step": 1}:
+        if ctx.request_state == {"step": 1}:
             await ctx.elicit("Step 2", NAME_SCHEMA, key="step2", state={"step": 2})
         return "state-ok"
 

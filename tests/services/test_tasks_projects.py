@@ -23,7 +23,7 @@ async def call(tool: Tool, action: str, data: dict[str, Any] | None = None) -> A
     verdict = check(tool, action, data)
     assert verdict.accepted, verdict.refusal
     result = await tool.run_action(action, dict(verdict.data), None)
-    jsonschema.validate(result, tool.output_schema)
+    jsonschema.validate(result, prepare(tool).output_schema)
     assert prepare(tool).validate_output(result) == []
     return result
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wymcp.core.gates import check
-from wymcp.core.schema import Tool, ToolError
+from wymcp.core.schema import Tool, ToolError, prepare
 from wymcp_tasks import Projects, Tasks
 
 ANY_TEXT = st.text(st.characters(exclude_categories=[]), max_size=60)
@@ -106,7 +106,7 @@ async def answer(tool: Tool, action: str, data: dict[str, Any]) -> None:
         result = await tool.run_action(action, dict(verdict.data), None)
     except ToolError:
         return
-    jsonschema.validate(result, tool.output_schema)
+    jsonschema.validate(result, prepare(tool).output_schema)
 
 
 @settings(

@@ -69,11 +69,12 @@ async def test_completion_suggests_existing_ids(database: Path, tasks: Tasks) ->
     for index in range(12):
         await create(tasks, title=f"t{index}")
     resource = TaskResource(database=database)
-    assert resource.complete("id", "1", {}) == ["12", "11", "10", "1"]
-    assert len(resource.complete("id", "", {})) == 12
-    assert resource.complete("id", "x", {}) == []
-    assert resource.complete("id", "9" * 100, {}) == []
-    assert resource.complete("other", "1", {}) == []
+    assert await resource.complete("id", "1", {}) == ["12", "11", "10", "1"]
+    assert len(await resource.complete("id", "", {})) == 12
+    assert await resource.complete("id", "x", {}) == []
+    assert await resource.complete("id", "0", {}) == []
+    assert await resource.complete("id", "9" * 100, {}) == []
+    assert await resource.complete("other", "1", {}) == []
 
 
 # the prompt --------------------------------------------------------------------
@@ -116,7 +117,11 @@ async def test_with_nothing_to_do_the_plan_says_so(database: Path) -> None:
 
 
 @pytest.fixture
-async def client(database: Path, aiohttp_client: Any) -> TestClient:
+async def client(
+    database: Path, aiohttp_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> TestClient:
+    # The settings' LIFESPAN opens this same file (not one in the working dir).
+    monkeypatch.setenv("WYMCP_TASKS_DB", str(database))
     settings = load_settings(
         "wymcp_tasks.settings",
         TOOLS=[Tasks(database=database), Projects(database=database)],

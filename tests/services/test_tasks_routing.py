@@ -27,8 +27,12 @@ HEADERS = {
 
 
 @pytest.fixture
-async def client(tmp_path: Path, aiohttp_client: Any) -> TestClient:
+async def client(
+    tmp_path: Path, aiohttp_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> TestClient:
     database = tmp_path / "tasks.sqlite3"
+    # The settings' LIFESPAN opens this same file (not one in the working dir).
+    monkeypatch.setenv("WYMCP_TASKS_DB", str(database))
     tools = [Tasks(database=database), Projects(database=database)]
     settings = load_settings("wymcp_tasks.settings", TOOLS=tools)
     return await aiohttp_client(create_app(settings))
@@ -105,4 +109,5 @@ async def test_the_published_schema_carries_the_annotation(client: TestClient) -
     assert "x-mcp-header" not in json.dumps(tools["tasks"]["inputSchema"])
     assert tools["tasks"]["annotations"]["destructiveHint"] is True
     assert tools["projects"]["annotations"]["destructiveHint"] is False
-    assert tools["tasks"]["outputSchema"]["properties"]["task"]["required"][0] == "id"
+    one_task = tools["tasks"]["outputSchema"]["anyOf"][0]
+    assert one_task["properties"]["task"]["required"][0] == "id"

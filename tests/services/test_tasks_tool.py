@@ -27,7 +27,7 @@ async def call(tool: Tool, action: str, data: dict[str, Any] | None = None) -> A
     assert verdict.accepted, verdict.refusal
     result = await tool.run_action(action, dict(verdict.data), None)
     # Every answer fits the tool's output schema (jsonschema is the oracle).
-    jsonschema.validate(result, tool.output_schema)
+    jsonschema.validate(result, prepare(tool).output_schema)
     assert prepare(tool).validate_output(result) == []
     return result
 
@@ -112,7 +112,7 @@ def test_a_refusal_never_quotes_the_bad_value(tasks: Tasks) -> None:
 def test_an_unknown_action_lists_the_valid_ones(tasks: Tasks) -> None:
     answer = refusal(tasks, "archive", {})
     assert answer["error"] == "unknown_action"
-    assert answer["valid_actions"] == sorted(tasks.actions)
+    assert answer["valid_actions"] == sorted(prepare(tasks).actions)
 
 
 async def test_create_in_an_unknown_project_is_a_tool_error(tasks: Tasks) -> None:
@@ -278,7 +278,9 @@ async def test_the_action_context_counts_overdue_tasks(tasks: Tasks) -> None:
 
 
 def test_every_action_documents_itself(tasks: Tasks) -> None:
-    for name, action in Tasks.actions.items():
+    for name, spec in prepare(tasks).actions.items():
+        action = spec.action
+        assert action is not None
         assert "\n" not in action.description, name
         assert action.examples, name
         for example in action.examples:
@@ -288,9 +290,24 @@ def test_every_action_documents_itself(tasks: Tasks) -> None:
 
 def test_tools_list_publishes_the_compact_schema(tmp_path: Path) -> None:
     spec = prepare(Tasks(database=tmp_path / "t.db"))
-    assert spec.input_schema["properties"]["action"]["enum"] == sorted(Tasks.actions)
+    assert spec.input_schema["properties"]["action"]["enum"] == [
+        "complete",
+        "create",
+        "delete",
+        "get",
+        "list",
+        "search",
+        "update",
+    ]
     assert spec.input_schema["properties"]["data"] == {"type": "object"}
-    assert spec.output_schema == Tasks.output_schema
+    # Derived from the return annotations: {task}, {tasks, count}, {deleted}.
+    assert spec.output_schema is not None
+    answers = spec.output_schema["anyOf"]
+    assert [sorted(a["required"]) for a in answers] == [
+        ["task"],
+        ["count", "tasks"],
+        ["deleted"],
+    ]
 
 
 async def test_two_tool_instances_on_one_file_share_the_tasks(tmp_path: Path) -> None:

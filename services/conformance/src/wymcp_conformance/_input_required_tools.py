@@ -2,7 +2,7 @@
 
 Each asks through `ctx.elicit`, `ctx.sample`, `ctx.list_roots` or `ctx.ask`
 under the suite's keys: an `input_required` result and a rerun with
-`ctx.state` at 2026-07-28, a request on the call's stream at 2025-11-25.
+`ctx.request_state` at 2026-07-28, a request on the call's stream at 2025-11-25.
 """
 
 from typing import Any, ClassVar
@@ -101,7 +101,7 @@ class InputRequiredRequestState(Tool):
             "Please confirm", _form("ok", "boolean"), key="confirm", state=self.STATE
         )
         confirmed = _field(answer, "ok")
-        if ctx.state == self.STATE:
+        if ctx.request_state == self.STATE:
             return f"state-ok: confirmed={confirmed}"
         return f"confirmed={confirmed}"
 
@@ -144,7 +144,7 @@ class InputRequiredMultiRound(Tool):
     async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
         """Run whichever step the sealed state says is next."""
         del arguments
-        state = ctx.state if isinstance(ctx.state, dict) else {}
+        state = ctx.request_state if isinstance(ctx.request_state, dict) else {}
         name = state.get("name")
         if state.get("round") != 2:  # noqa: PLR2004 - the second round
             first = await ctx.elicit(

@@ -1,11 +1,12 @@
 """The wymcp demo: a task tracker on SQLite, served by `wymcp serve`.
 
-`Tasks` and `Projects` are the tools, `TaskResource` serves each task as
-`task://{id}`, `PlanningPrompt` is the `plan` prompt; `settings` is the
-settings module the README's serve command names. Storage is one SQLite
-file chosen by `WYMCP_TASKS_DB` (default: `./wymcp-tasks.sqlite3`).
+`Tasks` and `Projects` are the tools (typed `@action` methods), `TaskResource`
+serves each task as `task://{id}`, `PlanningPrompt` is the `plan` prompt;
+`settings` is the settings module the README's serve command names. Storage is
+one SQLite file chosen by `WYMCP_TASKS_DB`, opened once per worker by `lifespan`.
 """
 
+from wymcp_tasks._lifespan import lifespan
 from wymcp_tasks._location import DATABASE_ENVIRONMENT_VARIABLE, database_path
 from wymcp_tasks._planning_prompt import PlanningPrompt
 from wymcp_tasks._projects import Projects
@@ -24,4 +25,5 @@ __all__ = [
     "TaskStore",
     "Tasks",
     "database_path",
+    "lifespan",
 ]

@@ -10,10 +10,10 @@ from datetime import date
 from os import PathLike
 from typing import Any, ClassVar
 
-from wymcp.core.server import Prompt, PromptArgument
+from wymcp.core.schema import Prompt, PromptArgument
 from wymcp_tasks._location import database_path
 from wymcp_tasks._store import TaskStore
-from wymcp_tasks._tasks import PROJECT_PATTERN, shape_task
+from wymcp_tasks._tasks import PROJECT_PATTERN, shape_task, store_of
 
 DEFAULT_DAYS = 7
 # How many tasks of each status the prompt quotes at most.
@@ -50,17 +50,20 @@ class PlanningPrompt(Prompt):
     ) -> None:
         super().__init__()
         self.store = TaskStore(database_path(database))
+        # A database named here wins over the store LIFESPAN opened.
+        self.explicit = database is not None
         self._today = today
 
-    async def render(self, arguments: dict[str, str], ctx: Any) -> object:  # noqa: ARG002 -- the Prompt interface
+    async def render(self, arguments: dict[str, str], ctx: Any) -> object:
         """Return one user message quoting the tasks not done, soonest due first."""
         days = int(arguments.get("days", DEFAULT_DAYS))
         project = arguments.get("project")
         today = self._today()
+        store = store_of(ctx, self.store, explicit=self.explicit)
         pending = [
             shape_task(task, today)
             for status in ("in_progress", "open")
-            for task in await self.store.list_tasks(
+            for task in await store.list_tasks(
                 status=status, project=project, limit=_QUOTED
             )
         ]

@@ -1,19 +1,21 @@
 """Store tasks and projects in one SQLite file (stdlib sqlite3).
 
-Every mutating or listing call opens its own connection inside
-`asyncio.to_thread`, so the event loop never waits on the disk. The one
-synchronous read, `count_overdue`, is an indexed COUNT in WAL mode (readers
-never wait for writers) and is what the sync `action_context` hook calls.
+Every call runs its own connection inside `asyncio.to_thread`, so the event
+loop never waits on the disk; `count_overdue` (for the sync `action_context`
+hook) answers the count `refresh_overdue` made in a thread since the last write.
 """
 
 import asyncio
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import closing, contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TypedDict
+
+from wymcp.core.schema import ToolError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS projects (
@@ -37,6 +39,11 @@ CREATE TABLE IF NOT EXISTS tasks (
 CREATE INDEX IF NOT EXISTS tasks_status_due ON tasks(status, due);
 CREATE INDEX IF NOT EXISTS tasks_pending_due ON tasks(due) WHERE status != 'done';
 CREATE INDEX IF NOT EXISTS tasks_project ON tasks(project);
+-- Rows a racing update left with completed_at out of step with status.
+UPDATE tasks SET completed_at = updated_at
+    WHERE status = 'done' AND completed_at IS NULL;
+UPDATE tasks SET completed_at = NULL
+    WHERE status != 'done' AND completed_at IS NOT NULL;
 """
 
 _TASK_COLUMNS = (
@@ -48,6 +55,11 @@ _UPDATABLE = ("title", "description", "status", "priority", "due", "project")
 # Ordering for lists: dated tasks first (soonest first), then by priority.
 _ORDER = "ORDER BY due IS NULL, due, priority, id"
 _BUSY_TIMEOUT_SECONDS = 5.0
+# Seconds an overdue count stays fresh when this store did not write.
+OVERDUE_MAX_AGE = 1.0
+# Ids are at most 16 digits (the tools cap them at 2**53 - 1).
+_ID_DIGITS = 16
+_MAX_ROWID = 2**63 - 1
 
 
 class Task(TypedDict):
@@ -76,8 +88,11 @@ class Project(TypedDict):
     done_tasks: int
 
 
-class StoreError(Exception):
-    """A request the store cannot carry out; the message is safe to show a caller."""
+class StoreError(ToolError):
+    """A request the store cannot carry out; the message is safe to show a caller.
+
+    A `ToolError`: raised through a tool, the call answers isError with it.
+    """
 
 
 def _now() -> str:
@@ -99,10 +114,6 @@ def _task(row: sqlite3.Row) -> Task:
     )
 
 
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 class TaskStore:
     """Tasks and projects in the SQLite file at `path` (created on first use)."""
 
@@ -112,6 +123,11 @@ class TaskStore:
         self._ready_lock = threading.Lock()
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
+        # Writers of this process queue here rather than in SQLite's busy loop.
+        self._write_lock = threading.Lock()
+        # Counts changes, so a cached overdue count knows when it is stale.
+        self._writes = 0
+        self._overdue: tuple[str, int, int, float] | None = None
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -170,7 +186,7 @@ class TaskStore:
         due: str | None,
         project: str | None,
     ) -> Task:
-        with self._connect() as connection, connection:
+        with self._writing(), self._connect() as connection, connection:
             if project is not None:
                 self._require_open_project(connection, project)
             now = _now()
@@ -233,12 +249,18 @@ class TaskStore:
         return await asyncio.to_thread(self._select_tasks, clauses, params, limit)
 
     async def search_tasks(self, text: str, *, limit: int = 20) -> list[Task]:
-        """Return tasks whose title or description holds `text` (ASCII case-blind)."""
-        pattern = f"%{_escape_like(text)}%"
-        clauses = ["(title LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')"]
-        return await asyncio.to_thread(
-            self._select_tasks, clauses, [pattern, pattern], limit
-        )
+        """Return tasks whose title or description holds `text` (ASCII case-blind).
+
+        `instr` compares the whole text, so what follows a NUL is found too
+        (LIKE stops at the first NUL).
+        """
+        clauses = [
+            (
+                "(instr(lower(title), lower(?)) > 0"
+                " OR instr(lower(COALESCE(description, '')), lower(?)) > 0)"
+            )
+        ]
+        return await asyncio.to_thread(self._select_tasks, clauses, [text, text], limit)
 
     def _select_tasks(
         self, clauses: list[str], params: list[Any], limit: int
@@ -263,7 +285,13 @@ class TaskStore:
 
     def _update_task(self, task_id: int, changes: dict[str, Any]) -> Task | None:
         columns = [name for name in _UPDATABLE if name in changes]
-        with self._connect() as connection, connection:
+        with (
+            self._writing(),
+            self._connect() as connection,
+            self._immediate(connection),
+        ):
+            # The read and the write share one write transaction (BEGIN
+            # IMMEDIATE), so no writer slips in between them.
             current = self._fetch_task(connection, task_id)
             if current is None:
                 return None
@@ -272,16 +300,45 @@ class TaskStore:
                 self._require_open_project(connection, project)
             assignments = [f"{name} = ?" for name in columns]
             values = [changes[name] for name in columns]
-            if "status" in changes and changes["status"] != current["status"]:
-                assignments.append("completed_at = ?")
-                values.append(_now() if changes["status"] == "done" else None)
+            now = _now()
+            if "status" in changes:
+                # From the row's own status, in the same statement: done keeps
+                # its first completed_at (or gets one), any other status clears it.
+                assignments.append(
+                    "completed_at = CASE WHEN ? != 'done' THEN NULL"
+                    " WHEN status = 'done' THEN COALESCE(completed_at, ?)"
+                    " ELSE ? END"
+                )
+                values.extend((changes["status"], now, now))
             assignments.append("updated_at = ?")
-            values.append(_now())
+            values.append(now)
             connection.execute(
                 f"UPDATE tasks SET {', '.join(assignments)} WHERE id = ?",  # noqa: S608 -- column names come from _UPDATABLE
                 (*values, task_id),
             )
             return self._fetch_task(connection, task_id)
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold this store's write lock; count the change for the overdue cache."""
+        with self._write_lock:
+            try:
+                yield
+            finally:
+                self._writes += 1
+
+    @staticmethod
+    @contextmanager
+    def _immediate(connection: sqlite3.Connection) -> Iterator[None]:
+        """One write transaction, taken before the first read (BEGIN IMMEDIATE)."""
+        connection.isolation_level = None
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
 
     async def complete_task(self, task_id: int) -> Task | None:
         """Mark the task done (idempotent) and return it, or None."""
@@ -292,35 +349,80 @@ class TaskStore:
         return await asyncio.to_thread(self._delete_task, task_id)
 
     def _delete_task(self, task_id: int) -> bool:
-        with self._connect() as connection, connection:
+        with self._writing(), self._connect() as connection, connection:
             cursor = connection.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
             return cursor.rowcount > 0
 
     def count_overdue(self, today: date) -> int:
         """Count tasks not done whose due date is before `today` (synchronous).
 
-        Runs on the caller's thread: see `_read_now`.
+        For the synchronous `action_context` hook: the count `refresh_overdue`
+        last made in a worker thread for `today` (each call refreshes it after
+        its own store work, so it misses at most a write racing that call).
+        Only a store never counted for `today` reads on the caller's thread.
         """
+        cached = self._overdue
+        if cached is not None and cached[0] == today.isoformat():
+            return cached[2]
+        return self._count_overdue(today)
+
+    async def refresh_overdue(self, today: date) -> int:
+        """Recount the overdue tasks in a worker thread if the count is stale.
+
+        Stale: counted for another day, before this store's last write, or more
+        than `OVERDUE_MAX_AGE` seconds ago (other processes write too).
+        """
+        cached = self._overdue
+        if (
+            cached is not None
+            and cached[:2] == (today.isoformat(), self._writes)
+            and time.monotonic() - cached[3] <= OVERDUE_MAX_AGE
+        ):
+            return cached[2]
+        return await asyncio.to_thread(self._count_overdue, today)
+
+    def _count_overdue(self, today: date) -> int:
+        writes = self._writes
         rows = self._read_now(
             "SELECT COUNT(*) FROM tasks WHERE status != 'done' AND due < ?",
             (today.isoformat(),),
         )
-        return int(rows[0][0])
+        count = int(rows[0][0])
+        self._overdue = (today.isoformat(), writes, count, time.monotonic())
+        return count
 
-    def suggest_ids(self, prefix: str, *, limit: int = 20) -> list[int]:
+    async def suggest_ids(self, prefix: str, *, limit: int = 20) -> list[int]:
         """Return up to `limit` ids, newest first, whose digits start with `prefix`.
 
-        Synchronous, for completion: an empty or non-digit prefix matches every
-        id or none.
+        For completion, in a worker thread: an empty prefix matches every id, a
+        non-digit one none. Each candidate length is one range of the primary
+        key (prefix 12: ids 12, 120-129, 1200-1299, ...), so it reads at most
+        `limit` rows per length, never the whole table.
         """
         if prefix and not (prefix.isascii() and prefix.isdigit()):
             return []
-        rows = self._read_now(
-            "SELECT id FROM tasks WHERE CAST(id AS TEXT) LIKE ? ORDER BY id DESC"
-            " LIMIT ?",
-            (f"{prefix}%", limit),
-        )
-        return [int(row[0]) for row in rows]
+        if prefix.startswith("0") or len(prefix) > _ID_DIGITS:
+            return []
+        return await asyncio.to_thread(self._suggest_ids, prefix, limit)
+
+    def _suggest_ids(self, prefix: str, limit: int) -> list[int]:
+        if not prefix:
+            rows = self._read_now(
+                "SELECT id FROM tasks ORDER BY id DESC LIMIT ?", (limit,)
+            )
+            return [int(row[0]) for row in rows]
+        found: list[int] = []
+        start = int(prefix)
+        for extra in range(_ID_DIGITS - len(prefix), -1, -1):
+            low, high = start * 10**extra, (start + 1) * 10**extra - 1
+            rows = self._read_now(
+                "SELECT id FROM tasks WHERE id BETWEEN ? AND ? ORDER BY id DESC"
+                " LIMIT ?",
+                (low, min(high, _MAX_ROWID), limit),
+            )
+            found.extend(int(row[0]) for row in rows)
+        found.sort(reverse=True)
+        return found[:limit]
 
     def _read_now(self, query: str, params: tuple[Any, ...]) -> list[Any]:
         """Run a small read on the caller's thread over one long-lived connection.
@@ -386,15 +488,34 @@ class TaskStore:
             raise StoreError("The project vanished while it was being created.")
         return project
 
-    async def list_projects(self, *, include_archived: bool = False) -> list[Project]:
-        """Return projects by name, with their open and done task counts."""
-        return await asyncio.to_thread(self._list_projects, include_archived)
+    async def list_projects(
+        self,
+        *,
+        include_archived: bool = False,
+        after: str | None = None,
+        limit: int = 50,
+    ) -> list[Project]:
+        """Return up to `limit` projects by name (after `after`), with task counts."""
+        return await asyncio.to_thread(
+            self._list_projects, include_archived, after, limit
+        )
 
-    def _list_projects(self, include_archived: bool) -> list[Project]:  # noqa: FBT001 -- private, positional for to_thread
-        where = "" if include_archived else "WHERE p.archived = 0"
+    def _list_projects(
+        self,
+        include_archived: bool,  # noqa: FBT001 -- private, positional for to_thread
+        after: str | None,
+        limit: int,
+    ) -> list[Project]:
+        clauses = [] if include_archived else ["p.archived = 0"]
+        params: list[Any] = []
+        if after is not None:
+            clauses.append("p.name > ?")
+            params.append(after)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._connect() as connection:
             rows = connection.execute(
-                f"{_PROJECT_SELECT} {where} GROUP BY p.name ORDER BY p.name"
+                f"{_PROJECT_SELECT} {where} GROUP BY p.name ORDER BY p.name LIMIT ?",
+                (*params, limit),
             ).fetchall()
         return [_project(row) for row in rows]
 

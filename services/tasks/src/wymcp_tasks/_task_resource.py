@@ -1,6 +1,6 @@
 """Each task as an MCP resource: the template `task://{id}`, read as JSON.
 
-Completion suggests existing ids (a synchronous, indexed read).
+Completion suggests existing ids (primary-key ranges, read in a worker thread).
 """
 
 import json
@@ -10,10 +10,10 @@ from datetime import date
 from os import PathLike
 from typing import Any
 
-from wymcp.core.server import Resource, ResourceNotFoundError
+from wymcp.core.schema import Resource, ResourceNotFoundError
 from wymcp_tasks._location import database_path
 from wymcp_tasks._store import TaskStore
-from wymcp_tasks._tasks import MAX_ID, shape_task
+from wymcp_tasks._tasks import MAX_ID, shape_task, store_of
 
 _ID = re.compile(r"[1-9][0-9]{0,15}")
 
@@ -35,6 +35,8 @@ class TaskResource(Resource):
     ) -> None:
         super().__init__()
         self.store = TaskStore(database_path(database))
+        # A database named here wins over the store LIFESPAN opened.
+        self.explicit = database is not None
         self._today = today
 
     async def read(self, uri: str, params: Mapping[str, str], ctx: Any) -> object:  # noqa: ARG002 -- the Resource interface
@@ -47,12 +49,14 @@ class TaskResource(Resource):
         raw = params.get("id", "")
         if not _ID.fullmatch(raw) or int(raw) > MAX_ID:
             raise ResourceNotFoundError("A task URI is task://<id>, id positive.")
-        task = await self.store.get_task(int(raw))
+        task = await store_of(ctx, self.store, explicit=self.explicit).get_task(
+            int(raw)
+        )
         if task is None:
             raise ResourceNotFoundError("No task has that id.")
         return json.dumps(shape_task(task, self._today()), ensure_ascii=False)
 
-    def complete(
+    async def complete(
         self,
         argument: str,
         value: str,
@@ -61,4 +65,4 @@ class TaskResource(Resource):
         """Suggest the ids of existing tasks that start with what was typed."""
         if argument != "id" or len(value) > len(str(MAX_ID)):
             return []
-        return [str(task_id) for task_id in self.store.suggest_ids(value)]
+        return [str(task_id) for task_id in await self.store.suggest_ids(value)]

@@ -2,7 +2,7 @@
 
 A settings module is plain Python with UPPERCASE names, read once when the
 server is set up. The database file comes from `WYMCP_TASKS_DB` (default
-`./wymcp-tasks.sqlite3`), read when the tools are built.
+`./wymcp-tasks.sqlite3`); LIFESPAN opens it once per worker as `ctx.state`.
 """
 
 TOOLS = [
@@ -12,6 +12,8 @@ TOOLS = [
 # Each task as task://{id}, and a prompt that plans the next days.
 RESOURCES = ["wymcp_tasks.TaskResource"]
 PROMPTS = ["wymcp_tasks.PlanningPrompt"]
+# One TaskStore per worker, shared by the tools, the resource and the prompt.
+LIFESPAN = "wymcp_tasks.lifespan"
 
 SERVER_NAME = "wymcp-tasks"
 SERVER_VERSION = "0.1.0"

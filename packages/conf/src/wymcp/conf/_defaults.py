@@ -116,3 +116,9 @@ ACCESS_LOG: bool = False
 
 # Seconds `wymcp serve` lets calls in flight finish after SIGINT/SIGTERM.
 SHUTDOWN_GRACE: float = 10.0
+
+# An async context manager factory, or a dotted path to one: called as
+# `LIFESPAN(settings)` when the server starts in each worker and left when it
+# stops; what it yields is `ctx.state` in every tool, resource and prompt (a
+# database pool, a client shared by every call). None: `ctx.state` is None.
+LIFESPAN: object | None = None

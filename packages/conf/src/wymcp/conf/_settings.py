@@ -64,6 +64,7 @@ class Settings:
     KEEPALIVE_INTERVAL: float = _defaults.KEEPALIVE_INTERVAL
     SHUTDOWN_GRACE: float = _defaults.SHUTDOWN_GRACE
     ACCESS_LOG: bool = _defaults.ACCESS_LOG
+    LIFESPAN: object | None = _defaults.LIFESPAN
     explicit: frozenset[str] = frozenset()
     unknown: tuple[str, ...] = ()
     module: str | None = None

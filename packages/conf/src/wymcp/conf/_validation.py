@@ -344,6 +344,22 @@ def _secret(setting: str, value: object) -> bytes | None:
     return value
 
 
+def _lifespan(setting: str, value: object) -> object | None:
+    """Resolve LIFESPAN into a callable (a context manager factory), or None."""
+    if value is None:
+        return None
+    resolved = import_string(setting, value) if isinstance(value, str) else value
+    if not callable(resolved):
+        raise Invalid(
+            WRONG_TYPE,
+            f"{setting} must be None, an async context manager factory or a "
+            f"dotted path to one, not {_short(resolved)}.",
+            f'Write {setting} = "package.module.lifespan", where lifespan is an '
+            "@asynccontextmanager taking the settings.",
+        )
+    return resolved
+
+
 Converter = Callable[[str, object], object]
 
 CONVERTERS: Mapping[str, Converter] = {
@@ -365,6 +381,7 @@ CONVERTERS: Mapping[str, Converter] = {
     "INSTRUCTIONS": lambda s, v: _text(s, v, optional=True),
     "JSON_DEPTH_LIMIT": lambda s, v: _integer(s, v, low=2, high=10_000),
     "KEEPALIVE_INTERVAL": _seconds,
+    "LIFESPAN": _lifespan,
     "MAX_CONNECTIONS": lambda s, v: _integer(s, v, low=1, high=None),
     "MAX_SESSIONS": lambda s, v: _integer(s, v, low=1, high=None),
     "MAX_STREAMS": lambda s, v: _integer(s, v, low=1, high=None),

@@ -166,6 +166,7 @@ async def call(
     """
     context = ctx if ctx is not None else build_context()
     engine, spec = _engine(tool, settings)
+    engine.state = context.state
     session = _Session(engine, context)
     try:
         await session.open()

@@ -32,6 +32,7 @@ class DirectContext(ToolContext):
         principal: object | None = None,
         client_capabilities: Mapping[str, Any] | None = None,
         log_level: str | None = None,
+        state: Any = None,
     ) -> None:
         self._recorder = Recorder()
         super().__init__(
@@ -44,6 +45,7 @@ class DirectContext(ToolContext):
             stream=self._recorder,
             log_enabled=log_level is not None or protocol_version != MODERN,
             log_threshold=log_level,
+            state=state,
         )
         self.log_level = log_level
 
@@ -63,6 +65,7 @@ def build_context(
     principal: object | None = None,
     client_capabilities: Mapping[str, Any] | None = None,
     log_level: str | None = None,
+    state: Any = None,
 ) -> DirectContext:
     """Return the context of a direct call.
 
@@ -70,7 +73,8 @@ def build_context(
     engine with this envelope (revision, `_meta` with `progress_token`,
     capabilities, log level, principal), so it meets the same gates and gets
     the same answer as over the wire. `session_id` is only informative: at
-    the 2025 revisions the engine opens a session of its own.
+    the 2025 revisions the engine opens a session of its own. `state` is
+    the call's `ctx.state`, standing for what `LIFESPAN` would yield.
     """
     shown = dict(meta or {})
     if progress_token is not None:
@@ -83,4 +87,5 @@ def build_context(
         principal=principal,
         client_capabilities=client_capabilities,
         log_level=log_level,
+        state=state,
     )

@@ -1,10 +1,19 @@
-"""Declaring wymcp tools: Tool and Action, registration checks, published schemas.
+"""Declaring wymcp tools: Tool, Action and @action, registration checks, schemas.
 
 Also the key-set closure, the compiled value roots the gates read, and the MCP
 2026-07-28 header annotations with their ``Mcp-Param`` value codec.
 """
 
 from wymcp.core.schema._action import Action
+from wymcp.core.schema._action_decorator import action
+from wymcp.core.schema._bindings import action_output_schema, dispatch_action
+from wymcp.core.schema._context import Context
+from wymcp.core.schema._declarations import (
+    Prompt,
+    PromptArgument,
+    Resource,
+    ResourceNotFoundError,
+)
 from wymcp.core.schema._errors import ConfigurationError, ToolError
 from wymcp.core.schema._header_annotations import (
     HeaderAnnotation,
@@ -25,16 +34,24 @@ __all__ = [
     "Action",
     "ActionSpec",
     "ConfigurationError",
+    "Context",
     "HeaderAnnotation",
+    "Prompt",
+    "PromptArgument",
+    "Resource",
+    "ResourceNotFoundError",
     "Tool",
     "ToolError",
     "ToolSpec",
     "ValueNode",
+    "action",
+    "action_output_schema",
     "action_summaries",
     "build_input_schema",
     "close_properties",
     "close_schema",
     "decode_header_value",
+    "dispatch_action",
     "encode_header_value",
     "header_annotation_problems",
     "header_annotations",

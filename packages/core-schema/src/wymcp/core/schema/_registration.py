@@ -12,6 +12,7 @@ from typing import Any
 
 from wymcp.core.schema._action import Action
 from wymcp.core.schema._action_checks import action_problems, json_problems
+from wymcp.core.schema._bindings import BINDINGS, bind_actions
 from wymcp.core.schema._errors import ConfigurationError
 from wymcp.core.schema._header_annotations import (
     header_annotation_problems,
@@ -128,21 +129,28 @@ def _prepare_instance(tool: Tool) -> ToolSpec:
     problems = _tool_problems(tool)
     name = getattr(tool, "name", None)
     label = name if isinstance(name, str) and name else type(tool).__name__
-    actions = getattr(tool, "actions", None)
+    bound = bind_actions(tool, getattr(tool, "actions", None), problems)
+    actions = bound.actions
     hand_written = getattr(tool, "input_schema", None)
     plain = None
     action_specs: dict[str, ActionSpec] = {}
     if actions is None:
         plain = _plain_spec(tool, problems)
     else:
-        action_specs = _action_specs(tool, actions, problems)
+        action_specs = _action_specs(
+            tool, actions, problems, bound=bool(bound.bindings)
+        )
         if hand_written is not None:
             _check_hand_written(hand_written, problems)
     output_schema = getattr(tool, "output_schema", None)
+    if output_schema is None:
+        output_schema = bound.output_schema
     output_validator = _output_validator(output_schema, problems)
     scopes = declared_scopes(getattr(tool, "scopes", None), action_specs, problems)
     if problems:
         raise ConfigurationError(label, problems)
+    if bound.bindings:
+        setattr(tool, BINDINGS, bound.bindings)
     if hand_written is not None:
         input_schema = dict(hand_written)
     elif plain is not None:
@@ -185,13 +193,13 @@ def _tool_problems(tool: Tool) -> list[str]:
 
 
 def _action_specs(
-    tool: Tool, actions: object, problems: list[str]
+    tool: Tool, actions: object, problems: list[str], *, bound: bool = False
 ) -> dict[str, ActionSpec]:
     """Check and prepare every action of a multi-action tool."""
     if not isinstance(actions, Mapping):
         problems.append("actions must be a mapping of action names to Action")
         return {}
-    if type(tool).run_action is Tool.run_action:
+    if type(tool).run_action is Tool.run_action and not bound:
         problems.append("a tool with actions must define run_action")
     specs: dict[str, ActionSpec] = {}
     for name, action in actions.items():

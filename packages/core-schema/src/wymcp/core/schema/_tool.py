@@ -32,8 +32,14 @@ class Tool:
     scopes: ClassVar[Sequence[str] | Mapping[str, Sequence[str]] | None] = None
 
     async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
-        """Run one action of a multi-action tool with data that passed every gate."""
-        raise NotImplementedError
+        """Run one action of a multi-action tool with data that passed every gate.
+
+        By default, the action's ``@action`` method (the tool is prepared first if
+        it was not yet); override it to dispatch by hand.
+        """
+        from wymcp.core.schema._bindings import run_bound  # noqa: PLC0415 - a cycle
+
+        return await run_bound(self, action, data, ctx)
 
     async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
         """Run a plain tool with arguments that passed every gate."""

@@ -4,6 +4,7 @@ A transport hands `Engine` an `Exchange` per HTTP request and sends back the
 `Reply`, or the SSE events the engine wrote to the request's `Stream`.
 """
 
+from wymcp.core.schema import Prompt, PromptArgument, Resource, ResourceNotFoundError
 from wymcp.core.server._authorization import InvalidToken, Principal, TokenValidator
 from wymcp.core.server._content import (
     Content,
@@ -25,8 +26,6 @@ from wymcp.core.server._engine import Engine
 from wymcp.core.server._exchange import Exchange, Headers, Reply, Stream
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._options import EngineOptions
-from wymcp.core.server._prompt import Prompt, PromptArgument
-from wymcp.core.server._resource import Resource, ResourceNotFoundError
 from wymcp.core.server._revision import LEGACY, MODERN, SUPPORTED
 from wymcp.core.server._session import MemorySessionStore, Session, SessionStore
 

@@ -186,7 +186,7 @@ def build_context(
         log_enabled=log_enabled,
         log_threshold=threshold,
         asker=asker,
-        state=state,
+        request_state=state,
         server=server,
     )
 

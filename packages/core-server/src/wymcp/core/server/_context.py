@@ -104,7 +104,10 @@ Asker = Callable[[dict[str, InputRequest], Any], Awaitable[dict[str, dict[str, A
 
 
 class ToolContext:
-    """What a tool call knows about its request, and its side channel."""
+    """What a tool call knows about its request, and its side channel.
+
+    It implements `wymcp.core.schema.Context`.
+    """
 
     def __init__(
         self,
@@ -123,6 +126,7 @@ class ToolContext:
         action: str | None = None,
         state: Any = None,
         server: Any = None,
+        request_state: Any = None,
     ) -> None:
         self.request_id = request_id
         self.session_id = session_id
@@ -137,6 +141,8 @@ class ToolContext:
         self._log_threshold = log_threshold
         self._asker = asker
         self.state = state
+        """What the LIFESPAN factory yielded, shared by every call (or None)."""
+        self.request_state = request_state
         """The state this call sealed into its previous round (2026), or None."""
         self.server = server
         """The engine serving the call (to add or remove tools at runtime)."""

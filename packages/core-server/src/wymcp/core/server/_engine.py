@@ -82,6 +82,8 @@ class Engine:
         options: EngineOptions | None = None,
     ) -> None:
         self.options = options or EngineOptions()
+        self.state: Any = None
+        """What the LIFESPAN factory yielded: every call's `ctx.state`."""
         opts = self.options
         self._subscriptions = Subscriptions()
         self._deadlines = Deadlines()
@@ -382,13 +384,15 @@ class Engine:
             return asking_result(asked)
 
     def _context(self, call: Call, target: str = "") -> ToolContext:
-        return build_context(
+        ctx = build_context(
             call,
             target,
             secret=self._secret,
             options=self.options,
             server=self,
         )
+        ctx.state = self.state
+        return ctx
 
     def _help(self, call: Call, arguments: dict[str, Any]) -> dict[str, Any]:
         asked = help_arguments(arguments)

@@ -10,7 +10,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from wymcp.core.gates import check
-from wymcp.core.schema import ActionSpec, Tool, ToolSpec, action_summaries
+from wymcp.core.schema import (
+    ActionSpec,
+    Tool,
+    ToolSpec,
+    action_output_schema,
+    action_summaries,
+)
 from wymcp.core.server._jsonrpc import echo
 
 HELP_NAME: Final = "help"
@@ -134,7 +140,7 @@ def _tool_level(spec: ToolSpec) -> HelpAnswer:
         "description": spec.tool.description,
         "actions": {name: render_action(a) for name, a in sorted(spec.actions.items())},
     }
-    if getattr(spec.tool, "actions", None) is None:
+    if spec.plain is not None:
         payload["input_schema"] = spec.input_schema
     return HelpAnswer(payload)
 
@@ -173,6 +179,9 @@ def answer_help(
         verdict = check(spec.tool, action, None)
         return HelpAnswer(dict(verdict.refusal or {}), is_error=True)
     payload = {"tool": spec.name, "action": action, **render_action(action_spec)}
+    output = action_output_schema(spec.tool, action)
+    if output is not None:
+        payload["output_schema"] = output
     context = context_of(spec, action)
     if context is not None:
         payload["context"] = context

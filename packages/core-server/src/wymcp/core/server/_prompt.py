@@ -8,50 +8,20 @@ gates as `tools/call`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import attrs
 
-from wymcp.core.schema import ConfigurationError, Tool, ToolSpec, prepare
+from wymcp.core.schema import (
+    ConfigurationError,
+    Prompt,
+    PromptArgument,
+    Tool,
+    ToolSpec,
+    prepare,
+)
 from wymcp.core.server._content import Content
 from wymcp.core.server._revision import has_titles
-
-
-@attrs.frozen(kw_only=True)
-class PromptArgument:
-    """One argument of a prompt (always a string on the wire)."""
-
-    name: str
-    description: str | None = None
-    required: bool = False
-    title: str | None = None
-    schema: Mapping[str, Any] | None = None
-    """Extra JSON Schema keywords the value must meet (e.g. `enum`)."""
-
-
-class Prompt:
-    """Base class of a prompt.
-
-    `render(arguments, ctx)` returns text (one user message), a `Content`,
-    a list of messages (text, `Content`, `{"role", "content"}` mappings or
-    `(role, content)` pairs), or a whole GetPromptResult mapping.
-    """
-
-    name: ClassVar[str]
-    title: ClassVar[str | None] = None
-    description: ClassVar[str | None] = None
-    arguments: ClassVar[Sequence[PromptArgument]] = ()
-
-    async def render(self, arguments: dict[str, str], ctx: Any) -> object:
-        """Return the prompt's messages."""
-        raise NotImplementedError
-
-    def complete(
-        self, argument: str, value: str, context: Mapping[str, str]
-    ) -> Sequence[str]:
-        """Suggest values for an argument (none by default)."""
-        del argument, value, context
-        return []
 
 
 @attrs.frozen(eq=False)

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 from typing import Any, Final
 
@@ -105,7 +106,10 @@ class PromptMethods:
             raise invalid_params("ref must be a ref/prompt or ref/resource.")
         if target is None:
             raise invalid_params("Unknown prompt or resource template.")
-        values = [v for v in target.complete(name, value, known) if isinstance(v, str)]
+        suggested = target.complete(name, value, known)
+        if inspect.isawaitable(suggested):  # an async complete() reads off the loop
+            suggested = await suggested
+        values = [v for v in suggested if isinstance(v, str)]
         return {
             "completion": {
                 "values": values[:MAX_COMPLETIONS],

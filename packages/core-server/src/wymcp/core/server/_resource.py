@@ -6,54 +6,15 @@ engine lists, matches and reads.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
-from wymcp.core.schema import ConfigurationError
+from wymcp.core.schema import ConfigurationError, Resource
 from wymcp.core.server._content import Content, resource_contents
 from wymcp.core.server._revision import has_titles
 from wymcp.core.server._uri_template import TemplateError, UriTemplate
-
-
-class ResourceNotFoundError(LookupError):
-    """Raised by `Resource.read` when the URI names nothing that exists.
-
-    The engine answers exactly as for an unknown URI: -32602 with `data.uri`
-    at 2026-07-28, -32002 at the 2025 revisions. The message is not sent.
-    """
-
-
-class Resource:
-    """Base class of a resource (set `uri`) or a template (set `uri_template`).
-
-    `read(uri, params, ctx)` returns text (str), bytes (a blob), one contents
-    mapping, an embedded-resource `Content`, or a list of those; `params`
-    holds the template's variables; it raises `ResourceNotFoundError` when a
-    template's URI names nothing that exists. `complete(argument, value, context)`
-    suggests values for a template variable.
-    """
-
-    name: ClassVar[str]
-    uri: ClassVar[str | None] = None
-    uri_template: ClassVar[str | None] = None
-    title: ClassVar[str | None] = None
-    description: ClassVar[str | None] = None
-    mime_type: ClassVar[str | None] = None
-    size: ClassVar[int | None] = None
-    annotations: ClassVar[Mapping[str, Any] | None] = None
-
-    async def read(self, uri: str, params: Mapping[str, str], ctx: Any) -> object:
-        """Return the resource's contents."""
-        raise NotImplementedError
-
-    def complete(
-        self, argument: str, value: str, context: Mapping[str, str]
-    ) -> Sequence[str]:
-        """Suggest values for a template variable (none by default)."""
-        del argument, value, context
-        return []
 
 
 @attrs.frozen(eq=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from wymcp.core.schema import ResourceNotFoundError
 from wymcp.core.server._asking import answer_asking
 from wymcp.core.server._call import Call, Kit, invalid_params, need
 from wymcp.core.server._context import MissingCapabilityError
@@ -15,7 +16,6 @@ from wymcp.core.server._jsonrpc import (
     RpcError,
     echo,
 )
-from wymcp.core.server._resource import ResourceNotFoundError
 from wymcp.core.server._session import Session
 from wymcp.core.server._subscriptions import MAX_URI_LENGTH, MAX_URIS
 from wymcp.core.server._toolcall import InputRequired

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from wymcp.core.gates import Verdict, arguments_refusal, check
-from wymcp.core.schema import ToolError, ToolSpec
+from wymcp.core.schema import ToolError, ToolSpec, dispatch_action
 from wymcp.core.server._content import Content, ToolResult
 from wymcp.core.server._context import MissingCapabilityError, ToolContext
 from wymcp.core.server._deadlines import DeadlineError, Deadlines
@@ -173,7 +173,7 @@ async def call_tool(
     gated = dict(verdict.data) if verdict.data is not None else {}
     try:
         if action is not None:
-            work = spec.tool.run_action(action, gated, ctx)
+            work = dispatch_action(spec.tool, action, gated, ctx)
         else:
             work = spec.tool.run(gated, ctx)
         if call_timeout is not None:

@@ -1,0 +1,104 @@
+"""``Context``: the typed protocol of the ``ctx`` every tool, resource and prompt gets.
+
+The server's ``ToolContext`` implements it; annotating ``ctx: Context`` lets
+``mypy --strict`` check tool code without importing the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+
+class Context(Protocol):
+    """What a call knows about its request, and its side channel to the client.
+
+    ``state`` is what the ``LIFESPAN`` factory yielded (None without one);
+    ``request_state`` is what this call sealed into its previous round (2026-07-28).
+    """
+
+    @property
+    def request_id(self) -> str | int | None:
+        """The JSON-RPC id of the request."""
+
+    @property
+    def session_id(self) -> str | None:
+        """The session (2025 revisions), None at 2026-07-28."""
+
+    @property
+    def protocol_version(self) -> str:
+        """The protocol revision of the request."""
+
+    @property
+    def tool(self) -> str | None:
+        """The tool called (None for a resource or a prompt)."""
+
+    @property
+    def action(self) -> str | None:
+        """The action called (None for a plain tool)."""
+
+    @property
+    def principal(self) -> Any:
+        """Who called: what the AUTH hook returned (a ``Principal``), or None."""
+
+    @property
+    def state(self) -> Any:
+        """What the ``LIFESPAN`` factory yielded, shared by every call (None)."""
+
+    @property
+    def request_state(self) -> Any:
+        """The state this call sealed into its previous round, or None."""
+
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        """The request's ``_meta``."""
+
+    @property
+    def client_capabilities(self) -> Mapping[str, Any]:
+        """The capabilities the client declared."""
+
+    @property
+    def progress_token(self) -> str | int | None:
+        """The request's ``_meta.progressToken``, or None."""
+
+    async def report_progress(
+        self,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> None:
+        """Send ``notifications/progress`` when the caller asked for progress."""
+
+    async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
+        """Send ``notifications/message`` when the caller's log level lets it out."""
+
+    async def ask(
+        self, requests: Mapping[str, Any], *, state: Any = None
+    ) -> dict[str, dict[str, Any]]:
+        """Ask the client several things at once (``InputRequest`` values by key)."""
+
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: Mapping[str, Any],
+        *,
+        key: str = "elicitation",
+        state: Any = None,
+    ) -> dict[str, Any]:
+        """Ask the user through the client (form mode); the ElicitResult."""
+
+    async def sample(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 1024,
+        key: str = "sampling",
+        state: Any = None,
+        **params: Any,
+    ) -> dict[str, Any]:
+        """Ask the client's model; the CreateMessageResult."""
+
+    async def list_roots(
+        self, *, key: str = "roots", state: Any = None
+    ) -> dict[str, Any]:
+        """Ask the client for its roots; the ListRootsResult."""

@@ -1,0 +1,217 @@
+"""Deriving JSON Schema from an attrs class: the input properties and output schemas.
+
+One function per direction; anything the derivation cannot express raises
+``DerivationError`` naming the field path, which registration turns into a problem.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+JSON_SCHEMA_METADATA = "json_schema"
+"""The attrs field metadata key whose mapping is merged into the field's schema."""
+
+_SCALARS: dict[type, str] = {str: "string", bool: "boolean", int: "integer"}
+_FORMATS: dict[type, str] = {dt.datetime: "date-time", dt.date: "date"}
+_LISTS = (list, typing.List, tuple)  # noqa: UP006 - the origins a list[...] may have
+_DICTS = (dict, typing.Dict)  # noqa: UP006 - the origins a dict[...] may have
+_DEPTH = 32
+
+
+class DerivationError(Exception):
+    """A type the derivation cannot express; ``path`` names the field."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"field {path!r}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+@attrs.frozen
+class Derived:
+    """An attrs class's input: closed properties, required names, JSON defaults."""
+
+    properties: dict[str, Any]
+    required: tuple[str, ...]
+    defaults: dict[str, Any]
+
+
+def derive_input(cls: type, unstructure: Callable[[Any], Any] | None = None) -> Derived:
+    """The action declaration parts of the data class ``cls``.
+
+    Required names are the fields without a default; defaults (factories called once)
+    are unstructured by ``unstructure`` into JSON values.
+    """
+    fields = _fields(cls, cls.__name__)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    defaults: dict[str, Any] = {}
+    for field in fields:
+        properties[field.name] = _field_schema(field, field.name, 0)
+        if field.default is attrs.NOTHING:
+            required.append(field.name)
+        else:
+            value = _default_value(field)
+            defaults[field.name] = unstructure(value) if unstructure else value
+    return Derived(properties, tuple(required), defaults)
+
+
+def derive_output(annotation: object) -> tuple[dict[str, Any], bool]:
+    """The output schema of a return annotation, and whether it is a list of objects.
+
+    An attrs class gives its object schema; ``list[Cls]`` gives an object with one
+    ``items`` array (structured content is an object in every revision).
+    """
+    origin = typing.get_origin(annotation)
+    if origin in _LISTS and origin is not tuple:
+        (item,) = typing.get_args(annotation) or (None,)
+        if isinstance(item, type) and attrs.has(item):
+            return {
+                "type": "object",
+                "properties": {
+                    "items": {"type": "array", "items": _object(item, "items", 0)}
+                },
+                "required": ["items"],
+                "additionalProperties": False,
+            }, True
+    if isinstance(annotation, type) and attrs.has(annotation):
+        return _object(annotation, "", 0), False
+    raise DerivationError("return", "must be an attrs class or a list of them")
+
+
+def is_output_annotation(annotation: object) -> bool:
+    """Whether a return annotation asks for a derived output schema."""
+    if isinstance(annotation, type) and attrs.has(annotation):
+        return True
+    if typing.get_origin(annotation) is list:
+        args = typing.get_args(annotation)
+        return len(args) == 1 and isinstance(args[0], type) and attrs.has(args[0])
+    return False
+
+
+def _fields(cls: type, path: str) -> tuple[attrs.Attribute[Any], ...]:
+    try:
+        attrs.resolve_types(cls)
+    except NameError as error:
+        raise DerivationError(
+            path, f"an annotation cannot be resolved ({error})"
+        ) from None
+    return tuple(field for field in attrs.fields(cls) if field.init)
+
+
+def _object(cls: type, path: str, depth: int) -> dict[str, Any]:
+    """The closed object schema of a nested attrs class (every field required)."""
+    if depth > _DEPTH:
+        raise DerivationError(path, "nested too deeply (a recursive class?)")
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for field in _fields(cls, path or cls.__name__):
+        where = f"{path}.{field.name}" if path else field.name
+        properties[field.name] = _field_schema(field, where, depth + 1)
+        if field.default is attrs.NOTHING:
+            required.append(field.name)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _field_schema(field: attrs.Attribute[Any], path: str, depth: int) -> dict[str, Any]:
+    if field.type is None:
+        raise DerivationError(path, "has no type annotation")
+    schema = _schema(field.type, path, depth)
+    extra = field.metadata.get(JSON_SCHEMA_METADATA)
+    if extra is not None:
+        if not isinstance(extra, Mapping) or not all(isinstance(k, str) for k in extra):
+            raise DerivationError(
+                path, f"metadata[{JSON_SCHEMA_METADATA!r}] must be a mapping"
+            )
+        schema.update(extra)
+    return schema
+
+
+def _schema(annotation: Any, path: str, depth: int) -> dict[str, Any]:  # noqa: C901 - one branch per supported type
+    if depth > _DEPTH:
+        raise DerivationError(path, "nested too deeply (a recursive class?)")
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) != 1 or len(rest) == len(args):
+            raise DerivationError(
+                path, "a union other than Optional[X] / X | None cannot be expressed"
+            )
+        return _nullable(_schema(rest[0], path, depth))
+    if origin is typing.Literal:
+        if not args or not all(
+            isinstance(a, (str, int, bool)) or a is None for a in args
+        ):
+            raise DerivationError(path, "Literal values must be str, int, bool or None")
+        return {"enum": list(args)}
+    if origin in _LISTS:
+        if origin is tuple and (len(args) != 2 or args[1] is not Ellipsis):  # noqa: PLR2004 - tuple[X, ...]
+            raise DerivationError(path, "only tuple[X, ...] can be expressed")
+        if not args:
+            raise DerivationError(path, "a list needs its item type: list[X]")
+        return {"type": "array", "items": _schema(args[0], f"{path}[]", depth + 1)}
+    if origin in _DICTS:
+        if len(args) != 2 or args[0] is not str:  # noqa: PLR2004 - dict[K, V]
+            raise DerivationError(path, "only dict[str, X] can be expressed")
+        return {
+            "type": "object",
+            "additionalProperties": _schema(args[1], f"{path}{{}}", depth + 1),
+        }
+    if origin is not None or not isinstance(annotation, type):
+        raise DerivationError(path, f"the type {annotation!r} cannot be expressed")
+    return _plain(annotation, path, depth)
+
+
+def _plain(annotation: type, path: str, depth: int) -> dict[str, Any]:
+    if annotation in _SCALARS:
+        return {"type": _SCALARS[annotation]}
+    if annotation is float:
+        return {"type": "number"}
+    if annotation in _FORMATS:
+        return {"type": "string", "format": _FORMATS[annotation]}
+    if issubclass(annotation, enum.Enum):
+        values = [member.value for member in annotation]
+        if not values or not all(isinstance(v, (str, int)) for v in values):
+            raise DerivationError(path, "an Enum's values must be str or int")
+        return {"enum": values}
+    if attrs.has(annotation):
+        return _object(annotation, path, depth)
+    raise DerivationError(path, f"the type {annotation.__name__} cannot be expressed")
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """Admit null without a combinator (the key gates do not enter combinators)."""
+    if "enum" in schema:
+        values = list(schema["enum"])
+        if None not in values:
+            values.append(None)
+        return {**schema, "enum": values}
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "null" not in kinds:
+        kinds = [*kinds, "null"]
+    return {**schema, "type": kinds}
+
+
+def _default_value(field: attrs.Attribute[Any]) -> object:
+    default = field.default
+    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+        factory: Any = default
+        if factory.takes_self:
+            raise DerivationError(
+                field.name, "a default factory that takes self cannot be published"
+            )
+        return factory.factory()
+    return default

@@ -1,0 +1,70 @@
+"""The cattrs converter of a typed action: gated data in, the returned value out.
+
+One converter per action, built at registration, with the hooks that read and write
+dates and times as the ISO 8601 text their derived ``format`` admits.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+import cattrs
+
+
+def _date_time(value: Any, _: type) -> dt.datetime:
+    text = str(value).upper()
+    # RFC 3339 admits a leap second, which datetime cannot hold: it reads as :59.
+    if len(text) > 19 and text[17:19] == "60":  # noqa: PLR2004 - the seconds digits
+        text = f"{text[:17]}59{text[19:]}"
+    return dt.datetime.fromisoformat(text)
+
+
+def _date(value: Any, _: type) -> dt.date:
+    return dt.date.fromisoformat(str(value))
+
+
+def _write_date_time(value: dt.datetime) -> str:
+    return value.isoformat()
+
+
+def _write_date(value: dt.date) -> str:
+    return value.isoformat()
+
+
+def make_converter() -> cattrs.Converter:
+    """A converter that reads and writes dates and date-times as ISO 8601 text."""
+    converter = cattrs.Converter()
+    converter.register_structure_hook(dt.datetime, _date_time)
+    converter.register_structure_hook(dt.date, _date)
+    converter.register_unstructure_hook(dt.datetime, _write_date_time)
+    converter.register_unstructure_hook(dt.date, _write_date)
+    return converter
+
+
+def structurer(converter: cattrs.Converter, cls: type) -> Callable[[Any], Any]:
+    """The compiled structure function of ``cls`` (looked up once, called per call)."""
+    hook = converter.get_structure_hook(cls)
+
+    def structure(data: Any) -> Any:
+        return hook(data, cls)
+
+    return structure
+
+
+def unstructurer(
+    converter: cattrs.Converter, annotation: object, *, wrap: bool
+) -> Callable[[Any], Any]:
+    """The compiled unstructure function of a return annotation.
+
+    With ``wrap`` (a list of objects) the list goes under ``items``.
+    """
+    hook = converter.get_unstructure_hook(annotation)
+    if wrap:
+
+        def unstructure_list(value: Any) -> Any:
+            return {"items": hook(value)}
+
+        return unstructure_list
+    return hook

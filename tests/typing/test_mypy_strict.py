@@ -1,0 +1,45 @@
+"""mypy --strict over typed tools: a handler's type errors are reported."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _mypy(name: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - a fixed command over a fixture file
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--cache-dir",
+            "/dev/null",
+            "--follow-imports",
+            "silent",
+            str(FIXTURES / name),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_a_sound_typed_tool_passes_mypy_strict():
+    run = _mypy("clean_tool.py")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Success: no issues found" in run.stdout
+
+
+def test_mypy_strict_reports_the_type_errors_in_a_handler():
+    run = _mypy("broken_tool.py")
+    assert run.returncode == 1, run.stdout + run.stderr
+    errors = [line for line in run.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 2, run.stdout
+    assert 'Unsupported operand types for + ("int" and "str")' in run.stdout
+    assert 'Argument 1 to "report_progress" of "Context"' in run.stdout
+    assert all("broken_tool.py:26" in e or "broken_tool.py:27" in e for e in errors)
