@@ -404,7 +404,8 @@ class Endpoint:
         size (`total_compressed_bytes`), and then the bytes read are inflated.
         """
         codings = body_codings(request.headers.getall("Content-Encoding", []))
-        if not codings or request.content.total_compressed_bytes is not None:
+        inflated = getattr(request.content, "total_compressed_bytes", None)
+        if not codings or inflated is not None:
             return None
         return Inflater(codings[0], self.settings.BODY_LIMIT)
 
