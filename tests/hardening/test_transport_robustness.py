@@ -770,3 +770,20 @@ async def test_a_time_claim_that_is_not_a_number_is_refused(
     claims[claim] = number
     principal = await validator.validate(jwt.encode(claims, SECRET, algorithm="HS256"))
     assert principal.expires_at is not None
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [b"zz\r\n{}\r\n0\r\n\r\n", b"2\r\n{}XX0\r\n\r\n", b"ffffffffffffffffff\r\n{}"],
+    ids=["bad-size", "bad-terminator", "huge-size"],
+)
+async def test_malformed_chunked_bodies_get_a_bounded_400(
+    wire: Wire, chunks: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    headers = {**wire.headers("tools/list"), "Transfer-Encoding": "chunked"}
+    answer = await wire.send(wire.request_bytes(chunks, headers, length=False))
+    assert answer.status == 400, answer
+    assert answer.json()["error"]["code"] == -32600
+    assert len(answer.body) <= SMALL
+    assert_no_traceback(caplog)
+    await wire.healthy()

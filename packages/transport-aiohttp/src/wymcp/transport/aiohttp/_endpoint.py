@@ -417,6 +417,15 @@ class Endpoint:
             close=True,
         )
 
+    def _unreadable(self) -> web.Response:
+        return error_response(
+            400,
+            INVALID_REQUEST,
+            "Bad request: the body could not be read (its chunked framing or "
+            "its Content-Encoding is malformed).",
+            close=True,
+        )
+
     def _take(self, inflater: Inflater | None, chunk: bytes) -> bytes:
         if inflater is None:
             return chunk
@@ -454,8 +463,10 @@ class Endpoint:
                     if size > limit:
                         raise _Refused(self._too_large())
                     chunks.append(self._take(inflater, chunk))
-        except PayloadEncodingError:  # aiohttp inflating a body that is not gzip
-            raise _Refused(self._bad_coding()) from None
+        except (PayloadEncodingError, web.RequestPayloadError):
+            # aiohttp failed to read the body: chunks that are not chunked
+            # encoding, or (under a runner that inflates) data that is not gzip
+            raise _Refused(self._unreadable()) from None
         except TimeoutError:
             raise _Refused(
                 error_response(
