@@ -1,8 +1,9 @@
 """Hostile headers over a real socket: oversized, injected, undecodable, repeated.
 
 Requests aiohttp's HTTP parser rejects get the runner's short JSON 400
-(-32600, quoting nothing) and never reach wymcp; the rest get the engine's 400 / -32020 (header mismatch). In
-every case the answer is bounded and the server keeps serving.
+(-32600, quoting nothing) and never reach wymcp; the rest get the engine's
+400 / -32020 (header mismatch). In every case the answer is bounded and the
+server keeps serving.
 """
 
 from __future__ import annotations
