@@ -465,6 +465,52 @@ async def test_a_client_that_never_reads_is_dropped_and_its_answer_freed(
     ).status == 200
 
 
+class Flood(Tool):
+    """A tool that streams 4 KB progress notifications until it is stopped."""
+
+    name = "flood"
+    description = "Report progress with long messages, forever."
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
+    seen: ClassVar[dict[str, int]] = {"sent": 0, "stopped": 0}
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        """Send progress until cancelled (a write that never drains waits)."""
+        del arguments
+        try:
+            while True:
+                self.seen["sent"] += 1
+                await ctx.report_progress(self.seen["sent"], None, "x" * 4096)
+        finally:
+            self.seen["stopped"] += 1
+
+
+async def test_an_sse_stream_nobody_reads_is_dropped_and_its_call_stopped(
+    serve: Serve,
+) -> None:
+    wire = await serve(TOOLS=[Flood], WRITE_TIMEOUT=0.5)
+    Flood.seen.update(sent=0, stopped=0)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", wire.port))
+    _, writer = await asyncio.open_connection(sock=sock)
+    body = json.loads(call_body("flood"))
+    body["params"]["_meta"]["progressToken"] = "p"
+    writer.write(raw_post(wire.port, json.dumps(body).encode(), "tools/call", "flood"))
+    await writer.drain()
+    for _ in range(400):  # stalled, then dropped 0.5 s later: the call stops
+        if Flood.seen["stopped"]:
+            break
+        await asyncio.sleep(0.05)
+    assert Flood.seen["stopped"] == 1, Flood.seen
+    assert Flood.seen["sent"] > 10  # it did stream, then stalled
+    writer.close()
+
+
 # -- compressed bodies ---------------------------------------------------------
 
 
