@@ -181,7 +181,7 @@ async def test_a_token_over_the_header_line_limit_gets_the_parser_400(
     huge = token(extra="y" * 7000)
     answer = await wire.send(call_bytes(wire, f"Bearer {huge}".encode()))
     assert answer.status == 400
-    assert answer.headers["content-type"].startswith("text/plain")
+    assert answer.headers["content-type"].startswith("application/json")
     assert len(answer.body) <= 300
     assert huge.split(".")[2].encode() not in answer.body  # never the signature
 

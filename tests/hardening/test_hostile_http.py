@@ -74,7 +74,7 @@ async def test_two_content_types_are_refused_by_the_http_parser(wire: Wire) -> N
     )
     answer = await wire.send(request)
     assert answer.status == 400
-    assert answer.headers["content-type"].startswith("text/plain")
+    assert answer.headers["content-type"].startswith("application/json")
     assert len(answer.body) <= SMALL
     await wire.healthy()
 

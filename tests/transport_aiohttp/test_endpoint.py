@@ -353,3 +353,35 @@ async def test_open_streams_are_capped_with_503_and_retry_after(stub_client):
     )
     await engine.started.wait()  # the slot was given back
     (await again).close()
+
+
+async def test_under_a_runner_that_inflates_the_limits_still_hold(stub_client):
+    # aiohttp's test server inflates gzip itself: the endpoint reads what it
+    # made under BODY_LIMIT, and data that is not gzip is a bounded 400
+    import gzip
+
+    client, engine = await stub_client(ACCEPT_CONTENT_ENCODING=("gzip",))
+    coded = {**JSON, "Content-Encoding": "gzip"}
+    response = await client.post("/mcp", data=gzip.compress(rpc("x")), headers=coded)
+    assert response.status == 200
+    assert engine.exchanges[-1].body["method"] == "x"
+    response = await client.post("/mcp", data=b"\x1f\x8b\x08\x00junk", headers=coded)
+    assert response.status == 400  # aiohttp may give up silently: then not JSON
+    assert (await response.json())["error"]["code"] in {-32600, -32700}
+    client, _ = await stub_client(ACCEPT_CONTENT_ENCODING=("gzip",), BODY_LIMIT=1000)
+    bomb = gzip.compress(b" " * 100_000)
+    response = await client.post("/mcp", data=bomb, headers=coded)
+    assert response.status == 413
+
+
+async def test_a_client_past_its_stream_cap_gets_503_naming_the_setting(stub_client):
+    client, engine = await stub_client(MAX_STREAMS_PER_CLIENT=1)
+    hung = asyncio.ensure_future(client.get("/mcp", headers={"Mcp-Session-Id": "hang"}))
+    await asyncio.wait_for(engine.started.wait(), 10)
+    response = await client.get("/mcp")
+    assert response.status == 503
+    assert response.headers["Retry-After"] == "5"
+    payload = await response.json()
+    assert "MAX_STREAMS_PER_CLIENT" in payload["error"]["message"]
+    assert (await client.post("/mcp", data=rpc("x"), headers=JSON)).status == 200
+    (await hung).close()

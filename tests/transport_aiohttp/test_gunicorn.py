@@ -184,3 +184,44 @@ async def test_the_wymcp_worker_cancels_calls_and_applies_the_connection_setting
         process.send_signal(signal.SIGTERM)
         await asyncio.wait_for(process.wait(), 60)
     assert process.returncode == 0
+
+
+async def test_the_wymcp_worker_logs_the_check_warnings(tmp_path: Path):
+    # no STATE_SECRET: `wymcp serve` logs W002, and so must every worker
+    (tmp_path / "gunicorn_w002_settings.py").write_text(
+        'SERVER_NAME = "warned"\n', encoding="utf-8"
+    )
+    port = free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
+        "WYMCP_SETTINGS_MODULE": "gunicorn_w002_settings",
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "wymcp.transport.aiohttp:create_app()",
+        "--worker-class",
+        "wymcp.transport.aiohttp.GunicornWorker",
+        "--workers",
+        "1",
+        "--bind",
+        f"127.0.0.1:{port}",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    try:
+        for _ in range(400):
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0
+    assert b"wymcp.W002" in err

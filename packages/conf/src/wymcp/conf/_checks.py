@@ -19,6 +19,7 @@ HOST_CHECK_DISABLED = "wymcp.W004"
 NO_TOOLS = "wymcp.W005"
 RESOURCE_NOT_SET = "wymcp.W006"
 OFFLINE_ACCESS_LISTED = "wymcp.W007"
+STREAMS_TAKE_ALL_CONNECTIONS = "wymcp.W012"
 
 
 def _is_loopback(host: str) -> bool:
@@ -134,6 +135,18 @@ def run_checks(settings: Settings) -> list[CheckMessage]:
                 NO_TOOLS,
                 "TOOLS is empty: the server offers only the built-in help tool.",
                 'Add your tools, e.g. TOOLS = ["myapp.tools.Tasks"].',
+            )
+        )
+    if settings.MAX_STREAMS >= settings.MAX_CONNECTIONS:
+        found.append(
+            CheckMessage(
+                WARNING,
+                STREAMS_TAKE_ALL_CONNECTIONS,
+                f"MAX_STREAMS ({settings.MAX_STREAMS}) is not below MAX_CONNECTIONS "
+                f"({settings.MAX_CONNECTIONS}), so open streams can take every "
+                "connection and every other client gets 503.",
+                "Keep MAX_STREAMS well below MAX_CONNECTIONS (the defaults are "
+                "500 and 1000).",
             )
         )
     found += _auth_warnings(settings)

@@ -32,6 +32,16 @@ HEADER_TIMEOUT: float = 75.0
 # open at once; one more is answered 503 + Retry-After and closed.
 MAX_CONNECTIONS: int = 1000
 
+# Seconds a connection may go without its client taking any of the answer
+# waiting to be written (an unread JSON answer or SSE stream); then it is
+# closed and what it held is freed. Applied by `wymcp serve` and
+# `GunicornWorker`.
+WRITE_TIMEOUT: float = 30.0
+
+# Content codings a POST body may carry: () refuses every one but identity
+# (415); ("gzip", "deflate") inflates them, never past BODY_LIMIT.
+ACCEPT_CONTENT_ENCODING: tuple[str, ...] = ()
+
 # The deepest nesting of arrays and objects a request body may have.
 JSON_DEPTH_LIMIT: int = 100
 
@@ -97,8 +107,14 @@ SESSION_IDLE_TIMEOUT: float = 1800.0
 MAX_SESSIONS: int = 10_000
 
 # The most long-lived SSE streams open at once (GET streams and
-# subscriptions/listen); one more is answered 503 + Retry-After.
-MAX_STREAMS: int = 1000
+# subscriptions/listen); one more is answered 503 + Retry-After. Kept well
+# below MAX_CONNECTIONS, so streams never take every connection.
+MAX_STREAMS: int = 500
+
+# The most long-lived streams one client may hold open: one principal with
+# AUTH, else one peer address (behind a proxy without AUTH, every client is
+# the proxy: raise it to MAX_STREAMS there).
+MAX_STREAMS_PER_CLIENT: int = 50
 
 # Seconds a tool call may run; then it is stopped and answered isError.
 # None lets calls run for as long as they take.

@@ -39,6 +39,8 @@ class Settings:
     BODY_TIMEOUT: float = _defaults.BODY_TIMEOUT
     HEADER_TIMEOUT: float = _defaults.HEADER_TIMEOUT
     MAX_CONNECTIONS: int = _defaults.MAX_CONNECTIONS
+    WRITE_TIMEOUT: float = _defaults.WRITE_TIMEOUT
+    ACCEPT_CONTENT_ENCODING: tuple[str, ...] = _defaults.ACCEPT_CONTENT_ENCODING
     JSON_DEPTH_LIMIT: int = _defaults.JSON_DEPTH_LIMIT
     STRICT: bool = _defaults.STRICT
     HOST: str = _defaults.HOST
@@ -59,6 +61,7 @@ class Settings:
     SESSION_IDLE_TIMEOUT: float = _defaults.SESSION_IDLE_TIMEOUT
     MAX_SESSIONS: int = _defaults.MAX_SESSIONS
     MAX_STREAMS: int = _defaults.MAX_STREAMS
+    MAX_STREAMS_PER_CLIENT: int = _defaults.MAX_STREAMS_PER_CLIENT
     CALL_TIMEOUT: float | None = _defaults.CALL_TIMEOUT
     PAGE_SIZE: int = _defaults.PAGE_SIZE
     KEEPALIVE_INTERVAL: float = _defaults.KEEPALIVE_INTERVAL

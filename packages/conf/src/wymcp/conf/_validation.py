@@ -323,6 +323,22 @@ def _versions(setting: str, value: object) -> tuple[str, ...]:
     return tuple(sorted(items, reverse=True))
 
 
+_CONTENT_CODINGS = ("deflate", "gzip")
+
+
+def _codings(setting: str, value: object) -> tuple[str, ...]:
+    items = _sequence(setting, value)
+    for item in items:
+        if not isinstance(item, str) or item not in _CONTENT_CODINGS:
+            shown = repr(item[:40]) if isinstance(item, str) else _short(item)
+            raise Invalid(
+                INVALID_VALUE,
+                f"{setting} holds {shown}, which is not a coding wymcp inflates.",
+                f"Choose among {', '.join(_CONTENT_CODINGS)}, or () for none.",
+            )
+    return tuple(sorted(set(items)))
+
+
 def _secret(setting: str, value: object) -> bytes | None:
     if value is None:
         return None
@@ -385,6 +401,7 @@ CONVERTERS: Mapping[str, Converter] = {
     "MAX_CONNECTIONS": lambda s, v: _integer(s, v, low=1, high=None),
     "MAX_SESSIONS": lambda s, v: _integer(s, v, low=1, high=None),
     "MAX_STREAMS": lambda s, v: _integer(s, v, low=1, high=None),
+    "MAX_STREAMS_PER_CLIENT": lambda s, v: _integer(s, v, low=1, high=None),
     "PAGE_SIZE": lambda s, v: _integer(s, v, low=1, high=10_000),
     "PATH": _path,
     "PORT": lambda s, v: _integer(s, v, low=0, high=_MAX_PORT),
@@ -398,6 +415,8 @@ CONVERTERS: Mapping[str, Converter] = {
     "STATE_SECRET": _secret,
     "STRICT": _boolean,
     "TOOLS": _objects,
+    "WRITE_TIMEOUT": _seconds,
+    "ACCEPT_CONTENT_ENCODING": _codings,
 }
 
 

@@ -13,7 +13,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -34,6 +34,10 @@ from wymcp.transport.aiohttp._setup import mount
 from wymcp.transport.aiohttp._versions import VersionAction
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
+
+_UNWIND = 1.0
+"""Seconds calls cancelled at the end of SHUTDOWN_GRACE get to end before the
+process exits without them."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -168,26 +172,50 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     app = web.Application()
     mount(app, settings, engine)
     host = f"[{settings.HOST}]" if ":" in settings.HOST else settings.HOST
+    # Not asyncio.run: closing its loop waits for every task and every worker
+    # thread, so a call that ignores cancellation or blocks in a thread
+    # would hold the process past SHUTDOWN_GRACE.
+    runner = asyncio.Runner()
     try:
-        asyncio.run(_serve_until_stopped(app, settings, banner(settings, engine), out))
+        ended = runner.run(
+            _serve_until_stopped(app, settings, banner(settings, engine), out)
+        )
     except OSError as exc:
+        runner.close()
         print(
             f"wymcp: cannot listen on {host}:{settings.PORT}: {exc.strerror or exc}. "
             "Choose another --port or stop the other server.",
             file=err,
         )
         return 1
+    if not ended:
+        logger.warning(
+            "wymcp: calls still running %g s after the stop signal "
+            "(SHUTDOWN_GRACE) were abandoned",
+            settings.SHUTDOWN_GRACE + _UNWIND,
+        )
+        _exit_now(out, err)
+    runner.close()
     logger.info("wymcp stopped")
     return 0
 
 
+def _exit_now(out: TextIO, err: TextIO) -> None:
+    """End the process at once: abandoned calls and threads are not waited for."""
+    logging.shutdown()
+    out.flush()
+    err.flush()
+    os._exit(0)
+
+
 async def _serve_until_stopped(
     app: web.Application, settings: Settings, banner: list[str], out: TextIO
-) -> None:
+) -> bool:
     """Listen until SIGINT or SIGTERM, then let calls in flight finish.
 
     The runner (`make_runner`) applies HEADER_TIMEOUT, MAX_CONNECTIONS,
-    SHUTDOWN_GRACE and handler cancellation.
+    SHUTDOWN_GRACE and handler cancellation. Return whether everything
+    ended within SHUTDOWN_GRACE (see `_stop`).
     """
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -197,13 +225,48 @@ async def _serve_until_stopped(
     runner = make_runner(app, settings, access_log=access_log)
     await runner.setup()
     try:
-        await web.TCPSite(runner, settings.HOST, settings.PORT).start()
-        print("\n".join(banner), file=out, flush=True)
-        await stop.wait()
+        try:
+            await web.TCPSite(runner, settings.HOST, settings.PORT).start()
+            print("\n".join(banner), file=out, flush=True)
+            await stop.wait()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        return await _stop(runner, settings.SHUTDOWN_GRACE)
     finally:
-        await runner.cleanup()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
+
+
+async def _stop(runner: web.AppRunner, grace: float) -> bool:
+    """Stop serving within `grace` (+ `_UNWIND`) seconds; False if something is left.
+
+    The runner gives calls in flight `grace` seconds, then cancels them;
+    whatever still runs at the deadline (a call that ignores cancellation, a
+    task, a worker thread of `asyncio.to_thread`) is not waited for.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace + _UNWIND
+    cleanup = loop.create_task(runner.cleanup())
+    if not await _ended({cleanup}, deadline):
+        return False
+    cleanup.result()
+    current = asyncio.current_task()
+    others = {task for task in asyncio.all_tasks() if task is not current}
+    for task in others:
+        task.cancel()
+    if not await _ended(others, deadline):
+        return False
+    threads = loop.create_task(loop.shutdown_default_executor())
+    return await _ended({threads}, deadline)
+
+
+async def _ended(tasks: Collection[asyncio.Task[None]], deadline: float) -> bool:
+    if not tasks:
+        return True
+    remaining = max(0.0, deadline - asyncio.get_running_loop().time())
+    _, pending = await asyncio.wait(tasks, timeout=remaining)
+    return not pending
 
 
 def main(argv: Sequence[str] | None = None) -> int:

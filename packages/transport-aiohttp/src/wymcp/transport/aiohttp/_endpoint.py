@@ -13,8 +13,10 @@ import logging
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 from aiohttp import HttpVersion11, web
+from aiohttp.http_exceptions import PayloadEncodingError
 from wymcp.conf import Settings
 from wymcp.core.schema import ToolSpec
 from wymcp.core.server import Exchange, Headers, Principal, Reply, Stream
@@ -28,9 +30,16 @@ from wymcp.transport.aiohttp._answers import (
     error_response,
     internal_error,
 )
+from wymcp.transport.aiohttp._content_coding import (
+    Inflater,
+    InvalidCoding,
+    TooLarge,
+    body_codings,
+)
 from wymcp.transport.aiohttp._host_policy import HostPolicy
 from wymcp.transport.aiohttp._json_body import BodyError, decode_json
 from wymcp.transport.aiohttp._sse_stream import SseStream
+from wymcp.transport.aiohttp._stream_cap import Client, StreamCap
 
 if TYPE_CHECKING:
     from wymcp.transport.aiohttp._bearer_auth import BearerAuth
@@ -38,7 +47,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
 ALLOW = "GET, POST, DELETE"
-_JSON_TYPES = frozenset({"application/json"})
+_JSON_TYPE = "application/json"
+_UTF8 = frozenset({"utf-8", "utf8"})
 _PLAIN_JSON = ["application/json"]
 _JSON_HEADERS = {"Content-Type": "application/json"}
 _READ_CHUNK = 64 * 1024
@@ -81,7 +91,7 @@ class Endpoint:
             )
 
             self.auth = BearerAuth(settings, settings.AUTH)
-        self._long_streams = 0
+        self._streams = StreamCap(settings.MAX_STREAMS, settings.MAX_STREAMS_PER_CLIENT)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Answer one request to the endpoint, whatever it carries."""
@@ -141,6 +151,7 @@ class Endpoint:
             principal = request[_PRINCIPAL_KEY] = outcome
         if request.method == "POST":
             self._check_content_type(request)
+            self._check_content_encoding(request)
             declared = request.content_length
             if declared is not None and declared > self.settings.BODY_LIMIT:
                 raise _Refused(self._too_large())
@@ -182,22 +193,29 @@ class Endpoint:
         long_lived = request.method == "GET" or (
             isinstance(body, dict) and body.get("method") == "subscriptions/listen"
         )
-        if long_lived and self._long_streams >= self.settings.MAX_STREAMS:
+        if not long_lived:
+            return await self._serve(request, headers, body, principal, None)
+        client: Client = (
+            ("subject", principal.subject)
+            if principal is not None
+            else ("peer", str(request.remote))
+        )
+        refused_by = self._streams.acquire(client)
+        if refused_by is not None:
             return error_response(
                 503,
                 INTERNAL_ERROR,
-                "Service unavailable: too many open streams (MAX_STREAMS). "
+                f"Service unavailable: {_STREAM_CAPS[refused_by]} ({refused_by}). "
                 "Retry later.",
                 rid=echoable_id(body),
                 headers={"Retry-After": _RETRY_AFTER},
             )
         expires = principal.expires_at if principal is not None else None
-        lifetime = expires - time.time() if long_lived and expires is not None else None
-        self._long_streams += long_lived
+        lifetime = expires - time.time() if expires is not None else None
         try:
             return await self._serve(request, headers, body, principal, lifetime)
         finally:
-            self._long_streams -= long_lived
+            self._streams.release(client)
 
     async def _serve(
         self,
@@ -312,6 +330,22 @@ class Endpoint:
                     "ALLOWED_HOSTS.",
                 )
             )
+        target = request.raw_path
+        if not target.startswith("/"):
+            # The absolute form (`POST http://host/mcp`) names the host the
+            # request is for, and a server must use it over Host (RFC 9112
+            # section 3.2.2): it is checked the same way.
+            authority = urlsplit(target).netloc
+            if not authority or not self._policy.host_allowed([authority]):
+                raise _Refused(
+                    error_response(
+                        403,
+                        INVALID_REQUEST,
+                        "Forbidden: the request target names a host that is not "
+                        "allowed. Send the path alone, or add the host to "
+                        "ALLOWED_HOSTS.",
+                    )
+                )
 
     def _check_host_and_origin(self, request: web.Request) -> None:
         self._check_host(request)
@@ -329,14 +363,7 @@ class Endpoint:
         values = request.headers.getall("Content-Type", [])
         if values == _PLAIN_JSON:  # what clients send: nothing more to parse
             return
-        mime, charset = (
-            (values[0].partition(";")[0].strip().lower(), request.charset)
-            if len(values) == 1
-            else ("", None)
-        )
-        if mime not in _JSON_TYPES or (
-            charset is not None and charset.lower() not in {"utf-8", "utf8"}
-        ):
+        if len(values) != 1 or not _is_utf8_json(values[0]):
             raise _Refused(
                 error_response(
                     415,
@@ -346,8 +373,72 @@ class Endpoint:
                 )
             )
 
+    def _check_content_encoding(self, request: web.Request) -> None:
+        """Refuse a body in a coding `ACCEPT_CONTENT_ENCODING` does not list.
+
+        One coding at most: stacked codings multiply what a bomb inflates to.
+        The connection closes, so nothing the client still sends is read.
+        """
+        codings = body_codings(request.headers.getall("Content-Encoding", []))
+        if not codings or (
+            len(codings) == 1 and codings[0] in self.settings.ACCEPT_CONTENT_ENCODING
+        ):
+            return
+        accepted = " or ".join(self.settings.ACCEPT_CONTENT_ENCODING)
+        raise _Refused(
+            error_response(
+                415,
+                INVALID_REQUEST,
+                "Unsupported Media Type: send the body uncompressed"
+                + (f", or in one coding: {accepted}." if accepted else ".")
+                + " See ACCEPT_CONTENT_ENCODING.",
+                close=True,
+            )
+        )
+
+    def _inflater(self, request: web.Request) -> Inflater | None:
+        """An `Inflater` for a compressed body aiohttp does not inflate itself.
+
+        Under `wymcp serve` and `GunicornWorker` aiohttp hands the body over
+        as sent; a runner that inflates marks the stream with its compressed
+        size (`total_compressed_bytes`), and then the bytes read are inflated.
+        """
+        codings = body_codings(request.headers.getall("Content-Encoding", []))
+        inflated = getattr(request.content, "total_compressed_bytes", None)
+        if not codings or inflated is not None:
+            return None
+        return Inflater(codings[0], self.settings.BODY_LIMIT)
+
+    def _bad_coding(self) -> web.Response:
+        return error_response(
+            400,
+            INVALID_REQUEST,
+            "Bad request: the body is not valid data of its Content-Encoding.",
+            close=True,
+        )
+
+    def _unreadable(self) -> web.Response:
+        return error_response(
+            400,
+            INVALID_REQUEST,
+            "Bad request: the body could not be read (its chunked framing or "
+            "its Content-Encoding is malformed).",
+            close=True,
+        )
+
+    def _take(self, inflater: Inflater | None, chunk: bytes) -> bytes:
+        if inflater is None:
+            return chunk
+        try:
+            return inflater.feed(chunk)
+        except TooLarge:
+            raise _Refused(self._too_large()) from None
+        except InvalidCoding:
+            raise _Refused(self._bad_coding()) from None
+
     async def _read_json(self, request: web.Request) -> Any:
         limit = self.settings.BODY_LIMIT
+        inflater = self._inflater(request)
         chunks: list[bytes] = []
         size = 0
         content = request.content
@@ -355,10 +446,11 @@ class Endpoint:
             # The whole body already sits in aiohttp's buffer: nothing can
             # trickle, so no BODY_TIMEOUT timer is armed. At most one byte over
             # the limit is copied out, as in the loop below.
-            chunks.append(content.read_nowait(limit + 1))
-            if len(chunks[0]) > limit:
+            chunk = content.read_nowait(limit + 1)
+            if len(chunk) > limit:
                 raise _Refused(self._too_large())
-            return self._decode(chunks)
+            chunks.append(self._take(inflater, chunk))
+            return self._decode(chunks, inflater)
         try:
             async with asyncio.timeout(self.settings.BODY_TIMEOUT):
                 while True:
@@ -370,7 +462,11 @@ class Endpoint:
                     size += len(chunk)
                     if size > limit:
                         raise _Refused(self._too_large())
-                    chunks.append(chunk)
+                    chunks.append(self._take(inflater, chunk))
+        except (PayloadEncodingError, web.RequestPayloadError):
+            # aiohttp failed to read the body: chunks that are not chunked
+            # encoding, or (under a runner that inflates) data that is not gzip
+            raise _Refused(self._unreadable()) from None
         except TimeoutError:
             raise _Refused(
                 error_response(
@@ -381,9 +477,14 @@ class Endpoint:
                     close=True,
                 )
             ) from None
-        return self._decode(chunks)
+        return self._decode(chunks, inflater)
 
-    def _decode(self, chunks: list[bytes]) -> Any:
+    def _decode(self, chunks: list[bytes], inflater: Inflater | None) -> Any:
+        if inflater is not None:
+            try:
+                inflater.finish()
+            except InvalidCoding:
+                raise _Refused(self._bad_coding()) from None
         try:
             return decode_json(
                 b"".join(chunks), depth_limit=self.settings.JSON_DEPTH_LIMIT
@@ -392,6 +493,31 @@ class Endpoint:
             raise _Refused(
                 error_response(400, PARSE_ERROR, f"Parse error: {exc.reason}")
             ) from None
+
+
+_STREAM_CAPS = {
+    "MAX_STREAMS": "too many open streams",
+    "MAX_STREAMS_PER_CLIENT": "this client has too many open streams",
+}
+
+
+def _is_utf8_json(value: str) -> bool:
+    """Whether a Content-Type value is JSON in UTF-8: one pass, no backtracking.
+
+    `application/json` with any parameters, of which `charset` (quoted or
+    not) must name UTF-8. aiohttp's own parser (the email package's) is
+    quadratic in the number of `;` and recurses on nested comments.
+    """
+    mime, _, parameters = value.partition(";")
+    if mime.strip().lower() != _JSON_TYPE:
+        return False
+    for parameter in parameters.split(";"):
+        name, _, given = parameter.partition("=")
+        if name.strip().lower() == "charset":
+            charset = given.strip().removeprefix('"').removesuffix('"')
+            if charset.lower() not in _UTF8:
+                return False
+    return True
 
 
 def _json_reply(reply: Reply) -> web.Response:

@@ -13,6 +13,7 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.worker import GunicornWebWorker
+from wymcp.conf import run_checks
 from wymcp.transport.aiohttp._runner import make_runner
 from wymcp.transport.aiohttp._setup import get_endpoint
 
@@ -25,7 +26,9 @@ class GunicornWorker(GunicornWebWorker):
     factory returning one) must have wymcp set up: its settings give
     `HEADER_TIMEOUT`, `MAX_CONNECTIONS` (per worker) and `SHUTDOWN_GRACE`,
     replacing gunicorn's `--keep-alive`; calls stop when their client leaves.
-    gunicorn's access log settings still apply.
+    gunicorn's access log settings still apply. Each worker logs the
+    problems `wymcp check` finds (W002 when `STATE_SECRET` is unset, …) to
+    gunicorn's error log, as `wymcp serve` does.
     """
 
     def load_wsgi(self) -> None:
@@ -50,6 +53,8 @@ class GunicornWorker(GunicornWebWorker):
                     f"factory returning one), not {type(app).__name__}."
                 )
             settings = get_endpoint(app).settings
+            for problem in run_checks(settings):
+                (logger.error if problem.is_error else logger.warning)("%s", problem)
             return make_runner(app, settings, logger=logger, access_log=access_log)
 
         return runner

@@ -16,7 +16,17 @@ from typing import Any
 
 import msgspec
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', re.DOTALL)
+"""A string, or an unterminated one running to the end of the body.
+
+The closing quote is optional so that a match never fails: with it required,
+an unterminated string made the search retry at every later quote, each try
+scanning to the end (101 `[`, a quote, then 32,000 `\\"` took 35 s). The
+quantifiers are possessive, so no backtracking state is kept: with plain ones
+an escape-heavy string cost about 70 bytes of regex stack per body byte.
+What an unterminated string swallows is inside a string for the parser
+too, which refuses it.
+"""
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _DEPTH_STEP = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")

@@ -9,6 +9,7 @@ issued for this resource (RFC 8707) are accepted. Scopes come from `scope`
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
 _DEFAULT_ALGORITHMS = ("RS256", "ES256")
 _REQUIRED_CLAIMS = ("exp", "iss", "aud", "sub")
+_TIME_CLAIMS = ("exp", "nbf", "iat")
 _KEY_LIFESPAN = 300.0
 
 
@@ -32,6 +34,25 @@ def _import_jwt() -> Any:
             "pip install 'wymcp-transport-aiohttp[jwt]'"
         ) from None
     return jwt
+
+
+def _check_times(claims: Mapping[str, Any]) -> None:
+    """Refuse a time claim that is not a JSON number (RFC 7519 NumericDate).
+
+    pyjwt reads `"exp": "1700000000"` as a number and checks it, but the
+    principal's expiry would then be lost and a stream opened with the
+    token would outlive it: the token is refused instead.
+    """
+    for name in _TIME_CLAIMS:
+        if name not in claims:
+            continue
+        value = claims[name]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise InvalidToken(f"The access token's {name} claim is not a number.")
 
 
 def _scopes(claims: Mapping[str, Any]) -> frozenset[str]:
@@ -114,17 +135,15 @@ class JwtValidator:
             )
         except jwt.PyJWTError as exc:
             raise InvalidToken(self._reason(exc)) from None
+        _check_times(claims)
         subject = claims.get("sub")
         if not isinstance(subject, str) or not subject:
             raise InvalidToken("The access token names no subject.")
-        expires = claims.get("exp")
         return Principal(
             subject,
             _scopes(claims),
             claims,
-            expires_at=float(expires) + self.leeway
-            if isinstance(expires, int | float)
-            else None,
+            expires_at=float(claims["exp"]) + self.leeway,
         )
 
     async def _jwks_key(self, token: str) -> Any:

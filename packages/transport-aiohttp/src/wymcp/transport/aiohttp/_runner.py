@@ -1,19 +1,26 @@
 """The runner an application is served with (`wymcp serve`, `GunicornWorker`).
 
 aiohttp leaves connection limits to whoever runs the application; this runner
-applies the settings: handler cancellation (a call stops when its client
-leaves), `HEADER_TIMEOUT` (aiohttp's keep-alive timeout, which also bounds the
-wait for a request's line and headers) and `MAX_CONNECTIONS`.
+applies the settings: handler cancellation, `HEADER_TIMEOUT` (aiohttp's
+keep-alive timeout), `MAX_CONNECTIONS` and `WRITE_TIMEOUT`; bodies arrive as
+sent (never inflated by aiohttp); malformed HTTP gets a short JSON 400.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any, cast
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError, LineTooLong
+from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
 from wymcp.conf import Settings
+from wymcp.transport.aiohttp._answers import INVALID_REQUEST, error_response
+
+logger = logging.getLogger("wymcp.transport.aiohttp")
 
 RETRY_AFTER = 5
 """Seconds a connection refused by `MAX_CONNECTIONS` is told to wait."""
@@ -78,23 +85,135 @@ class _OverCapacity(asyncio.Protocol):
             self._timer.cancel()
 
 
+class _Handler(RequestHandler):
+    """aiohttp's connection handler, with a write timeout and bounded 400s.
+
+    Write timeout: while the transport holds more than its high-water mark
+    of unsent answer (writing paused), the backlog is checked every
+    `write_timeout` seconds; a check that finds it no smaller than the last
+    closes the connection at once (abort), which frees the backlog and
+    cancels the request's call. A client that reads, however slowly, keeps
+    its connection.
+    """
+
+    __slots__ = ("_backlog", "_wire", "_write_timeout", "_write_timer")
+
+    def __init__(
+        self, manager: web.Server, *, write_timeout: float, **kwargs: Any
+    ) -> None:
+        super().__init__(manager, **kwargs)
+        self._write_timeout = write_timeout
+        self._write_timer: asyncio.TimerHandle | None = None
+        self._wire: asyncio.Transport | None = None
+        self._backlog = 0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Keep the transport, to measure and close it when writes stall."""
+        self._wire = cast("asyncio.Transport", transport)
+        super().connection_made(transport)
+
+    def pause_writing(self) -> None:
+        """The unsent backlog passed the high-water mark: start watching it."""
+        super().pause_writing()
+        if self._write_timer is None and self._wire is not None:
+            self._backlog = self._wire.get_write_buffer_size()
+            self._write_timer = asyncio.get_running_loop().call_later(
+                self._write_timeout, self._check_backlog
+            )
+
+    def resume_writing(self) -> None:
+        """The client caught up: stop watching."""
+        super().resume_writing()
+        self._stop_watching()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        """Stop watching, then let aiohttp end the connection."""
+        self._stop_watching()
+        self._wire = None
+        super().connection_lost(exc)
+
+    def _stop_watching(self) -> None:
+        timer, self._write_timer = self._write_timer, None
+        if timer is not None:
+            timer.cancel()
+
+    def _check_backlog(self) -> None:
+        self._write_timer = None
+        wire = self._wire
+        if wire is None or not self.writing_paused:
+            return
+        backlog = wire.get_write_buffer_size()
+        if backlog < self._backlog:  # the client took some: watch on
+            self._backlog = backlog
+            self._write_timer = asyncio.get_running_loop().call_later(
+                self._write_timeout, self._check_backlog
+            )
+            return
+        logger.info(
+            "wymcp: closed a connection whose client took none of %d unsent "
+            "bytes in %g s (WRITE_TIMEOUT)",
+            backlog,
+            self._write_timeout,
+        )
+        wire.abort()
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        """Answer malformed HTTP with a short JSON 400 that quotes nothing.
+
+        aiohttp's own answer quotes the bytes around the fault (for a valid
+        request followed by garbage, the whole earlier body) and logs a
+        traceback; this one is a fixed sentence and one debug line.
+        """
+        if not isinstance(exc, HttpProcessingError):
+            return super().handle_error(request, status, exc, message)
+        logger.debug(
+            "wymcp: refused malformed HTTP from %s (%s)",
+            request.remote,
+            type(exc).__name__,
+        )
+        if request.writer.output_size > 0:
+            raise ConnectionError("an answer was already sent on this connection")
+        if isinstance(exc, LineTooLong):
+            text = (
+                "Bad request: the request line or a header is longer than "
+                f"{self.max_line_size} bytes."
+            )
+        else:
+            text = "Bad request: the HTTP message is malformed."
+        return error_response(400, INVALID_REQUEST, text, close=True)
+
+
 class _ConnectionCap:
     """The protocol factory sites listen with: aiohttp's server, capped.
 
     A connection is counted from when aiohttp registers it until its handler
     ends; the cap is checked as each connection is accepted, so a burst
-    accepted at once can pass it by at most the listen backlog.
+    accepted at once can pass it by at most the listen backlog. Connections
+    are served by `_Handler`, made as `web.Server` makes its own handlers.
     """
 
-    def __init__(self, server: web.Server, limit: int) -> None:
+    def __init__(self, server: web.Server, limit: int, write_timeout: float) -> None:
         self._server = server
         self._limit = limit
+        self._write_timeout = write_timeout
         self._answer = _over_capacity_answer()
 
     def __call__(self) -> asyncio.BaseProtocol:
-        if len(self._server.connections) >= self._limit:
+        server = self._server
+        if len(server.connections) >= self._limit:
             return _OverCapacity(self._answer)
-        return self._server()
+        return _Handler(
+            server,
+            write_timeout=self._write_timeout,
+            loop=asyncio.get_running_loop(),
+            **server._kwargs,  # noqa: SLF001 - what `web.Server.__call__` passes
+        )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._server, name)
@@ -104,10 +223,16 @@ class _Runner(web.AppRunner):
     """An `AppRunner` whose sites listen through a `_ConnectionCap`."""
 
     def __init__(
-        self, app: web.Application, *, max_connections: int, **kwargs: Any
+        self,
+        app: web.Application,
+        *,
+        max_connections: int,
+        write_timeout: float,
+        **kwargs: Any,
     ) -> None:
         super().__init__(app, **kwargs)
         self._max_connections = max_connections
+        self._write_timeout = write_timeout
 
     @property
     def server(self) -> web.Server | None:
@@ -115,7 +240,10 @@ class _Runner(web.AppRunner):
         server = super().server
         if server is None:
             return None
-        return cast("web.Server", _ConnectionCap(server, self._max_connections))
+        return cast(
+            "web.Server",
+            _ConnectionCap(server, self._max_connections, self._write_timeout),
+        )
 
 
 def make_runner(
@@ -125,13 +253,17 @@ def make_runner(
 
     `kwargs` go to `web.AppRunner` (`access_log`, `logger`, `handle_signals`,
     …); `handler_cancellation`, `keepalive_timeout` and `shutdown_timeout`
-    come from the settings.
+    come from the settings, and `auto_decompress` is off: the endpoint
+    refuses or inflates a compressed body itself (`ACCEPT_CONTENT_ENCODING`),
+    so nothing is inflated past `BODY_LIMIT` or after a refusal.
     """
     return _Runner(
         app,
         max_connections=settings.MAX_CONNECTIONS,
+        write_timeout=settings.WRITE_TIMEOUT,
         handler_cancellation=True,
         keepalive_timeout=settings.HEADER_TIMEOUT,
         shutdown_timeout=settings.SHUTDOWN_GRACE,
+        auto_decompress=False,
         **kwargs,
     )
