@@ -38,7 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the MCP endpoint over HTTP")
     check = commands.add_parser("check", help="check the settings and exit")
-    for command in (serve, check):
+    stdio = commands.add_parser("stdio", help="serve one client on stdin/stdout")
+    for command in (serve, check, stdio):
         command.add_argument(
             "--settings",
             metavar="MODULE",
@@ -165,4 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.command == "check":
         return check(args.settings, sys.stdout, sys.stderr)
+    if args.command == "stdio":
+        from wymcp.transport.stdio import run  # noqa: PLC0415 - only for stdio
+
+        return run(args.settings)
     return serve(args, sys.stdout, sys.stderr)
