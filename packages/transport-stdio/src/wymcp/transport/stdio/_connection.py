@@ -59,6 +59,15 @@ def leading_id(prefix: bytes) -> str | int | None:
     return _request_id(int(token))
 
 
+def _unanswerable(body: Any) -> bool:
+    """Whether `body` is a notification or a response (answering them is wrong)."""
+    if not isinstance(body, dict):
+        return False
+    if "method" in body:
+        return "id" not in body
+    return "id" in body and ("result" in body) != ("error" in body)
+
+
 def error_message(rid: str | int | None, code: int, message: str) -> dict[str, Any]:
     """A JSON-RPC error response (id null when unknown)."""
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
@@ -210,12 +219,12 @@ class Connection:
                 await self._session_opened(session_id)
         if reply.body is None:
             return
-        if isinstance(body, dict) and "id" not in body and "method" in body:
+        if _unanswerable(body):
             logger.warning(
-                "wymcp: a notification was refused: %s",
+                "wymcp: a notification or response was refused: %s",
                 str(reply.body.get("error", {}).get("message"))[:200],
             )
-            return  # a notification is never answered
+            return  # notifications and responses are never answered
         await self._writer.send(reply.body)
 
     # ------------------------------------------------------------- session

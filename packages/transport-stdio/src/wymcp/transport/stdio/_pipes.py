@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import selectors
+import stat
+from collections.abc import Callable
 from typing import Final, Protocol
 
 CHUNK: Final = 64 * 1024
@@ -35,12 +38,19 @@ class Output(Protocol):
 class PipeInput:
     """A readable pipe (or tty, or socket) watched by the event loop."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, transport: asyncio.BaseTransport
+    ) -> None:
         self._reader = reader
+        self._transport = transport
 
     async def read(self) -> bytes:
         """The next chunk, or b"" at the end."""
         return await self._reader.read(CHUNK)
+
+    def close(self) -> None:
+        """Stop watching the pipe (its descriptor stays open)."""
+        self._transport.close()
 
 
 class BlockingInput:
@@ -53,6 +63,9 @@ class BlockingInput:
         """The next chunk, or b"" at the end."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, os.read, self._fd, CHUNK)
+
+    def close(self) -> None:
+        """Nothing to release: the descriptor stays open."""
 
 
 class _Flow(asyncio.Protocol):
@@ -110,6 +123,10 @@ class PipeOutput:
         """Wait while the pipe is full."""
         await self._flow.drain()
 
+    def when_lost(self, callback: Callable[[], object]) -> None:
+        """Call `callback` once the pipe closes (the client stopped reading)."""
+        self._flow.closed.add_done_callback(lambda _: callback())
+
     async def aclose(self) -> None:
         """Flush and close the pipe; drop what a reader that stopped never took."""
         self._transport.close()
@@ -139,32 +156,40 @@ class BlockingOutput:
         os.close(self._fd)
 
 
+def _watchable(fd: int, events: int) -> bool:
+    """Whether the event loop can watch `fd` (a pipe, socket or tty; not /dev/null)."""
+    mode = os.fstat(fd).st_mode
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+        return False
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(fd, events)
+        except (OSError, ValueError):
+            return False
+    return True
+
+
 async def open_input(fd: int) -> PipeInput | BlockingInput:
     """Read `fd` through the loop when it can watch it, else in the executor.
 
-    The descriptor is left open (and blocking again) when the loop closes.
+    The descriptor is left open; the caller restores its blocking mode.
     """
+    if not _watchable(fd, selectors.EVENT_READ):  # a regular file, /dev/null
+        return BlockingInput(fd)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=2 * CHUNK)
     pipe = os.fdopen(fd, "rb", buffering=0, closefd=False)
-    try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
-    except (ValueError, OSError):  # a regular file, /dev/null: nothing to watch
-        pipe.close()
-        os.set_blocking(fd, True)
-        return BlockingInput(fd)
-    return PipeInput(reader)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), pipe
+    )
+    return PipeInput(reader, transport)
 
 
 async def open_output(fd: int) -> PipeOutput | BlockingOutput:
     """Write to `fd` (which this takes over and closes) through the loop, if it can."""
+    if not _watchable(fd, selectors.EVENT_WRITE):  # a regular file, /dev/null
+        return BlockingOutput(fd)
     loop = asyncio.get_running_loop()
     pipe = os.fdopen(fd, "wb", buffering=0)
-    try:
-        transport, flow = await loop.connect_write_pipe(_Flow, pipe)
-    except (ValueError, OSError):
-        descriptor = os.dup(fd)
-        pipe.close()
-        os.set_blocking(descriptor, True)
-        return BlockingOutput(descriptor)
+    transport, flow = await loop.connect_write_pipe(_Flow, pipe)
     return PipeOutput(transport, flow)

@@ -17,7 +17,7 @@ from wymcp.conf import Settings, build_engine
 from wymcp.core.server import Engine, MemorySessionStore
 from wymcp.transport.stdio._connection import Connection
 from wymcp.transport.stdio._line_writer import LineWriter
-from wymcp.transport.stdio._pipes import open_input, open_output
+from wymcp.transport.stdio._pipes import PipeOutput, open_input, open_output
 
 logger = logging.getLogger("wymcp.transport.stdio")
 
@@ -57,7 +57,8 @@ async def serve(
         )
     blocking = os.get_blocking(input_fd)
     source = await open_input(input_fd)
-    writer = LineWriter(await open_output(output_fd))
+    output = await open_output(output_fd)
+    writer = LineWriter(output)
     connection = Connection(
         engine,
         writer,
@@ -66,6 +67,8 @@ async def serve(
         shutdown_grace=settings.SHUTDOWN_GRACE,
     )
     reading = asyncio.ensure_future(connection.read(source))
+    if isinstance(output, PipeOutput):  # a client that stops reading is gone
+        output.when_lost(reading.cancel)
     loop = asyncio.get_running_loop()
     handled: list[signal.Signals] = []
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -79,6 +82,7 @@ async def serve(
     finally:
         for signum in handled:
             loop.remove_signal_handler(signum)
+        source.close()
         await connection.shutdown()
         with contextlib.suppress(OSError):
             os.set_blocking(input_fd, blocking)
