@@ -17,7 +17,7 @@ from stdio_harness import modern
 from wymcp.conf import load_settings
 from wymcp.core.schema import Tool
 from wymcp.core.server import MemorySessionStore
-from wymcp.transport.stdio import build_stdio_engine, serve
+from wymcp.transport.stdio import _connection, build_stdio_engine, serve
 from wymcp_conformance import Calc, TriggerToolChange
 
 
@@ -26,7 +26,10 @@ class Big(Tool):
     description = "Answer a megabyte of text."
     input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
 
+    runs = 0
+
     async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        type(self).runs += 1
         return "b" * 1_000_000
 
 
@@ -224,3 +227,33 @@ async def test_a_client_that_stops_reading_ends_the_server_quietly(pipes):
     await asyncio.wait_for(pipes.task, 60)  # stdin is still open: stdout ended it
     os.close(pipes.in_w)
     os.close(pipes.in_r)
+
+
+async def test_stdin_waits_while_the_client_does_not_read_stdout(pipes):
+    assert pipes.read_transport is not None
+    pipes.read_transport.pause_reading()  # the client stops reading stdout
+    runs_before = Big.runs
+    for rid in range(10):
+        pipes.send(modern("tools/call", {"name": "big"}, rid))
+    await asyncio.sleep(0.5)  # time to read more lines, were it not waiting
+    started = Big.runs - runs_before
+    assert started <= 2
+    pipes.read_transport.resume_reading()
+    answers = [await pipes.receive() for _ in range(10)]
+    assert sorted(a["id"] for a in answers) == list(range(10))
+    await pipes.finish()
+
+
+async def test_one_request_over_the_in_flight_cap_is_answered_busy(pipes, monkeypatch):
+    monkeypatch.setattr(_connection, "MAX_IN_FLIGHT", 2)
+    for rid in (1, 2, 3):
+        pipes.send(
+            modern("tools/call", {"name": "slow", "arguments": {"seconds": 0.5}}, rid)
+        )
+    busy = await pipes.receive()
+    assert busy["id"] == 3
+    assert busy["error"]["code"] == -32603
+    assert "2 requests are in flight" in busy["error"]["message"]
+    done = [await pipes.receive(), await pipes.receive()]
+    assert sorted(a["id"] for a in done) == [1, 2]
+    await pipes.finish()

@@ -24,6 +24,8 @@ INVALID_REQUEST: Final = -32600
 INTERNAL_ERROR: Final = -32603
 _ID_TEXT_LIMIT: Final = 200
 _ID_INT_LIMIT: Final = 2**63
+MAX_IN_FLIGHT: Final = 1024
+"""Most requests one connection runs at once; one more is answered -32603."""
 _CANCEL_WAIT: Final = 1.0
 """Seconds cancelled calls get to unwind at shutdown before they are left."""
 _LEADING_ID = re.compile(
@@ -100,6 +102,7 @@ class Connection:
         """Serve every line of `source` until it ends or the client stops reading."""
         reader = LineReader(source, limit=self._body_limit)
         while not self._writer.gone:
+            await self._writer.writable()
             line = await reader.next_line()
             if line is None:
                 return
@@ -133,6 +136,7 @@ class Connection:
                 return
             if "id" in body and isinstance(method, str) and method != "initialize":
                 self._spawn(body)
+                await asyncio.sleep(0)  # let it start (and fill stdout) first
                 return
         try:
             await self._inline(body)
@@ -155,17 +159,23 @@ class Connection:
 
     def _spawn(self, body: dict[str, Any]) -> None:
         rid = _request_id(body["id"])
+        refusal = None
         if rid is not None and rid in self._in_flight:
-            task = asyncio.ensure_future(
-                self._writer.send(
-                    error_message(
-                        rid,
-                        INVALID_REQUEST,
-                        "Invalid Request: a request with this id is still in "
-                        "flight. Give every request its own id.",
-                    )
-                )
+            refusal = error_message(
+                rid,
+                INVALID_REQUEST,
+                "Invalid Request: a request with this id is still in flight. "
+                "Give every request its own id.",
             )
+        elif len(self._tasks) >= MAX_IN_FLIGHT:
+            refusal = error_message(
+                rid,
+                INTERNAL_ERROR,
+                f"Server busy: {MAX_IN_FLIGHT} requests are in flight on this "
+                "connection. Wait for answers before sending more.",
+            )
+        if refusal is not None:
+            task = asyncio.ensure_future(self._writer.send(refusal))
         else:
             task = asyncio.ensure_future(self._call(body, self._exchange(body), rid))
             if rid is not None:

@@ -38,6 +38,14 @@ class LineWriter:
         self._output = output
         self.gone = False
 
+    async def writable(self) -> None:
+        """Wait while stdout is full, so stdin is read no faster than answers go."""
+        while self._output.full and not self.gone:
+            try:
+                await self._output.drain()
+            except (ConnectionError, OSError):
+                self.gone = True
+
     async def send(self, message: Any) -> None:
         """Write one message; raise `ConnectionError` once the client is gone."""
         if self.gone:

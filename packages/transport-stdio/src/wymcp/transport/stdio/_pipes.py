@@ -26,6 +26,11 @@ class Output(Protocol):
         """Queue `data` to be written, whole and in order."""
         ...
 
+    @property
+    def full(self) -> bool:
+        """Whether writes are waiting for the reader (then stdin waits too)."""
+        ...
+
     async def drain(self) -> None:
         """Wait until the queued bytes are written; raise if the reader is gone."""
         ...
@@ -97,6 +102,10 @@ class _Flow(asyncio.Protocol):
                 waiter.set_result(None)
         self._waiters.clear()
 
+    @property
+    def paused(self) -> bool:
+        return self._paused and not self.lost
+
     async def drain(self) -> None:
         if self._paused and not self.lost:
             waiter = asyncio.get_running_loop().create_future()
@@ -112,6 +121,11 @@ class PipeOutput:
     def __init__(self, transport: asyncio.WriteTransport, flow: _Flow) -> None:
         self._transport = transport
         self._flow = flow
+
+    @property
+    def full(self) -> bool:
+        """Whether the pipe is full: the client is not reading what it was sent."""
+        return self._flow.paused
 
     def write(self, data: bytes) -> None:
         """Queue `data`."""
@@ -141,6 +155,9 @@ class BlockingOutput:
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+
+    full = False
+    """Every write completes at once."""
 
     def write(self, data: bytes) -> None:
         """Write all of `data` now."""
