@@ -8,6 +8,7 @@ At the end of input, calls in flight get SHUTDOWN_GRACE seconds to finish.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 from typing import Any, Final
@@ -176,15 +177,18 @@ class Connection:
             )
         if refusal is not None:
             task = asyncio.ensure_future(self._writer.send(refusal))
+            rid = None
         else:
             task = asyncio.ensure_future(self._call(body, self._exchange(body), rid))
             if rid is not None:
                 self._in_flight[rid] = task
         self._tasks.add(task)
-        task.add_done_callback(self._done)
+        task.add_done_callback(functools.partial(self._done, rid))
 
-    def _done(self, task: asyncio.Task[None]) -> None:
+    def _done(self, rid: str | int | None, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
+        if rid is not None and self._in_flight.get(rid) is task:
+            del self._in_flight[rid]  # also when cancelled before it started
         if task.cancelled():
             return
         error = task.exception()
@@ -209,9 +213,6 @@ class Connection:
                     rid, INTERNAL_ERROR, "Internal error. The server logged the cause."
                 )
             )
-        finally:
-            if rid is not None and self._in_flight.get(rid) is asyncio.current_task():
-                del self._in_flight[rid]
 
     def _cancel(self, params: object) -> None:
         """Stop the request `params.requestId` names; nothing is sent for it."""
@@ -247,7 +248,7 @@ class Connection:
             await self._engine.delete(Exchange("DELETE", previous))
         task = asyncio.ensure_future(self._session_stream(self._headers))
         self._tasks.add(task)
-        task.add_done_callback(self._done)
+        task.add_done_callback(functools.partial(self._done, None))
 
     async def _session_stream(self, headers: Headers) -> None:
         """Write the session's change notifications until it ends."""
