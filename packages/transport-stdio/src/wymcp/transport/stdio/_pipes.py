@@ -174,9 +174,14 @@ class BlockingOutput:
 
 
 def _watchable(fd: int, events: int) -> bool:
-    """Whether the event loop can watch `fd` (a pipe, socket or tty; not /dev/null)."""
+    """Whether the event loop can watch `fd`: a pipe or socket, or a tty to read.
+
+    Not /dev/null, nor a tty to write: its file description is often stderr's
+    too, which must stay blocking for the logs.
+    """
     mode = os.fstat(fd).st_mode
-    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+    tty = stat.S_ISCHR(mode) and events == selectors.EVENT_READ
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or tty):
         return False
     with selectors.DefaultSelector() as probe:
         try:
