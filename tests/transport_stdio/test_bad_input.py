@@ -262,3 +262,15 @@ def test_a_missing_settings_module_exits_one_without_touching_stdout():
     assert done.stdout == b""
     assert b"cannot be used" in done.stderr
     assert sys.executable  # the venv's interpreter runs the command
+
+
+async def test_a_request_before_initialize_without_meta_is_told_what_to_do(raw):
+    await raw.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    answer = await raw.receive()
+    assert answer["id"] == 1
+    assert answer["error"]["code"] == -32600
+    assert "Send initialize first" in answer["error"]["message"]
+    assert "header" not in answer["error"]["message"]
+    await raw.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    assert (await raw.receive())["result"] == {}
+    await still_serving(raw)

@@ -62,6 +62,21 @@ def leading_id(prefix: bytes) -> str | int | None:
     return _request_id(int(token))
 
 
+_MODERN_META: Final = (
+    "io.modelcontextprotocol/protocolVersion",
+    "io.modelcontextprotocol/clientCapabilities",
+)
+
+
+def _sessionless(body: dict[str, Any]) -> bool:
+    """Whether a request needs a 2025 session: no 2026-07-28 `_meta`, not ping."""
+    if body.get("method") == "ping":
+        return False
+    params = body.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return not (isinstance(meta, dict) and any(k in meta for k in _MODERN_META))
+
+
 def _unanswerable(body: Any) -> bool:
     """Whether `body` is a notification or a response (answering them is wrong)."""
     if not isinstance(body, dict):
@@ -167,6 +182,14 @@ class Connection:
                 INVALID_REQUEST,
                 "Invalid Request: a request with this id is still in flight. "
                 "Give every request its own id.",
+            )
+        elif self._headers.get("Mcp-Session-Id") is None and _sessionless(body):
+            refusal = error_message(
+                rid,
+                INVALID_REQUEST,
+                "Invalid Request: no session. Send initialize first (2025 "
+                "revisions), or carry the 2026-07-28 _meta in every request's "
+                "params.",
             )
         elif len(self._tasks) >= MAX_IN_FLIGHT:
             refusal = error_message(

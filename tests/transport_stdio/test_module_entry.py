@@ -1,0 +1,45 @@
+"""`python -m wymcp.transport.stdio`: the same server, without the HTTP transport."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from stdio_harness import FIXTURE, child_env, modern
+
+
+def test_the_module_serves_like_the_command():
+    request = json.dumps(modern("tools/list", rid=1)) + "\n"
+    done = subprocess.run(  # noqa: S603 - this interpreter, fixed arguments
+        [sys.executable, "-m", "wymcp.transport.stdio", "--settings", FIXTURE],
+        input=request.encode(),
+        capture_output=True,
+        env=child_env(),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    [answer] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answer["result"]["tools"][-1]["name"] == "help"
+    assert b"aiohttp" not in done.stderr
+
+
+def test_the_module_never_imports_aiohttp():
+    code = (
+        "import sys\n"
+        "import wymcp.transport.stdio.__main__ as entry\n"
+        "status = entry.main(['--settings', 'stdio_small_settings'])\n"
+        "print('aiohttp' in sys.modules, status, file=sys.stderr)\n"
+    )
+    done = subprocess.run(  # noqa: S603 - this interpreter, fixed code
+        [sys.executable, "-c", code],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=child_env(),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr.strip().endswith(b"False 0")
+    assert done.stdout == b""
