@@ -215,15 +215,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--warmup", type=int, default=300)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--servers", default="sdk,wymcp")
+    parser.add_argument(
+        "--realtime",
+        action="store_true",
+        help="servers and client under SCHED_RR (root), as run.py --realtime",
+    )
     args = parser.parse_args(argv)
     server_cpus, client_cpus = bench_servers.cpu_plan()
-    Placement(client_cpus).apply()
+    Placement(client_cpus, realtime=args.realtime).apply()
     rows = run_all(
         args.servers.split(","),
         args.calls,
         args.warmup,
         args.reps,
-        Placement(server_cpus),
+        Placement(server_cpus, realtime=args.realtime),
     )
     print("medians:")
     for row in rows:
