@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wymcp.transport.stdio._line_reader import PREFIX, LineReader, TooLong
 
@@ -98,3 +100,22 @@ async def test_a_line_in_many_chunks_is_scanned_once_not_quadratically(pieces):
     reader._buffer = CountingBuffer()
     assert await reader.next_line() == line
     assert reader._buffer.scanned <= 2 * len(line)
+
+
+@given(
+    lines=st.lists(
+        st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"").strip() or b"x"),
+        max_size=20,
+    ),
+    cuts=st.lists(st.integers(min_value=1, max_value=50), max_size=30),
+)
+async def test_any_chunking_yields_the_same_lines(lines, cuts):
+    data = b"".join(line + b"\n" for line in lines)
+    pieces, start = [], 0
+    for cut in cuts:
+        pieces.append(data[start : start + cut])
+        start += cut
+    pieces.append(data[start:])
+    reader = LineReader(Chunks(*[p for p in pieces if p]), limit=64)
+    expected = [line.removesuffix(b"\r") for line in lines]
+    assert await lines_of(reader) == expected
