@@ -43,3 +43,28 @@ def test_the_module_never_imports_aiohttp():
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stderr.strip().endswith(b"False 0")
     assert done.stdout == b""
+
+
+def test_without_a_settings_module_run_says_how_to_name_one(monkeypatch):
+    import io
+
+    from wymcp.transport.stdio import run
+
+    monkeypatch.delenv("WYMCP_SETTINGS_MODULE", raising=False)
+    err = io.StringIO()
+    assert run(None, err=err) == 1
+    assert "--settings myproject.settings" in err.getvalue()
+
+
+def test_a_settings_error_stops_run_before_it_serves(tmp_path, monkeypatch):
+    import io
+
+    from wymcp.transport.stdio import run
+
+    (tmp_path / "broken_stdio_settings.py").write_text(
+        "TOOLS = ['no_such_module.Tool']\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    err = io.StringIO()
+    assert run("broken_stdio_settings", err=err) == 1
+    assert "no_such_module" in err.getvalue()
