@@ -18,7 +18,7 @@ from wymcp.conf import load_settings
 from wymcp.core.schema import Tool
 from wymcp.core.server import MemorySessionStore
 from wymcp.transport.stdio import _connection, build_stdio_engine, serve
-from wymcp_conformance import Calc, TriggerToolChange
+from wymcp_conformance import Calc, TriggerToolChange, WatchedResource
 
 
 class Big(Tool):
@@ -31,6 +31,16 @@ class Big(Tool):
     async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
         type(self).runs += 1
         return "b" * 1_000_000
+
+
+class Touch(Tool):
+    name = "touch"
+    description = "Say the watched resource changed."
+    input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        ctx.server.resource_updated("test://watched-resource")
+        return "touched"
 
 
 class Pipes:
@@ -76,7 +86,8 @@ class Pipes:
 async def pipes() -> AsyncIterator[Pipes]:
     settings = load_settings(
         None,
-        TOOLS=(Calc, Slow, TwoQuestions, TriggerToolChange, Big),
+        TOOLS=(Calc, Slow, TwoQuestions, TriggerToolChange, Big, Touch),
+        RESOURCES=(WatchedResource,),
         STATE_SECRET="serve-test-state-key-not-a-secret-0123456789",
     )
     opened = Pipes(settings)
@@ -257,3 +268,42 @@ async def test_one_request_over_the_in_flight_cap_is_answered_busy(pipes, monkey
     done = [await pipes.receive(), await pipes.receive()]
     assert sorted(a["id"] for a in done) == [1, 2]
     await pipes.finish()
+
+
+async def test_a_2025_subscriber_hears_its_resource_updated(pipes):
+    init = {"protocolVersion": "2025-11-25"}
+    pipes.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+    await pipes.receive()
+    pipes.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    subscribe = {"uri": "test://watched-resource"}
+    pipes.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "resources/subscribe",
+            "params": subscribe,
+        }
+    )
+    assert (await pipes.receive())["id"] == 1
+    pipes.send(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "touch"}}
+    )
+    seen = [await pipes.receive(), await pipes.receive()]
+    updated = next(m for m in seen if "method" in m)
+    assert updated["method"] == "notifications/resources/updated"
+    assert updated["params"]["uri"] == "test://watched-resource"
+    await pipes.finish()
+
+
+async def test_a_2026_listener_hears_its_resource_updated(pipes):
+    watch = {"notifications": {"resourceSubscriptions": ["test://watched-resource"]}}
+    pipes.send(modern("subscriptions/listen", watch, "w"))
+    ack = await pipes.receive()
+    assert ack["params"]["notifications"] == watch["notifications"]
+    pipes.send(modern("tools/call", {"name": "touch"}, 2))
+    seen = [await pipes.receive(), await pipes.receive()]
+    updated = next(m for m in seen if "method" in m)
+    assert updated["method"] == "notifications/resources/updated"
+    assert updated["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "w"
+    [end] = await pipes.finish()
+    assert end["id"] == "w"
