@@ -472,6 +472,27 @@ async def test_state_over_the_cap_is_an_error_not_a_token(wire):
     assert "65536 characters" in json.loads(result["content"][0]["text"])["message"]
 
 
+async def test_recorded_answers_are_bound_to_the_call_s_arguments(wire):
+    params = {"name": "endless", "arguments": {"count": 3}}
+    first, _ = await wire.modern("tools/call", params, meta=meta(wire))
+    two = await retry_with(wire, params, first.body["result"], name_answer("a"), 2)
+    assert "requestState" in two
+    other = {"name": "endless", "arguments": {"count": 4}}
+    moved = await retry_with(wire, other, two, name_answer("b"), 3, raw=True)
+    assert moved["error"]["code"] == -32602
+    same = {"name": "endless", "arguments": {"count": 3}}
+    kept = await retry_with(wire, same, two, name_answer("b"), 4)
+    assert kept["resultType"] == "input_required"
+
+
+async def retry_with(wire, params, result, answer, rid, *, raw=False):
+    sent = {**params, "inputResponses": {"elicitation": answer}}
+    if "requestState" in result:
+        sent["requestState"] = result["requestState"]
+    reply, _ = await wire.modern("tools/call", sent, rid=rid, meta=meta(wire))
+    return reply.body if raw else reply.body["result"]
+
+
 async def test_recorded_answers_cannot_be_forged(wire):
     first, _ = await wire.modern(
         "tools/call", {"name": "two_questions"}, meta=meta(wire)

@@ -8,6 +8,8 @@ client answers by retrying the request with `inputResponses`.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
@@ -194,6 +196,22 @@ def session_asker(session: Session, stream: Stream, timeout: float) -> Asker:
     return ask
 
 
+def _bound(call: Call, target: str) -> str:
+    """`target` and a digest of the call's arguments.
+
+    Answers recorded for one call are never replayed into one with others.
+    """
+    arguments = call.params.get("arguments")
+    canonical = json.dumps(
+        {} if arguments is None else arguments,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+        default=repr,
+    )
+    return f"{target}#{hashlib.sha256(canonical.encode()).hexdigest()[:32]}"
+
+
 def _round(
     call: Call, target: str, secret: bytes, now: float
 ) -> tuple[Round, Mapping[str, Any]]:
@@ -211,7 +229,11 @@ def _round(
         return Round(rounds=1 if responses else 0), responses
     try:
         recorded = unseal(
-            secret, token, target=target, principal=call.principal, now=now
+            secret,
+            token,
+            target=_bound(call, target),
+            principal=call.principal,
+            now=now,
         )
     except StateError:
         raise invalid_params(
@@ -245,7 +267,7 @@ def build_context(
             return seal(
                 secret,
                 value,
-                target=target,
+                target=_bound(call, target),
                 principal=principal,
                 expires=expires,
                 answers=carried.answers,
