@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -68,3 +69,43 @@ def test_a_settings_error_stops_run_before_it_serves(tmp_path, monkeypatch):
     err = io.StringIO()
     assert run("broken_stdio_settings", err=err) == 1
     assert "no_such_module" in err.getvalue()
+
+
+def test_without_stderr_the_server_still_serves_json_only():
+    request = json.dumps(modern("tools/call", {"name": "printer"}, 1)) + "\n"
+    done = subprocess.run(  # noqa: S603 - this interpreter, fixed arguments
+        [
+            sys.executable,
+            "-c",
+            (
+                "import os, sys\n"
+                "os.close(2)\n"
+                "from wymcp.transport.stdio.__main__ import main\n"
+                f"sys.exit(main(['--settings', '{FIXTURE}']))\n"
+            ),
+        ],
+        input=request.encode(),
+        stdout=subprocess.PIPE,
+        env=child_env(),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0
+    [answer] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answer["result"]["content"][0]["text"] == "printed"
+
+
+def test_started_without_stderr_the_server_still_serves_json_only():
+    request = json.dumps(modern("tools/call", {"name": "printer"}, 1)) + "\n"
+    done = subprocess.run(  # noqa: S603 - this interpreter, fixed arguments
+        [sys.executable, "-m", "wymcp.transport.stdio", "--settings", FIXTURE],
+        input=request.encode(),
+        stdout=subprocess.PIPE,
+        env=child_env(),
+        timeout=120,
+        check=False,
+        preexec_fn=lambda: os.close(2),
+    )
+    assert done.returncode == 0
+    [answer] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answer["result"]["content"][0]["text"] == "printed"

@@ -43,9 +43,29 @@ def _load(module: str | None, err: TextIO) -> Settings | None:
         return None
 
 
+def _standard_descriptors() -> TextIO:
+    """Open /dev/null on whichever of fds 0-2 is closed; return stderr to print to.
+
+    Else the answers' duplicate of fd 1 could land on fd 2, which fd 1 then
+    points at: stray prints would reach the client.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if sys.stderr is None:  # started without fd 2
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115 - for the process's life
+    return sys.stderr
+
+
 def run(module: str | None, *, err: TextIO | None = None) -> int:
     """Serve the settings module `module` over stdio; return the exit status."""
-    err = err or sys.stderr
+    stderr = _standard_descriptors()
+    err = err or stderr
     settings = _load(module, err)
     if settings is None:
         return 1
