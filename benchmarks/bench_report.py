@@ -177,9 +177,57 @@ def throughput_targets(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     return out
 
 
+def stdio_targets(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Issue 17: stdio round trips at least 3x cheaper than the SDK's, by server CPU."""
+    out = []
+    for path in ("2026-07-28", "2025-11-25"):
+        ours = metric(find(rows, server="wymcp", path=path), "cpu_us")
+        sdk = metric(find(rows, server="sdk", path=path), "cpu_us")
+        r = ratio(sdk, ours)
+        out.append(
+            item(
+                f"stdio tools/call calc at {path} {GE} 3{X} the SDK's stdio server "
+                "(server CPU per call)",
+                f"{fmt(r, 2)}{X} ({fmt(ours)} vs {fmt(sdk)} {MICRO}s per call)",
+                verdict(r, at_least=3.0, reference_missing=sdk is None),
+            )
+        )
+    return out
+
+
+def stdio_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """The stdio section of performance.md."""
+    lines = [
+        "",
+        "## stdio",
+        "",
+        (
+            "`tools/call` `calc` round trips, one at a time, over the pipes of a "
+            "fresh `wymcp stdio` and of the SDK's stdio server "
+            "(`peer_sdk_server.py --stdio`), each pinned to its core "
+            "(`benchmarks/bench_stdio.py`)."
+        ),
+        "",
+        f"| server | path | server CPU {MICRO}s/call | p50 ms | calls/s |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for row in rows:
+        if "error" in row:
+            lines.append(
+                f"| {label(row['server'])} | {row['path']} | {row['error']} | | |"
+            )
+            continue
+        lines.append(
+            f"| {label(row['server'])} | {row['path']} | {fmt(row['cpu_us'])} | "
+            f"{fmt(row['p50_ms'], 3)} | {fmt(row['rps'])} |"
+        )
+    return lines
+
+
 def targets(results: dict[str, Any]) -> list[dict[str, str]]:
     """Each target of issue 7 with its measured figure and PASS, MISS or n/a."""
     out = throughput_targets(results.get("throughput", []))
+    out += stdio_targets(results.get("stdio", []))
     bad = results.get("bad_calls", [])
     ours = find(bad, server="wymcp", probe="100k")
     sdk = find(bad, server="sdk", probe="100k")
@@ -703,6 +751,8 @@ def write(results: dict[str, Any], out: Path) -> Path:
     text += "\n".join(cold_rows(results.get("cold_start", []))) + "\n"
     text += SESSIONS.format(sessions=config["sessions"])
     text += "\n".join(session_rows(results.get("sessions", []))) + "\n"
+    if results.get("stdio"):
+        text += "\n".join(stdio_rows(results["stdio"])) + "\n"
     text += "\n".join(gate_lines(results)) + "\n"
     text += soak_section(SOAK_RESULT)
     report = out / "performance.md"

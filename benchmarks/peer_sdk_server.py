@@ -50,9 +50,15 @@ def build() -> MCPServer:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--port", type=int)
     parser.add_argument("--json", action="store_true", help="JSON responses")
+    parser.add_argument("--stdio", action="store_true", help="serve stdin/stdout")
     args = parser.parse_args()
+    if args.stdio:
+        build().run("stdio")
+        return
+    if args.port is None:
+        parser.error("--port is required unless --stdio")
     app = build().streamable_http_app(json_response=args.json, host="127.0.0.1")
     uvicorn.run(
         app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False

@@ -29,6 +29,7 @@ import aiohttp
 import bench_load
 import bench_report
 import bench_servers
+import bench_stdio
 from bench_load import Call, Channel, order_arguments
 from bench_servers import HERE, ROOT, SERVERS, Placement, Running, ServerKind
 
@@ -487,6 +488,15 @@ def gates_micro(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+# -- stdio -------------------------------------------------------------------------
+
+
+def stdio(args: argparse.Namespace, placement: Placement) -> list[dict[str, Any]]:
+    """`tools/call` round trips over stdio, wymcp and the SDK's stdio server."""
+    keys = [key for key in ("sdk", "wymcp") if key in args.server_keys]
+    return bench_stdio.run_all(keys, args.requests, args.warmup, args.reps, placement)
+
+
 # -- the run ---------------------------------------------------------------------
 
 
@@ -620,6 +630,7 @@ def main(argv: list[str]) -> int:
         ("cold_start", lambda: cold_start(args, placement)),
         ("sessions", lambda: session_memory(args, placement)),
         ("client_check", lambda: client_check(args, placement)),
+        ("stdio", lambda: stdio(args, placement)),
         ("gate", lambda: gate(args)),
         ("gates_micro", lambda: gates_micro(args)),
         ("typed_micro", lambda: typed_micro(args)),

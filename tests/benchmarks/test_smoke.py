@@ -92,7 +92,7 @@ def test_cold_start_sessions_and_gate_are_measured(smoke) -> None:
 def test_every_target_is_reported_with_a_status(smoke) -> None:
     results, report, _ = smoke
     targets = results["targets"]
-    assert len(targets) == 12
+    assert len(targets) == 14  # 12 of issue 7, 2 stdio targets of issue 17
     assert {t["status"] for t in targets} <= {"PASS", "MISS", "n/a"}
     for target in targets:
         assert target["target"] in report
@@ -108,3 +108,15 @@ def test_the_report_names_the_command_and_the_machine_and_draws_the_chart(
     chart = out / "performance-throughput.png"
     assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert "performance-throughput.png" in report
+
+
+def test_stdio_round_trips_are_measured_for_wymcp(smoke) -> None:
+    results, report, _ = smoke
+    rows = {(r["server"], r["path"]): r for r in results["stdio"]}
+    for path in PATHS:
+        row = rows[("wymcp", path)]
+        assert "error" not in row, row
+        assert row["calls"] > 0
+        for key in ("cpu_us", "p50_ms", "rps"):
+            assert key in row
+    assert "## stdio" in report

@@ -5,8 +5,9 @@ stream at 2025, and the capability checks of both.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -85,6 +86,64 @@ class Polite(Tool):
         return f"roots: {len(roots['roots'])}"
 
 
+class TwoQuestions(Tool):
+    name = "two_questions"
+    description = "Asks twice in a row under the default key."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        first = await ctx.elicit("First name?", NAME_SCHEMA)
+        second = await ctx.elicit("Last name?", NAME_SCHEMA)
+        return f"{first['content']['name']} {second['content']['name']}"
+
+
+class SampleThenRoots(Tool):
+    name = "sample_then_roots"
+    description = "Samples, then lists the roots."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        said = await ctx.sample("Say hi")
+        roots = await ctx.list_roots()
+        return f"{said['content']['text']} / {len(roots['roots'])} roots"
+
+
+class Pair(Tool):
+    name = "pair"
+    description = "Asks two things at once."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        answers = await ctx.ask(
+            {
+                "x": InputRequest.elicitation("x?", NAME_SCHEMA),
+                "y": InputRequest.elicitation("y?", NAME_SCHEMA),
+            }
+        )
+        return "+".join(answers[k]["content"]["name"] for k in ("x", "y"))
+
+
+class Endless(Tool):
+    name = "endless"
+    description = "Asks until the engine stops it."
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"count": {"type": "integer"}},
+    }
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        count = arguments.get("count", 100)
+        for index in range(count):
+            await ctx.elicit(f"Question {index}?", NAME_SCHEMA)
+        return f"{count} answered"
+
+
+class Bulky(Tool):
+    name = "bulky"
+    description = "Carries more state than a requestState may hold."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        await ctx.elicit("Go?", NAME_SCHEMA, state="x" * 70_000)
+        return "never"
+
+
 class Ask(Prompt):
     name = "ask"
 
@@ -110,6 +169,11 @@ def wire(make_wire):
         Rounds,
         Sampler,
         Polite,
+        TwoQuestions,
+        SampleThenRoots,
+        Pair,
+        Endless,
+        Bulky,
         prompts=(Ask,),
         resources=(Secret,),
         state_secret="test-secret",
@@ -282,6 +346,173 @@ async def test_prompts_and_reads_may_ask_too(wire):
 async def test_list_methods_never_answer_input_required(wire):
     reply, _ = await wire.modern("tools/list", meta=meta(wire))
     assert reply.body["result"]["resultType"] == "complete"
+
+
+def name_answer(name: str) -> dict[str, Any]:
+    return {"action": "accept", "content": {"name": name}}
+
+
+async def retry(wire, tool: str, result: dict[str, Any], responses, rid: int):
+    """Answer an input_required result: the next round's result."""
+    params: dict[str, Any] = {"name": tool, "inputResponses": responses}
+    if "requestState" in result:
+        params["requestState"] = result["requestState"]
+    reply, _ = await wire.modern("tools/call", params, rid=rid, meta=meta(wire))
+    return reply.body["result"]
+
+
+async def test_two_questions_in_a_row_carry_the_first_answer(wire):
+    first, _ = await wire.modern(
+        "tools/call", {"name": "two_questions"}, meta=meta(wire)
+    )
+    one = first.body["result"]
+    assert one["inputRequests"]["elicitation"]["params"]["message"] == "First name?"
+    two = await retry(
+        wire, "two_questions", one, {"elicitation": name_answer("Ada")}, 2
+    )
+    assert two["resultType"] == "input_required"
+    assert two["inputRequests"]["elicitation"]["params"]["message"] == "Last name?"
+    assert "requestState" in two
+    three = await retry(
+        wire, "two_questions", two, {"elicitation": name_answer("Lovelace")}, 3
+    )
+    assert three["resultType"] == "complete"
+    assert three["content"][0]["text"] == "Ada Lovelace"
+
+
+async def test_sampling_then_roots_in_two_rounds(wire):
+    first, _ = await wire.modern(
+        "tools/call", {"name": "sample_then_roots"}, meta=meta(wire)
+    )
+    one = first.body["result"]
+    assert list(one["inputRequests"]) == ["sampling"]
+    said = {
+        "role": "assistant",
+        "content": {"type": "text", "text": "hi"},
+        "model": "m",
+    }
+    two = await retry(wire, "sample_then_roots", one, {"sampling": said}, 2)
+    assert list(two["inputRequests"]) == ["roots"]
+    roots = {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}
+    three = await retry(wire, "sample_then_roots", two, {"roots": roots}, 3)
+    assert three["content"][0]["text"] == "hi / 2 roots"
+
+
+async def test_a_retry_without_the_state_asks_the_second_question_again(wire):
+    """The earlier answer lives only in the sealed state: dropping it re-asks."""
+    first, _ = await wire.modern(
+        "tools/call", {"name": "two_questions"}, meta=meta(wire)
+    )
+    two = await retry(
+        wire,
+        "two_questions",
+        first.body["result"],
+        {"elicitation": name_answer("A")},
+        2,
+    )
+    stateless = {key: value for key, value in two.items() if key != "requestState"}
+    again = await retry(
+        wire, "two_questions", stateless, {"elicitation": name_answer("B")}, 3
+    )
+    assert again["resultType"] == "input_required"
+
+
+async def test_a_partial_answer_is_kept_for_the_next_round(wire):
+    first, _ = await wire.modern("tools/call", {"name": "pair"}, meta=meta(wire))
+    one = first.body["result"]
+    assert sorted(one["inputRequests"]) == ["x", "y"]
+    two = await retry(wire, "pair", one, {"x": name_answer("1")}, 2)
+    assert list(two["inputRequests"]) == ["y"]
+    three = await retry(wire, "pair", two, {"y": name_answer("2")}, 3)
+    assert three["content"][0]["text"] == "1+2"
+
+
+async def test_ten_rounds_are_answered_then_the_call_is_an_error(wire):
+    result, _ = await wire.modern(
+        "tools/call", {"name": "endless", "arguments": {"count": 10}}, meta=meta(wire)
+    )
+    current = result.body["result"]
+    rounds = 0
+    while current["resultType"] == "input_required":
+        rounds += 1
+        params: dict[str, Any] = {
+            "name": "endless",
+            "arguments": {"count": 10},
+            "inputResponses": {"elicitation": name_answer(str(rounds))},
+        }
+        if "requestState" in current:
+            params["requestState"] = current["requestState"]
+        reply, _ = await wire.modern(
+            "tools/call", params, rid=rounds + 1, meta=meta(wire)
+        )
+        current = reply.body["result"]
+    assert rounds == 10
+    assert current["content"][0]["text"] == "10 answered"
+
+    current = (await wire.modern("tools/call", {"name": "endless"}, meta=meta(wire)))[
+        0
+    ].body["result"]
+    rounds = 0
+    while current["resultType"] == "input_required":
+        rounds += 1
+        current = await retry(
+            wire, "endless", current, {"elicitation": name_answer("n")}, rounds + 1
+        )
+    assert rounds == 10
+    assert current["isError"] is True
+    payload = json.loads(current["content"][0]["text"])
+    assert "more than 10 rounds" in payload["message"]
+
+
+async def test_state_over_the_cap_is_an_error_not_a_token(wire):
+    reply, _ = await wire.modern("tools/call", {"name": "bulky"}, meta=meta(wire))
+    result = reply.body["result"]
+    assert result["isError"] is True
+    assert "requestState" not in result
+    assert "65536 characters" in json.loads(result["content"][0]["text"])["message"]
+
+
+async def test_recorded_answers_are_bound_to_the_call_s_arguments(wire):
+    params = {"name": "endless", "arguments": {"count": 3}}
+    first, _ = await wire.modern("tools/call", params, meta=meta(wire))
+    two = await retry_with(wire, params, first.body["result"], name_answer("a"), 2)
+    assert "requestState" in two
+    other = {"name": "endless", "arguments": {"count": 4}}
+    moved = await retry_with(wire, other, two, name_answer("b"), 3, raw=True)
+    assert moved["error"]["code"] == -32602
+    same = {"name": "endless", "arguments": {"count": 3}}
+    kept = await retry_with(wire, same, two, name_answer("b"), 4)
+    assert kept["resultType"] == "input_required"
+
+
+async def retry_with(wire, params, result, answer, rid, *, raw=False):
+    sent = {**params, "inputResponses": {"elicitation": answer}}
+    if "requestState" in result:
+        sent["requestState"] = result["requestState"]
+    reply, _ = await wire.modern("tools/call", sent, rid=rid, meta=meta(wire))
+    return reply.body if raw else reply.body["result"]
+
+
+async def test_recorded_answers_cannot_be_forged(wire):
+    first, _ = await wire.modern(
+        "tools/call", {"name": "two_questions"}, meta=meta(wire)
+    )
+    two = await retry(
+        wire,
+        "two_questions",
+        first.body["result"],
+        {"elicitation": name_answer("A")},
+        2,
+    )
+    body, mac = two["requestState"].split(".")
+    forged = {**two, "requestState": body[:-3] + "AAA." + mac}
+    params = {
+        "name": "two_questions",
+        "inputResponses": {"elicitation": name_answer("B")},
+        "requestState": forged["requestState"],
+    }
+    reply, _ = await wire.modern("tools/call", params, rid=3, meta=meta(wire))
+    assert reply.body["error"]["code"] == -32602
 
 
 # ------------------------------------------------------------------- 2025

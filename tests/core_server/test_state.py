@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wymcp.core.server._state import StateError, seal, unseal
+from wymcp.core.server._state import Round, StateError, seal, unseal
 
 SECRET = b"k" * 32
 
@@ -17,9 +17,24 @@ def sealed(**overrides):
 
 def test_round_trip():
     token = sealed()
-    assert unseal(SECRET, token, target="tools/call:t", principal="alice", now=100) == {
-        "step": 1
-    }
+    opened = unseal(SECRET, token, target="tools/call:t", principal="alice", now=100)
+    assert opened == Round(state={"step": 1})
+
+
+def test_answers_partial_answers_and_the_round_count_travel_sealed():
+    answers = ({"a": {"action": "accept"}}, {"b": {"roots": []}})
+    token = seal(
+        SECRET,
+        None,
+        target="tools/call:t",
+        principal=None,
+        expires=200.0,
+        answers=answers,
+        partial={"c": {"x": 1}},
+        rounds=3,
+    )
+    opened = unseal(SECRET, token, target="tools/call:t", principal=None, now=100)
+    assert opened == Round(None, answers, {"c": {"x": 1}}, 3)
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from wymcp.conf._settings import Settings
 
@@ -29,15 +31,20 @@ def engine_options(settings: Settings) -> EngineOptions:
     )
 
 
-def build_engine(settings: Settings) -> Engine:
+def build_engine(settings: Settings, **options: Any) -> Engine:
     """Return an engine serving the settings' tools, resources and prompts.
 
     Raises `wymcp.core.schema.ConfigurationError` naming the tool, the action
     and what is wrong when a declaration cannot be served. The engine is
     imported here, not with `wymcp.conf`, so loading and checking settings
-    stays cheap.
+    stays cheap. `options` set engine options no setting names, for a
+    transport's own needs (the stdio transport's session store).
     """
     from wymcp.core.server import Engine  # noqa: PLC0415 - imported when needed
+
+    chosen = engine_options(settings)
+    if options:
+        chosen = attrs.evolve(chosen, **options)
 
     return Engine(
         # A class gets a fresh instance per engine: two apps in one process (or
@@ -45,5 +52,5 @@ def build_engine(settings: Settings) -> Engine:
         tools=tuple(t() if isinstance(t, type) else t for t in settings.TOOLS),
         resources=settings.RESOURCES,
         prompts=settings.PROMPTS,
-        options=engine_options(settings),
+        options=chosen,
     )

@@ -8,9 +8,11 @@ client answers by retrying the request with `inputResponses`.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from wymcp.core.server._call import Call, invalid_params
 from wymcp.core.server._context import (
@@ -26,46 +28,120 @@ from wymcp.core.server._jsonrpc import MISSING_CAPABILITY, RpcError
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import META_LOG_LEVEL, has_titles
 from wymcp.core.server._session import Session
-from wymcp.core.server._state import StateError, seal, unseal
+from wymcp.core.server._state import MAX_STATE, Round, StateError, seal, unseal
 from wymcp.core.server._toolcall import InputRequired
 
+MAX_ROUNDS: Final = 10
+"""Most input_required results one call may answer (the SDK client's default
+cap is ten too); one more question answers isError instead."""
 
-def modern_asker(
-    capabilities: Mapping[str, Any],
-    responses: Mapping[str, Any],
-    seal: Callable[[Any], str],
-) -> Asker:
-    """Answer from `responses`, or end the call with an input_required result."""
 
-    async def ask(
-        requests: dict[str, InputRequest], state: Any
+def _answered(responses: Mapping[str, Any], key: str) -> dict[str, Any] | None:
+    answer = responses.get(key)
+    return answer if isinstance(answer, dict) else None
+
+
+class _Replay:
+    """The questions of one run of a 2026 call, replayed from the sealed round.
+
+    The tool runs again from the start on every retry. Its earlier `ask`s get
+    the recorded answers in order (an ask whose keys the next recorded step
+    lacks is a new question: a tool may skip steps by its state); the first
+    new question is answered by the retry's `inputResponses`, and the next
+    one ends the run with an input_required result carrying every answer so
+    far, sealed.
+    """
+
+    def __init__(
+        self,
+        capabilities: Mapping[str, Any],
+        responses: Mapping[str, Any],
+        recorded: Round,
+        seal: Callable[[Any, Round], str],
+    ) -> None:
+        self._capabilities = capabilities
+        self._responses = responses
+        self._recorded = recorded
+        self._seal = seal
+        self._cursor = 0
+        self._fresh = True
+        self._transcript: list[Mapping[str, Any]] = []
+
+    def _replayed(self, keys: list[str]) -> dict[str, dict[str, Any]] | None:
+        answers = self._recorded.answers
+        if self._cursor >= len(answers):
+            return None
+        step = answers[self._cursor]
+        if not all(isinstance(step.get(key), dict) for key in keys):
+            return None
+        self._cursor += 1
+        self._transcript.append(step)
+        return {key: step[key] for key in keys}
+
+    def _given(self, requests: dict[str, InputRequest]) -> dict[str, dict[str, Any]]:
+        """Answers to the first new question: the retry's, or kept from before."""
+        given: dict[str, dict[str, Any]] = {}
+        if not self._fresh:
+            return given
+        self._fresh = False
+        for key in requests:
+            answer = _answered(self._responses, key)
+            if answer is None:
+                answer = _answered(self._recorded.partial, key)
+            if answer is not None:
+                given[key] = answer
+        return given
+
+    def _input_required(
+        self,
+        pending: dict[str, InputRequest],
+        given: dict[str, dict[str, Any]],
+        state: Any,
+    ) -> InputRequired:
+        rounds = self._recorded.rounds + 1
+        if rounds > MAX_ROUNDS:
+            raise ClientRequestError(
+                "too_many_rounds",
+                f"The call asked the client more than {MAX_ROUNDS} rounds of "
+                "questions; ask several things at once with ctx.ask.",
+            )
+        result: dict[str, Any] = {
+            "resultType": "input_required",
+            "inputRequests": {k: r.to_json() for k, r in pending.items()},
+        }
+        if state is not None or self._transcript or given or rounds > 1:
+            token = self._seal(
+                state, Round(None, tuple(self._transcript), given, rounds)
+            )
+            if len(token) > MAX_STATE:
+                raise ClientRequestError(
+                    "state_too_large",
+                    "The answers gathered so far and the tool's state take more "
+                    f"than {MAX_STATE} characters of requestState; ask for less.",
+                )
+            result["requestState"] = token
+        return InputRequired(result)
+
+    async def __call__(
+        self, requests: dict[str, InputRequest], state: Any
     ) -> dict[str, dict[str, Any]]:
+        """Answer `requests` from the recorded round or the retry, else end the run."""
         missing: dict[str, Any] = {
             CAPABILITY_OF[r.method]: {}
             for r in requests.values()
-            if CAPABILITY_OF.get(r.method, r.method) not in capabilities
+            if CAPABILITY_OF.get(r.method, r.method) not in self._capabilities
         }
         if missing:
             raise MissingCapabilityError(missing)
-        answers: dict[str, dict[str, Any]] = {}
-        pending: dict[str, InputRequest] = {}
-        for key, request in requests.items():
-            response = responses.get(key)
-            if isinstance(response, dict):
-                answers[key] = response
-            else:
-                pending[key] = request
-        if pending:
-            result: dict[str, Any] = {
-                "resultType": "input_required",
-                "inputRequests": {k: r.to_json() for k, r in pending.items()},
-            }
-            if state is not None:
-                result["requestState"] = seal(state)
-            raise InputRequired(result)
-        return answers
-
-    return ask
+        replayed = self._replayed(list(requests))
+        if replayed is not None:
+            return replayed
+        given = self._given(requests)
+        pending = {k: r for k, r in requests.items() if k not in given}
+        if not pending:
+            self._transcript.append(given)
+            return given
+        raise self._input_required(pending, given, state)
 
 
 def session_asker(session: Session, stream: Stream, timeout: float) -> Asker:
@@ -120,12 +196,28 @@ def session_asker(session: Session, stream: Stream, timeout: float) -> Asker:
     return ask
 
 
+def _bound(call: Call, target: str) -> str:
+    """`target` and a digest of the call's arguments.
+
+    Answers recorded for one call are never replayed into one with others.
+    """
+    arguments = call.params.get("arguments")
+    canonical = json.dumps(
+        {} if arguments is None else arguments,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+        default=repr,
+    )
+    return f"{target}#{hashlib.sha256(canonical.encode()).hexdigest()[:32]}"
+
+
 def _round(
     call: Call, target: str, secret: bytes, now: float
-) -> tuple[Any, Mapping[str, Any]]:
-    """The verified state and the responses of a 2026 retry."""
+) -> tuple[Round, Mapping[str, Any]]:
+    """The verified round and the responses of a 2026 retry."""
     if not call.modern:
-        return None, {}
+        return Round(), {}
     responses = call.params.get("inputResponses")
     if responses is None:
         responses = {}
@@ -133,15 +225,22 @@ def _round(
         raise invalid_params("inputResponses must be an object.")
     token = call.params.get("requestState")
     if token is None:
-        return None, responses
+        # A retry of a first round that sealed nothing: one round answered.
+        return Round(rounds=1 if responses else 0), responses
     try:
-        state = unseal(secret, token, target=target, principal=call.principal, now=now)
+        recorded = unseal(
+            secret,
+            token,
+            target=_bound(call, target),
+            principal=call.principal,
+            now=now,
+        )
     except StateError:
         raise invalid_params(
             "Invalid requestState: it is malformed, altered, meant for "
             "another request, or expired. Start the request again."
         ) from None
-    return state, responses
+    return recorded, responses
 
 
 def build_context(
@@ -155,7 +254,7 @@ def build_context(
     """The `ctx` of one call; `target` ("tools/call:name") binds its state."""
     session = call.session
     now = options.wall_clock()
-    state, responses = _round(call, target, secret, now)
+    recorded, responses = _round(call, target, secret, now)
     asker: Asker | None = None
     if call.modern:
         level = call.meta.get(META_LOG_LEVEL)
@@ -164,12 +263,19 @@ def build_context(
         principal = call.principal
         expires = now + options.state_ttl
 
-        def sealer(value: Any) -> str:
+        def sealer(value: Any, carried: Round) -> str:
             return seal(
-                secret, value, target=target, principal=principal, expires=expires
+                secret,
+                value,
+                target=_bound(call, target),
+                principal=principal,
+                expires=expires,
+                answers=carried.answers,
+                partial=carried.partial,
+                rounds=carried.rounds,
             )
 
-        asker = modern_asker(call.capabilities, responses, sealer)
+        asker = _Replay(call.capabilities, responses, recorded, sealer)
     else:
         log_enabled = True
         threshold = session.log_level if session is not None else None
@@ -186,7 +292,7 @@ def build_context(
         log_enabled=log_enabled,
         log_threshold=threshold,
         asker=asker,
-        request_state=state,
+        request_state=recorded.state,
         server=server,
     )
 

@@ -35,6 +35,7 @@ class Call:
     principal: object | None
     capabilities: Mapping[str, Any]
     session: Session | None = None
+    mirrored_headers: bool = True
 
     @property
     def modern(self) -> bool:

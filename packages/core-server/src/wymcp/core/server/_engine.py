@@ -361,13 +361,13 @@ class Engine:
         if not isinstance(arguments, dict):
             raise invalid_params("Invalid 'arguments' in params: expected an object.")
         if name == HELP_NAME:
-            if call.modern:
+            if call.modern and call.mirrored_headers:
                 check_params(call.headers, (), arguments)
             return self._help(call, arguments)
         spec = self._catalogue.tool(name)
         if spec is None:
             raise unknown_tool(name, self._catalogue.tool_names())
-        if call.modern:
+        if call.modern and call.mirrored_headers:
             check_params(call.headers, spec.header_annotations, arguments)
         ctx = self._context(call, f"tools/call:{name}")
         try:

@@ -57,12 +57,16 @@ class Exchange:
     `body` is the parsed JSON body of a POST (None for GET and DELETE): the
     transport has already answered an oversized, malformed or non-JSON body.
     `principal` is what the transport's auth hook accepted, or None.
+    `mirrored_headers` is False for a transport without HTTP headers (stdio):
+    the 2026-07-28 checks of `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` then
+    do not apply.
     """
 
     method: str
     headers: Headers
     body: JSONValue = None
     principal: object | None = None
+    mirrored_headers: bool = True
 
 
 @attrs.frozen

@@ -67,7 +67,8 @@ def modern_call(
         raise invalid_params(f"params._meta '{META_VERSION}' must be a string.")
     if not isinstance(capabilities, dict):
         raise invalid_params(f"params._meta '{META_CAPABILITIES}' must be an object.")
-    check_standard(index, incoming.method, version, incoming.params)
+    if exchange.mirrored_headers:
+        check_standard(index, incoming.method, version, incoming.params)
     if version != MODERN or MODERN not in versions:
         raise RpcError(
             UNSUPPORTED_VERSION,
@@ -90,4 +91,5 @@ def modern_call(
         stream=stream,
         principal=exchange.principal,
         capabilities=capabilities,
+        mirrored_headers=exchange.mirrored_headers,
     )

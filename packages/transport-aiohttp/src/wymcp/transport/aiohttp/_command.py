@@ -56,7 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the MCP endpoint over HTTP")
     check = commands.add_parser("check", help="check the settings and exit")
-    for command in (serve, check):
+    stdio = commands.add_parser("stdio", help="serve one client on stdin/stdout")
+    for command in (serve, check, stdio):
         command.add_argument(
             "--settings",
             metavar="MODULE",
@@ -287,12 +288,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     if hasattr(args, "settings"):
         _project_on_path()
+    return _run_command(args)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """Hand the parsed arguments to the subcommand they name."""
+    out, err = sys.stdout, sys.stderr
     if args.command == "dev":
-        return _reload.dev(args, sys.stdout, sys.stderr)
+        return _reload.dev(args, out, err)
     if args.command in _operator_commands.COMMANDS:
-        return _operator_commands.run(args, sys.stdout, sys.stderr)
+        return _operator_commands.run(args, out, err)
     if args.command == "config":
-        return _client_config.run(args, sys.stdout, sys.stderr)
+        return _client_config.run(args, out, err)
     if args.command == "check":
-        return check(args.settings, sys.stdout, sys.stderr)
-    return serve(args, sys.stdout, sys.stderr)
+        return check(args.settings, out, err)
+    if args.command == "stdio":
+        from wymcp.transport.stdio import run  # noqa: PLC0415 - only for stdio
+
+        return run(args.settings)
+    return serve(args, out, err)

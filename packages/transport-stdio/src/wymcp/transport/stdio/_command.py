@@ -1,0 +1,99 @@
+"""`wymcp stdio`: load a settings module and serve it on stdin and stdout.
+
+File descriptor 1 is kept for the answers and pointed at stderr, so nothing
+but JSON-RPC ever reaches stdout (a stray print lands in the logs). Problems
+are printed to stderr with exit status 1; the end of input exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from typing import TextIO
+
+from wymcp.conf import (
+    ENVIRONMENT_VARIABLE,
+    ImproperlyConfigured,
+    Settings,
+    load_settings,
+    run_checks,
+)
+from wymcp.transport.stdio._serve import build_stdio_engine, serve
+
+logger = logging.getLogger("wymcp.transport.stdio")
+
+
+def _load(module: str | None, err: TextIO) -> Settings | None:
+    name = module or os.environ.get(ENVIRONMENT_VARIABLE)
+    if not name:
+        print(
+            "wymcp: no settings module. Pass --settings myproject.settings or set "
+            f"{ENVIRONMENT_VARIABLE}=myproject.settings.",
+            file=err,
+        )
+        return None
+    try:
+        return load_settings(name)
+    except ImproperlyConfigured as exc:
+        print(f"wymcp: the settings module {name!r} cannot be used:", file=err)
+        for problem in exc.problems:
+            print(str(problem), file=err)
+        return None
+
+
+def _standard_descriptors() -> TextIO:
+    """Open /dev/null on whichever of fds 0-2 is closed; return stderr to print to.
+
+    Else the answers' duplicate of fd 1 could land on fd 2, which fd 1 then
+    points at: stray prints would reach the client.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if sys.stderr is None:  # started without fd 2
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115 - for the process's life
+    return sys.stderr
+
+
+def run(module: str | None, *, err: TextIO | None = None) -> int:
+    """Serve the settings module `module` over stdio; return the exit status."""
+    stderr = _standard_descriptors()
+    err = err or stderr
+    settings = _load(module, err)
+    if settings is None:
+        return 1
+    problems = run_checks(settings)
+    for problem in problems:
+        print(str(problem), file=err)
+    if any(problem.is_error for problem in problems):
+        print("wymcp: fix the errors above (see `wymcp check`).", file=err)
+        return 1
+    try:
+        engine = build_stdio_engine(settings)
+    except Exception as exc:  # noqa: BLE001 - a declaration problem, told plainly
+        print(f"wymcp: the server cannot be built: {str(exc)[:2000]}", file=err)
+        return 1
+    tools = [spec.name for spec in engine.tool_specs] + ["help"]
+    print(
+        f"wymcp stdio: serving {settings.SERVER_NAME} on stdin/stdout "
+        f"(revisions {', '.join(settings.PROTOCOL_VERSIONS)}; tools "
+        f"{', '.join(tools)}); close stdin to stop",
+        file=err,
+        flush=True,
+    )
+    sys.stdout.flush()
+    answers = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        asyncio.run(serve(engine, settings, input_fd=0, output_fd=answers))
+    except Exception:
+        logger.exception("wymcp: the stdio server failed")
+        return 1
+    return 0

