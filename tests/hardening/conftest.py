@@ -347,6 +347,30 @@ class Wire:
         )
         return await task
 
+    async def open_session(self) -> dict[str, str]:
+        """Open and initialize a 2025-11-25 session; its request headers."""
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": SESSION_REVISION,
+                "capabilities": {},
+                "clientInfo": {"name": "hostile", "version": "0"},
+            },
+        }
+        answer = await self.post(init, {"Content-Type": "application/json"})
+        assert answer.status == 200, answer
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": SESSION_REVISION,
+            "Mcp-Session-Id": answer.headers["mcp-session-id"],
+        }
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await self.post(initialized, headers)).status == 202
+        return headers
+
     async def healthy(self) -> None:
         """Assert the server still answers a valid call correctly."""
         answer = await self.call("echo", {"action": "say", "data": {"text": "ok"}})
