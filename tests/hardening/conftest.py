@@ -465,6 +465,12 @@ async def serve(probe: Probe) -> AsyncIterator[Serve]:
 
 
 @pytest.fixture
+def wire_to() -> Callable[[int], Wire]:
+    """A factory of raw clients of a server on another port (`wymcp serve`)."""
+    return lambda port: Wire(port=port, probe=Probe(), body_limit=BODY_LIMIT)
+
+
+@pytest.fixture
 async def wire(serve: Serve) -> Wire:
     """A served app (BODY_LIMIT 2 MiB, BODY_TIMEOUT 1 s) and its raw client."""
     return await serve()
