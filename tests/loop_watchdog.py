@@ -1,8 +1,8 @@
 """An event-loop watchdog: fails a test in which the loop was blocked too long.
 
 `LoopWatchdog` measures, from inside the loop, how late a beat every few
-milliseconds wakes; `ThreadLoopWatchdog` does the same for a loop running in
-another thread. The `loop_watchdog` fixture and the `pytest_runtest_call` hook
+milliseconds wakes; `ThreadLoopWatchdog` arms the same beats on a loop running
+in another thread. The `loop_watchdog` fixture and the `pytest_runtest_call` hook
 (imported by `tests/conftest.py`) fail a test whose call blocked the loop longer
 than `STALL_BOUND` seconds (a bound on blocking, not a speed claim).
 """
@@ -13,8 +13,6 @@ import asyncio
 import contextlib
 import inspect
 import os
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Self
 
@@ -112,10 +110,10 @@ class LoopWatchdog:
 class ThreadLoopWatchdog:
     """The longest stall of a loop that runs forever in another thread.
 
-    A monitor thread hands the loop a beat with `call_soon_threadsafe` and
-    waits for it to run; the time from hand-over to run is the stall. The
-    beat's own timing is taken when it runs, so a loop blocked in C code that
-    holds the GIL is still measured right.
+    A chain of `call_later` beats runs on the watched loop itself (armed with
+    `call_soon_threadsafe`), each measuring how late it ran. Nothing is
+    measured from another thread: a loop blocked in C code that holds the GIL
+    (a regex, a JSON parse) would keep such a thread from noticing.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, bound: float = STALL_BOUND):
@@ -123,39 +121,28 @@ class ThreadLoopWatchdog:
         self.bound = bound
         self.longest = 0.0
         self.beats = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._stopped = False
 
     def __enter__(self) -> Self:
-        self._thread.start()
+        self.loop.call_soon_threadsafe(self._arm)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(STALL_BOUND * 10)
+        self._stopped = True
 
     def excuse(self) -> float:
         """Forget what was measured; return the longest stall seen."""
         longest, self.longest = self.longest, 0.0
         return longest
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            arrived = threading.Event()
-            sent = time.monotonic()
+    def _arm(self) -> None:
+        self.loop.call_later(BEAT, self._beat, self.loop.time() + BEAT)
 
-            def beat(sent: float = sent, arrived: threading.Event = arrived) -> None:
-                self.longest = max(self.longest, time.monotonic() - sent)
-                self.beats += 1
-                arrived.set()
-
-            try:
-                self.loop.call_soon_threadsafe(beat)
-            except RuntimeError:  # the loop is closed
-                return
-            while not arrived.wait(BEAT) and not self._stop.is_set():
-                pass
-            self._stop.wait(BEAT)
+    def _beat(self, due: float) -> None:
+        self.beats += 1
+        self.longest = max(self.longest, self.loop.time() - due)
+        if not self._stopped:
+            self._arm()
 
 
 @contextlib.contextmanager

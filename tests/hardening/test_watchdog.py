@@ -7,8 +7,10 @@ must trip neither. The pytester run shows the fixture fails the test itself.
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -83,7 +85,20 @@ async def test_a_ping_alongside_a_blocking_call_fails(
     assert loop_watchdog.excuse() >= HELD * 0.9
 
 
-def test_a_loop_in_another_thread_is_watched() -> None:
+def _hold_the_gil(seconds: float) -> None:
+    """Block in one C call that keeps the GIL (a regex backtracking on 'a'*n)."""
+    pattern = re.compile(r"(a|aa)*c")
+    size = 16
+    while True:
+        started = time.monotonic()
+        pattern.match("a" * size)
+        if time.monotonic() - started >= seconds:
+            return
+        size += 1
+
+
+@pytest.mark.parametrize("block", [time.sleep, _hold_the_gil], ids=["sleep", "gil"])
+def test_a_loop_in_another_thread_is_watched(block: Callable[[float], None]) -> None:
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
@@ -91,8 +106,10 @@ def test_a_loop_in_another_thread_is_watched() -> None:
         with watching(loop) as watchdog:
             time.sleep(0.1)
             quiet = watchdog.longest
-            loop.call_soon_threadsafe(time.sleep, HELD)
-            time.sleep(HELD + 0.2)
+            finished = threading.Event()
+            loop.call_soon_threadsafe(lambda: (block(HELD), finished.set()))
+            assert finished.wait(60)
+            time.sleep(0.1)
         assert watchdog.beats > 0
         assert quiet < STALL_BOUND
         assert watchdog.longest >= HELD * 0.9
