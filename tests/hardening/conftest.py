@@ -307,14 +307,16 @@ class Wire:
         """Read one response off a raw connection (see `read_answer`)."""
         return await asyncio.wait_for(read_answer(reader), ANSWER_WAIT)
 
-    async def ping(self) -> float:
+    async def ping(self, headers: Mapping[str, str] | None = None) -> float:
         """Send a valid `tools/list` on a new connection; return its round trip.
 
         (2026-07-28 has no `ping` method: the cheapest valid call stands in.)
+        `headers` are added (an `Authorization` header when AUTH is on).
         """
         started = time.monotonic()
         answer = await self.post(
-            modern_body("tools/list", rid="ping"), modern_headers("tools/list")
+            modern_body("tools/list", rid="ping"),
+            {**modern_headers("tools/list"), **(headers or {})},
         )
         took = time.monotonic() - started
         assert answer.status == 200, answer
@@ -322,7 +324,9 @@ class Wire:
         assert answer.json()["result"]["tools"], answer
         return took
 
-    async def alongside(self, hostile: Awaitable[T]) -> T:
+    async def alongside(
+        self, hostile: Awaitable[T], *, ping_headers: Mapping[str, str] | None = None
+    ) -> T:
         """Await `hostile` while pinging on other connections; return its result.
 
         Pings go one after another until the hostile request is answered (at
@@ -334,7 +338,7 @@ class Wire:
         slowest = 0.0
         try:
             while True:
-                slowest = max(slowest, await self.ping())
+                slowest = max(slowest, await self.ping(ping_headers))
                 if task.done():
                     break
                 await asyncio.wait({task}, timeout=PING_EVERY)
