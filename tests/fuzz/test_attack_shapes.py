@@ -62,6 +62,16 @@ def body(method: str, params: dict[str, Any] | None = None) -> bytes:
     return json.dumps(message).encode()
 
 
+def end_session(client: Client, session: str) -> None:
+    """DELETE a session: examples must not pile sessions up."""
+    delete = (
+        f"DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{client.port}\r\n"
+        f"MCP-Protocol-Version: {SESSION_REVISION}\r\n"
+        f"Mcp-Session-Id: {session}\r\nContent-Length: 0\r\n\r\n"
+    )
+    assert client.send(delete.encode()).status == 200
+
+
 def assert_bounded(answer: Answer) -> None:
     """No 5xx, no traceback, no internal error, a small answer."""
     assert answer.status < 500, answer
@@ -124,13 +134,8 @@ def test_capability_bombs(client: Client, items: int, nested: int) -> None:
     assert_bounded(answer)
     assert answer.status in {200, 400, 503}, answer
     session = answer.headers.get("mcp-session-id")
-    if session is not None:  # end it: examples must not pile sessions up
-        delete = (
-            f"DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{client.port}\r\n"
-            f"MCP-Protocol-Version: {SESSION_REVISION}\r\n"
-            f"Mcp-Session-Id: {session}\r\nContent-Length: 0\r\n\r\n"
-        )
-        assert client.send(delete.encode()).status == 200
+    if session is not None:
+        end_session(client, session)
     client.assert_healthy()
 
 
@@ -229,4 +234,5 @@ def test_near_miss_uris(client: Client, near: tuple[str, str, int, str]) -> None
     }
     answer = client.post(json.dumps(read).encode(), session)
     assert_bounded(answer)
+    end_session(client, session["Mcp-Session-Id"])
     client.assert_healthy()
