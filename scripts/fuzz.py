@@ -6,7 +6,10 @@ A failure stops the run, prints the failing example and the seed that
 reproduces it, and exits 1; Hypothesis also stores the example in
 `.hypothesis/`, so the short run of `just test` replays it until it is fixed
 (turn it into an `@example` or a plain regression test). A round cut short by
-the time limit is not a failure.
+the time limit is not a failure. `tests/fuzz/test_attack_shapes.py` holds the
+attack shapes of issue 12 (deep-string bodies, capability bombs, compressed
+bodies, near-miss URIs); `--only` it for a run of those alone. Every test
+fails when the server's event loop was blocked over 500 ms.
 
     .venv/bin/python scripts/fuzz.py --minutes 10 [--examples 500] [--seed 1]
 """

@@ -6,11 +6,14 @@ mixed traffic: valid 2026-07-28 calls (lists, calc, help, SSE progress),
 2025-11-25 sessions (initialize, calls, DELETE, churn), clients that leave
 mid-stream, and invalid requests (bad JSON, wrong content type, batches,
 deep nesting, oversized bodies, header mismatches, unknown tools and
-sessions, gate refusals). Every answer is checked against what that request
-must get. Reports requests served, 5xx answers (must be 0), failed valid
-calls (must be 0), wrong answers to invalid requests, and the server's RSS
-before traffic, after `--warmup` seconds, and at the end (growth after
-warm-up must stay under 10%). Exits 1 if a criterion fails.
+sessions, gate refusals), and the attack shapes of issue 12 (deep-string
+bodies, capability bombs, unread streams, slow readers, compressed bodies,
+near-miss URIs; `--no-attacks` leaves them out). Every answer is checked
+against what that request must get. Reports requests served, 5xx answers
+(must be 0), failed valid calls (must be 0), wrong answers to invalid
+requests, the slowest valid call, and the server's RSS before traffic, after
+`--warmup` seconds, and at the end (growth after warm-up must stay under
+10%). Exits 1 if a criterion fails.
 
     .venv/bin/python scripts/soak.py [--clients 200] [--seconds 60] [--warmup 10]
 """
@@ -21,6 +24,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import gzip
 import json
 import os
 import random
@@ -29,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from pathlib import Path
@@ -44,6 +49,10 @@ BODY_LIMIT = 256 * 1024
 RSS_GROWTH_LIMIT = 0.10
 PROGRESS_STEPS = 3
 """The progress notifications the fixture's progress tool sends."""
+HOLD_SECONDS = 3.0
+"""How long an unread stream or a slow reader holds its connection."""
+MAX_HOLDERS = 20
+"""Most clients holding an unread stream or a slow read at once (under MAX_STREAMS)."""
 SETTINGS = f"""
 from wymcp_conformance.settings import *  # noqa: F403
 BODY_LIMIT = {BODY_LIMIT}
@@ -114,6 +123,8 @@ class Stats:
         self.examples: dict[str, str] = {}
         self.server_errors = 0
         self.requests = 0
+        self.slowest = 0.0
+        self.holders = 0
 
     def saw(self, status: int) -> None:
         """Count one HTTP answer."""
@@ -370,7 +381,129 @@ class Client:
         ):
             raise Wrong(f"refusal: {status} {text[:200]}")
 
+    # ----- the attack shapes of issue 12: each bounded, none holds the server -----
 
+    async def expect_json_4xx(
+        self, body: bytes, headers: dict[str, str], statuses: set[int]
+    ) -> None:
+        """Send `body` and require one of `statuses` with a JSON-RPC error."""
+        got, answer_headers, text = await self.post(body, headers)
+        if got not in statuses or not answer_headers.get("Content-Type", "").startswith(
+            "application/json"
+        ):
+            raise Wrong(f"wanted JSON {sorted(statuses)}, got {got}: {text[:200]}")
+        if "error" not in json.loads(text):
+            raise Wrong(f"no error: {text[:200]}")
+
+    async def deep_string(self) -> None:
+        """101 `[`, a quote, 1,000 escaped quotes: 400 / -32700 (finding 1)."""
+        body = b"[" * 101 + b'"' + b'\\"' * 1000
+        await self.expect(body, modern_headers("tools/list"), 400, -32700)
+
+    async def capability_bomb(self) -> None:
+        """`initialize` with ~8 KB of `[[],[],...]` capabilities (finding 2)."""
+        init = {
+            "jsonrpc": "2.0",
+            "id": self.next_id(),
+            "method": "initialize",
+            "params": {
+                "protocolVersion": SESSION_REVISION,
+                "capabilities": {"experimental": {"bomb": [[]] * 2700}},
+                "clientInfo": {"name": "bomb", "version": "0"},
+            },
+        }
+        status, headers, text = await self.post(
+            init, {"Content-Type": "application/json"}
+        )
+        if status == HTTPStatus.BAD_REQUEST and "error" in json.loads(text):
+            return  # refused as too costly: fine
+        if status != HTTPStatus.OK or "Mcp-Session-Id" not in headers:
+            raise Wrong(f"capability bomb: {status} {text[:200]}")
+        delete = {**self.session_headers(), "Mcp-Session-Id": headers["Mcp-Session-Id"]}
+        async with self.http.delete(self.url, headers=delete) as response:
+            await response.read()
+            self.stats.saw(response.status)
+
+    async def unread_stream(self) -> None:
+        """Open a `subscriptions/listen` stream and never read it for a while."""
+        if self.stats.holders >= MAX_HOLDERS:
+            return await self.calc()
+        self.stats.holders += 1
+        try:
+            params = {"notifications": {"toolsListChanged": True}}
+            data = json.dumps(modern("subscriptions/listen", params)).encode()
+            headers = modern_headers("subscriptions/listen")
+            async with self.http.post(self.url, data=data, headers=headers) as response:
+                self.stats.saw(response.status)
+                if response.status != HTTPStatus.OK:
+                    raise Wrong(f"listen: {response.status}")
+                await asyncio.sleep(HOLD_SECONDS)
+                response.close()
+        finally:
+            self.stats.holders -= 1
+        return None
+
+    async def slow_reader(self) -> None:
+        """Ask for tools/list with a tiny receive window and never read the answer."""
+        if self.stats.holders >= MAX_HOLDERS:
+            return await self.calc()
+        self.stats.holders += 1
+        sock = socket.socket()
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+            sock.settimeout(0.0)
+            loop = asyncio.get_running_loop()
+            host, port = self.url.split("//")[1].split("/")[0].split(":")
+            await loop.sock_connect(sock, (host, int(port)))
+            body = json.dumps(modern("tools/list")).encode()
+            head = "".join(
+                f"{name}: {value}\r\n"
+                for name, value in modern_headers("tools/list").items()
+            )
+            request = (
+                f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n{head}"
+                f"Content-Length: {len(body)}\r\n\r\n"
+            ).encode() + body
+            await loop.sock_sendall(sock, request)
+            await asyncio.sleep(HOLD_SECONDS)
+        finally:
+            sock.close()
+            self.stats.holders -= 1
+        return None
+
+    async def gzip_bomb(self) -> None:
+        """1 MiB of spaces gzipped to ~1 KB: 413 (finding 5)."""
+        headers = {**modern_headers("tools/list"), "Content-Encoding": "gzip"}
+        await self.expect_json_4xx(GZIP_BOMB, headers, {413})
+
+    async def bad_gzip(self) -> None:
+        """A broken gzip or deflate body: a JSON 4xx (finding 5: 200 / -32603)."""
+        encoding, body = self.rng.choice(BAD_COMPRESSED)
+        headers = {**modern_headers("tools/list"), "Content-Encoding": encoding}
+        await self.expect_json_4xx(body, headers, {400, 415})
+
+    async def brotli(self) -> None:
+        """`Content-Encoding: br` (or zstd): a JSON 4xx, never aiohttp's text."""
+        encoding = self.rng.choice(["br", "zstd"])
+        headers = {**modern_headers("tools/list"), "Content-Encoding": encoding}
+        body = json.dumps(modern("tools/list")).encode()
+        await self.expect_json_4xx(body, headers, {400, 415})
+
+    async def near_miss_uri(self) -> None:
+        """resources/read of a URI that almost matches the template (finding 8)."""
+        uri = "test://template/" + "a/" * 500 + "x"
+        read = modern("resources/read", {"uri": uri})
+        headers = modern_headers("resources/read", uri)
+        await self.expect_json_4xx(json.dumps(read).encode(), headers, {400, 404})
+
+
+GZIP_BOMB = gzip.compress(b" " * (1 << 20), compresslevel=9)
+_LISTING = json.dumps(modern("tools/list")).encode()
+BAD_COMPRESSED = (
+    ("gzip", b"\x1f\x8b\x08\x00broken"),
+    ("gzip", gzip.compress(_LISTING)[:15] + b"\xff" * 20),
+    ("deflate", zlib.compress(_LISTING)[:4] + b"\xff" * 20),
+)
 VALID = ("list_tools", "calc", "help", "progress", "session_call", "churn_session")
 INVALID = (
     "bad_json",
@@ -383,6 +516,26 @@ INVALID = (
     "unknown_session",
     "refusal",
 )
+ATTACKS = (
+    "deep_string",
+    "capability_bomb",
+    "gzip_bomb",
+    "bad_gzip",
+    "brotli",
+    "near_miss_uri",
+)
+"""Attack shapes checked like invalid requests (`unread_stream` and
+`slow_reader` hold a connection and are not checked beyond their status)."""
+ATTACK_WEIGHTS = {
+    "deep_string": 1,
+    "capability_bomb": 1,
+    "unread_stream": 1,
+    "slow_reader": 1,
+    "gzip_bomb": 1,
+    "bad_gzip": 1,
+    "brotli": 1,
+    "near_miss_uri": 1,
+}
 WEIGHTS = {
     "list_tools": 6,
     "calc": 20,
@@ -403,17 +556,20 @@ WEIGHTS = {
 }
 
 
-async def run_client(client: Client, until: float) -> None:
+async def run_client(client: Client, until: float, weights: dict[str, int]) -> None:
     """Send weighted requests until `until`, counting wrong answers by kind."""
-    kinds = list(WEIGHTS)
-    weights = list(WEIGHTS.values())
+    kinds = list(weights)
+    chances = list(weights.values())
     stats = client.stats
     while time.monotonic() < until:
-        kind = client.rng.choices(kinds, weights)[0]
+        kind = client.rng.choices(kinds, chances)[0]
         stats.sent[kind] += 1
         action: Callable[[], Awaitable[None]] = getattr(client, kind)
+        started = time.monotonic()
         try:
             await action()
+            if kind in VALID:
+                stats.slowest = max(stats.slowest, time.monotonic() - started)
         except (
             Wrong,
             aiohttp.ClientError,
@@ -462,7 +618,11 @@ async def soak(
         start = time.monotonic()
         warm = start + args.warmup
         until = warm + args.seconds
-        tasks = [asyncio.ensure_future(run_client(client, until)) for client in clients]
+        weights = {**WEIGHTS, **(ATTACK_WEIGHTS if args.attacks else {})}
+        tasks = [
+            asyncio.ensure_future(run_client(client, until, weights))
+            for client in clients
+        ]
         await asyncio.sleep(args.warmup)
         rss["after_warmup"] = rss_kib(pid)
         rss["peak"] = rss["after_warmup"]
@@ -481,18 +641,22 @@ def report(
 ) -> bool:
     """Print the figures; return whether every criterion holds."""
     valid_failed = sum(stats.wrong[kind] for kind in VALID)
-    invalid_wrong = sum(stats.wrong[kind] for kind in INVALID)
+    invalid_wrong = sum(stats.wrong[kind] for kind in (*INVALID, *ATTACKS))
+    held_wrong = stats.wrong["unread_stream"] + stats.wrong["slow_reader"]
     growth = (rss["end"] - rss["after_warmup"]) / rss["after_warmup"]
     seconds = args.seconds + args.warmup
     print(
         f"soak: {args.clients} clients, {args.warmup:g} s warm-up + {args.seconds:g} s"
+        f", attack shapes {'on' if args.attacks else 'off'}"
     )
     print(f"  requests served: {stats.requests} ({stats.requests / seconds:.0f}/s)")
     print(f"  statuses: {dict(sorted(stats.statuses.items()))}")
     print(f"  calls by kind: {dict(sorted(stats.sent.items()))}")
     print(f"  5xx answers: {stats.server_errors}")
     print(f"  failed valid calls: {valid_failed}")
-    print(f"  wrong answers to invalid requests: {invalid_wrong}")
+    print(f"  wrong answers to invalid requests and attacks: {invalid_wrong}")
+    print(f"  unread streams and slow readers refused or cut: {held_wrong}")
+    print(f"  slowest valid call: {stats.slowest * 1000:.0f} ms")
     for kind, example in sorted(stats.examples.items()):
         print(f"    {kind} ({stats.wrong[kind]}): {example}")
     print(f"  server log lines at ERROR or worse: {log_errors}")
@@ -505,6 +669,7 @@ def report(
         stats.server_errors == 0
         and valid_failed == 0
         and invalid_wrong == 0
+        and held_wrong == 0
         and growth < RSS_GROWTH_LIMIT
     )
 
@@ -515,6 +680,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--warmup", type=float, default=10.0)
+    parser.add_argument(
+        "--attacks",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="mix in the attack shapes of issue 12 (default on)",
+    )
     args = parser.parse_args(argv)
     port = free_port()
     with tempfile.TemporaryDirectory() as scratch:

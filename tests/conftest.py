@@ -12,3 +12,11 @@ from pathlib import Path
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.append(_TESTS)
+
+from loop_watchdog import (  # noqa: E402 - importable once the path is set
+    loop_watchdog,
+    pytest_configure,
+    pytest_runtest_call,
+)
+
+__all__ = ["loop_watchdog", "pytest_configure", "pytest_runtest_call"]

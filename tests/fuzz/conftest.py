@@ -6,7 +6,8 @@ in a thread for the whole module, and requests go out as exact bytes on a
 socket. Two settings profiles: `wymcp-fuzz` (the short run of the test
 command) and `wymcp-fuzz-long` (`scripts/fuzz.py`), chosen by the
 `WYMCP_FUZZ_PROFILE` environment variable (`WYMCP_FUZZ_EXAMPLES` sets the long
-profile's examples per test).
+profile's examples per test). A thread watchdog watches the server's loop:
+`Client.assert_healthy` also fails when it was blocked past the bound.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import pytest
 from aiohttp import web
 from hypothesis import HealthCheck, settings
 
+from loop_watchdog import STALL_BOUND, ThreadLoopWatchdog, watching
 from wymcp.core.schema import Action, Tool
+from wymcp.core.server import Resource
 from wymcp.transport.aiohttp import create_app
 
 _RELAXED = [
@@ -142,6 +145,33 @@ class Boom(Tool):
 TOOLS = (Echo, Region, Steps, Boom)
 
 
+class Near(Resource):
+    """A template of two reserved expressions (near-miss URIs, finding 8)."""
+
+    name = "near"
+    uri_template = "file:///{+a}/{+b}/end"
+
+    async def read(self, uri: str, params: Mapping[str, str], ctx: Any) -> object:
+        """Read the two values."""
+        del uri, ctx
+        return f"{params['a']} {params['b']}"
+
+
+class Labels(Resource):
+    """A template of three label expressions (near-miss URIs, finding 8)."""
+
+    name = "labels"
+    uri_template = "file:///x{.a}{.b}{.c}/"
+
+    async def read(self, uri: str, params: Mapping[str, str], ctx: Any) -> object:
+        """Read the three labels."""
+        del uri, ctx
+        return ".".join(params.values())
+
+
+RESOURCES = (Near, Labels)
+
+
 @attrs.frozen
 class Answer:
     """One HTTP response as read off the socket."""
@@ -157,6 +187,7 @@ class Client:
 
     port: int
     session_id: str | None = None
+    watchdog: ThreadLoopWatchdog | None = None
 
     def send(self, data: bytes) -> Answer:
         """Write one request on a new connection and read one answer."""
@@ -173,8 +204,17 @@ class Client:
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8", "surrogateescape")
         return self.send(head + body)
 
+    def assert_responsive(self) -> None:
+        """The server's loop was never blocked past the bound since the last check."""
+        if self.watchdog is not None:
+            longest = self.watchdog.excuse()
+            assert longest <= STALL_BOUND, (
+                f"the server's event loop was blocked for {longest * 1000:.0f} ms "
+                f"(bound {STALL_BOUND * 1000:.0f} ms)"
+            )
+
     def assert_healthy(self) -> None:
-        """A valid 2026-07-28 call still gets its correct answer."""
+        """A valid 2026-07-28 call still gets its correct answer, promptly."""
         body = {
             "jsonrpc": "2.0",
             "id": 99,
@@ -201,6 +241,7 @@ class Client:
             "action": "say",
             "said": {"text": "ok", "count": 1},
         }
+        self.assert_responsive()
 
 
 def read_answer(stream: Any) -> Answer:
@@ -239,6 +280,11 @@ class ServerThread:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self.port = 0
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The server's event loop (running in the background thread)."""
+        return self._loop
+
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         self._runner = web.AppRunner(self._app, handler_cancellation=True)
@@ -268,5 +314,6 @@ class ServerThread:
 @pytest.fixture(scope="module")
 def client() -> Iterator[Client]:
     """A client of a server running the fuzz tools, for the whole module."""
-    with ServerThread(create_app(TOOLS=list(TOOLS))) as server:
-        yield Client(port=server.port)
+    app = create_app(TOOLS=list(TOOLS), RESOURCES=list(RESOURCES))
+    with ServerThread(app) as server, watching(server.loop) as watchdog:
+        yield Client(port=server.port, watchdog=watchdog)

@@ -1,22 +1,26 @@
 """A real wymcp server on 127.0.0.1 with hostile-input tools, and a raw HTTP client.
 
 The server is `create_app()` under the runner `wymcp serve` uses (handler
-cancellation, HEADER_TIMEOUT, MAX_CONNECTIONS). The client writes exact bytes on a
-socket, so requests the aiohttp client would refuse to send (CR/LF in a
-header, invalid UTF-8, a lying Content-Length) reach the server as written.
+cancellation, HEADER_TIMEOUT, MAX_CONNECTIONS), in-process on the test's loop,
+so the event-loop watchdog (autouse here) fails any test that blocks it. The
+client writes exact bytes on a socket, so requests the aiohttp client would
+refuse to send (CR/LF in a header, invalid UTF-8, a lying Content-Length) reach
+the server as written.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 import pytest
 from aiohttp import web
 
+from loop_watchdog import STALL_BOUND, LoopWatchdog
 from wymcp.conf import load_settings
 from wymcp.core.schema import Action, Tool, ToolError
 from wymcp.transport.aiohttp import create_app
@@ -35,6 +39,12 @@ ANSWER_WAIT = 30.0
 """Seconds the client waits for an answer before the test fails (no hang)."""
 RESPONSE_CAP = 1 << 20
 """The most bytes the client reads of one response; a test fails past it."""
+PING_BOUND = 2 * STALL_BOUND
+"""Seconds a ping sent alongside a hostile request may take (connect included)."""
+PING_EVERY = 0.01
+"""Seconds between two pings while the hostile request is unanswered."""
+
+T = TypeVar("T")
 
 
 @attrs.define
@@ -297,6 +307,74 @@ class Wire:
         """Read one response off a raw connection (see `read_answer`)."""
         return await asyncio.wait_for(read_answer(reader), ANSWER_WAIT)
 
+    async def ping(self, headers: Mapping[str, str] | None = None) -> float:
+        """Send a valid `tools/list` on a new connection; return its round trip.
+
+        (2026-07-28 has no `ping` method: the cheapest valid call stands in.)
+        `headers` are added (an `Authorization` header when AUTH is on).
+        """
+        started = time.monotonic()
+        answer = await self.post(
+            modern_body("tools/list", rid="ping"),
+            {**modern_headers("tools/list"), **(headers or {})},
+        )
+        took = time.monotonic() - started
+        assert answer.status == 200, answer
+        assert answer.json()["id"] == "ping"
+        assert answer.json()["result"]["tools"], answer
+        return took
+
+    async def alongside(
+        self, hostile: Awaitable[T], *, ping_headers: Mapping[str, str] | None = None
+    ) -> T:
+        """Await `hostile` while pinging on other connections; return its result.
+
+        Pings go one after another until the hostile request is answered (at
+        least one); each must answer within `PING_BOUND`: one request may not
+        hold the server, whatever it sends. Works for a server in a subprocess
+        too, where the in-process watchdog cannot look.
+        """
+        task = asyncio.ensure_future(hostile)
+        slowest = 0.0
+        try:
+            while True:
+                slowest = max(slowest, await self.ping(ping_headers))
+                if task.done():
+                    break
+                await asyncio.wait({task}, timeout=PING_EVERY)
+        finally:
+            if not task.done():
+                task.cancel()
+        assert slowest <= PING_BOUND, (
+            f"a ping sent alongside took {slowest * 1000:.0f} ms "
+            f"(bound {PING_BOUND * 1000:.0f} ms)"
+        )
+        return await task
+
+    async def open_session(self) -> dict[str, str]:
+        """Open and initialize a 2025-11-25 session; its request headers."""
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": SESSION_REVISION,
+                "capabilities": {},
+                "clientInfo": {"name": "hostile", "version": "0"},
+            },
+        }
+        answer = await self.post(init, {"Content-Type": "application/json"})
+        assert answer.status == 200, answer
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": SESSION_REVISION,
+            "Mcp-Session-Id": answer.headers["mcp-session-id"],
+        }
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await self.post(initialized, headers)).status == 202
+        return headers
+
     async def healthy(self) -> None:
         """Assert the server still answers a valid call correctly."""
         answer = await self.call("echo", {"action": "say", "data": {"text": "ok"}})
@@ -342,6 +420,12 @@ async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
         await reader.readexactly(2)
 
 
+@pytest.fixture(autouse=True)
+def _watch_the_loop(loop_watchdog: LoopWatchdog) -> LoopWatchdog:
+    """Every hardening test runs under the event-loop watchdog."""
+    return loop_watchdog
+
+
 @pytest.fixture
 def probe() -> Probe:
     """The record of what the hanging and ticking tools saw."""
@@ -382,6 +466,12 @@ async def serve(probe: Probe) -> AsyncIterator[Serve]:
     finally:
         for runner in runners:
             await runner.cleanup()
+
+
+@pytest.fixture
+def wire_to() -> Callable[[int], Wire]:
+    """A factory of raw clients of a server on another port (`wymcp serve`)."""
+    return lambda port: Wire(port=port, probe=Probe(), body_limit=BODY_LIMIT)
 
 
 @pytest.fixture

@@ -169,7 +169,10 @@ async def test_forged_and_unsigned_tokens_get_401(serve: Serve) -> None:
 async def test_a_token_with_huge_claims_is_bounded(serve: Serve) -> None:
     wire = await protected(serve)
     big = token(scope="mcp " + "x" * 2000, extra="y" * 2000)  # a 5.5 KB header
-    answer = await wire.send(call_bytes(wire, f"Bearer {big}".encode()))
+    answer = await wire.alongside(
+        wire.send(call_bytes(wire, f"Bearer {big}".encode())),
+        ping_headers={"Authorization": f"Bearer {token()}"},
+    )
     assert answer.status == 200
     assert len(answer.body) <= SMALL
 

