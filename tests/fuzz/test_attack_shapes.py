@@ -35,7 +35,6 @@ BODY_LIMIT = 4 * 1024 * 1024
 SMALL = 4096
 """Bytes a refusal may take, whatever was sent."""
 
-T12 = pytest.mark.xfail(strict=False, reason="fixed on branch wip/t12")
 E12 = pytest.mark.xfail(strict=False, reason="fixed on branch wip/e12")
 
 
@@ -90,7 +89,6 @@ def assert_json_refusal(answer: Answer) -> None:
     assert "error" in json.loads(answer.body)
 
 
-@T12
 @FUZZ
 @given(
     depth=st.integers(min_value=101, max_value=160),
@@ -162,7 +160,6 @@ COMPRESSED = st.one_of(
 )
 
 
-@T12
 @FUZZ
 @given(shape=COMPRESSED)
 def test_compressed_bodies(client: Client, shape: tuple[str, bytes]) -> None:

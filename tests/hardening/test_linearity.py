@@ -44,7 +44,6 @@ REPEATS = 3
 ATTEMPTS = 3
 """A ratio over the slack is measured again this often before the test fails."""
 
-T12 = pytest.mark.xfail(strict=False, reason="fixed on branch wip/t12")
 E12 = pytest.mark.xfail(strict=False, reason="fixed on branch wip/e12")
 G13 = pytest.mark.xfail(strict=False, reason="fixed on branch wip/g13")
 UNFIXED = pytest.mark.xfail(
@@ -134,12 +133,10 @@ def deep_string(n: int) -> bytes:
     return b"[" * 101 + b'"' + b'\\"' * n
 
 
-@T12
 def test_nesting_depth_of_a_deep_string_body() -> None:
     assert_linear(nesting_depth, deep_string, 256)
 
 
-@T12
 def test_decode_json_of_a_deep_string_body() -> None:
     assert_linear(refused(lambda b: decode_json(b, depth_limit=100)), deep_string, 256)
 
@@ -479,7 +476,6 @@ class Near(Resource):
         return "near"
 
 
-@T12
 async def test_a_deep_string_body_does_not_hold_the_loop(serve: Serve) -> None:
     wire = await serve()
     body = deep_string(8 * 1024)
