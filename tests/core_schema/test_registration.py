@@ -521,10 +521,15 @@ def test_any_line_break_in_a_description_or_name_is_refused_like_a_newline(brk):
     tool = tool_with({f"a{brk}b": Action(description=f"one{brk}two", properties={})})
     name = f"a{brk}b"
     assert problems_of(tool) == [
-        f"action {name!r}: an action name must not contain a newline or other line"
-        " break (the tools/list action enum joins action summaries with a newline)",
-        f"action {name!r}: description must not contain a newline or other line"
-        " break (the tools/list action enum joins action summaries with a newline)",
+        (
+            f"action {name!r}: an action name must not contain a newline or other"
+            " line break (the tools/list action enum joins action summaries with a"
+            " newline)"
+        ),
+        (
+            f"action {name!r}: description must not contain a newline or other line"
+            " break (the tools/list action enum joins action summaries with a newline)"
+        ),
     ]
 
 

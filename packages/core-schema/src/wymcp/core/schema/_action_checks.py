@@ -63,7 +63,7 @@ def json_problems(where: str, value: object) -> list[str]:
 def breaks_line(text: str) -> bool:
     """Whether ``text`` holds a line break: anything ``str.splitlines()`` splits on.
 
-    That is ``\\n``, ``\\r``, VT, FF, FS, GS, RS, NEL, U+2028 and U+2029.
+    That is LF, CR, VT, FF, FS, GS, RS, NEL, U+2028 and U+2029.
     """
     return len(f"{text}x".splitlines()) > 1
 
