@@ -115,4 +115,4 @@ def _accepted(target: ActionSpec, data: dict[str, Any]) -> dict[str, Any]:
     read = cast if isinstance(cast, dict) else data
     if not target.defaults:
         return dict(read)
-    return {**target.defaults, **read}
+    return target.merge_defaults(read)

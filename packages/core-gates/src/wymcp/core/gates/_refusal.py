@@ -149,6 +149,6 @@ def _payload(
         "tool": spec.name,
         "action": action,
         **extra,
-        "input_schema": target.published,
+        "input_schema": target.published_copy(),
         "help": help_pointer(spec.name, action),
     }

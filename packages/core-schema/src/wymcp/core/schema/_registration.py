@@ -24,7 +24,7 @@ from wymcp.core.schema._header_annotations import (
 )
 from wymcp.core.schema._key_set import close_properties, close_schema
 from wymcp.core.schema._scopes import declared_scopes
-from wymcp.core.schema._spec import ActionSpec, ToolSpec
+from wymcp.core.schema._spec import ActionSpec, ToolSpec, fresh_copy
 from wymcp.core.schema._summaries import compact_input_schema
 from wymcp.core.schema._tool import Tool
 from wymcp.core.schema._value_root import (
@@ -238,10 +238,11 @@ def _action_spec(
     problems.extend(f"{where}: {p}" for p in found)
     if found or root is None:
         return None
+    defaults = fresh_copy(dict(action.defaults))
     published: dict[str, Any] = {
         "properties": closed,
         "required": list(action.required),
-        "defaults": dict(action.defaults),
+        "defaults": fresh_copy(defaults),
     }
     groups = tuple(tuple(group) for group in action.required_one_of)
     if groups:
@@ -252,7 +253,7 @@ def _action_spec(
         published=published,
         required=tuple(action.required),
         required_one_of=groups,
-        defaults=dict(action.defaults),
+        defaults=defaults,
         root=root,
     )
 
