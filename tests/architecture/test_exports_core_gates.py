@@ -5,6 +5,7 @@ def test_the_public_names_of_core_gates_are_pinned():
     assert wymcp.core.gates.__all__ == [
         "Verdict",
         "check",
+        "check_fast",
         "help_pointer",
         "render_path",
     ]

@@ -4,9 +4,9 @@
 is bounded whatever the call carried.
 """
 
-from wymcp.core.gates._check import check
+from wymcp.core.gates._check import check, check_fast
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._refusal import help_pointer
 from wymcp.core.gates._verdict import Verdict
 
-__all__ = ["Verdict", "check", "help_pointer", "render_path"]
+__all__ = ["Verdict", "check", "check_fast", "help_pointer", "render_path"]

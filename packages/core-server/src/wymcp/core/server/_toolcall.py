@@ -6,12 +6,13 @@ it returned into a CallToolResult.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
-from wymcp.core.gates import check
+from wymcp.core.gates import Verdict, check, check_fast
 from wymcp.core.schema import ToolError, ToolSpec
 from wymcp.core.server._content import Content, ToolResult
 from wymcp.core.server._context import MissingCapabilityError, ToolContext
@@ -143,6 +144,20 @@ def timed_out(spec: ToolSpec, action: str | None, timeout: float) -> dict[str, A
     return {"content": [_text(_dumps(payload))], "isError": True}
 
 
+async def _gated(
+    spec: ToolSpec, action: str | None, data: object, *, strict: bool
+) -> Verdict:
+    """The gates' verdict: on the loop when it costs one engine call, else off it.
+
+    A refusal's walk is linear in the data; on a large body that is longer than the
+    event loop may be held, so it runs in a worker thread.
+    """
+    verdict = check_fast(spec, action, data)
+    if verdict is None:
+        verdict = await asyncio.to_thread(check, spec, action, data, strict=strict)
+    return verdict
+
+
 async def call_tool(
     spec: ToolSpec,
     arguments: dict[str, Any],
@@ -161,9 +176,9 @@ async def call_tool(
     action: str | None = None
     if is_multi_action(spec):
         action, data = split_arguments(spec, arguments)
-        verdict = check(spec, action, data, strict=strict)
     else:
-        verdict = check(spec, None, arguments, strict=strict)
+        data = arguments
+    verdict = await _gated(spec, action, data, strict=strict)
     if not verdict.accepted:
         return {"content": [_text(_dumps(verdict.refusal))], "isError": True}
     ctx.tool = spec.name
