@@ -2,17 +2,20 @@
 
 Run: ``.venv/bin/python benchmarks/gates_micro.py``. Prints best-of-N figures for
 the 50-item order of reference/peers.md accepted, and for 100,000 wrong-typed array
-items refused (with the size of the refusal's request-dependent part).
+items refused (with the size of the refusal's request-dependent part), and the worst
+combinator case: 300,000 bad items under ``anyOf``, timed and with the longest
+event-loop stall when it is served as core-server serves it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import statistics
 import sys
 import time
 
-from wymcp.core.gates import check
+from wymcp.core.gates import check, check_fast
 from wymcp.core.schema import Action, Tool, prepare
 
 ITEM = {
@@ -41,6 +44,18 @@ class Orders(Tool):
         "sum": Action(
             description="Sum values",
             properties={"values": {"type": "array", "items": {"type": "number"}}},
+            required=["values"],
+        ),
+        "maybe": Action(
+            description="Sum values, or nothing",
+            properties={
+                "values": {
+                    "anyOf": [
+                        {"type": "array", "items": {"type": "number"}},
+                        {"type": "null"},
+                    ]
+                }
+            },
             required=["values"],
         ),
     }
@@ -135,7 +150,59 @@ def main() -> None:
         f"refused 100,000 unknown keys in array items: best {best * 1e3:.1f} ms, "
         f"median {median * 1e3:.1f} ms; request-dependent part {size} bytes"
     )
+    combinator_case(spec)
     print(f"python {sys.version.split()[0]}")
+
+
+COMBINED_ITEMS = 300_000
+
+
+def combinator_case(spec: object) -> None:
+    """300,000 bad items under anyOf: every one counted, and the loop kept free."""
+    bad = json.loads(json.dumps({"values": ["x"] * COMBINED_ITEMS}))
+    verdict = check(spec, "maybe", bad)
+    if verdict.refusal is None or verdict.refusal["error_count"] != COMBINED_ITEMS + 1:
+        raise SystemExit("the 300,000 items under anyOf were not all counted")
+    size = request_dependent_size(verdict.refusal)
+    best, median = best_of(lambda: check(spec, "maybe", bad), repeat=5, number=1)
+    print(
+        f"refused {COMBINED_ITEMS:,} bad items under anyOf (all counted): best "
+        f"{best * 1e3:.1f} ms, median {median * 1e3:.1f} ms per check(); "
+        f"request-dependent part {size} bytes"
+    )
+    took, stall = asyncio.run(_served(spec, bad))
+    print(
+        f"  served as core-server does (check_fast on the loop, check in a thread): "
+        f"{took * 1e3:.1f} ms, longest event-loop stall {stall * 1e3:.1f} ms"
+    )
+
+
+async def _served(spec: object, data: dict) -> tuple[float, float]:
+    """The call's time and the longest gap of a 1 ms ticker on the same loop."""
+    gaps: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            await asyncio.sleep(0.001)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    task = asyncio.create_task(ticker())
+    await asyncio.sleep(0.01)
+    started = time.perf_counter()
+    verdict = check_fast(spec, "maybe", data)
+    if verdict is None:
+        verdict = await asyncio.to_thread(check, spec, "maybe", data)
+    took = time.perf_counter() - started
+    await asyncio.sleep(0.01)
+    done.set()
+    await task
+    if verdict.accepted:
+        raise SystemExit("the items under anyOf were accepted")
+    return took, max(gaps)
 
 
 if __name__ == "__main__":

@@ -139,13 +139,21 @@ class ValueNode:
 
 
 def compile_schema(
-    schema: Any, *, assert_formats: bool = True, registry: Any = None
+    schema: Any,
+    *,
+    assert_formats: bool = True,
+    registry: Any = None,
+    exact: bool | None = None,
 ) -> Any:
     """Build a jsonschema-rs validator; ``format`` asserted (input) or annotation.
 
-    ``multipleOf`` is always wymcp's exact keyword.
+    ``multipleOf`` is wymcp's exact keyword wherever the schema (or, with
+    ``exact``, the document a registry holds) uses it; a schema without it is
+    built without custom keywords, which the engine checks faster.
     """
-    options: dict[str, Any] = {"keywords": {"multipleOf": ExactMultipleOf}}
+    options: dict[str, Any] = {}
+    if exact or (exact is None and _uses_multiple_of(schema)):
+        options["keywords"] = {"multipleOf": ExactMultipleOf}
     if registry is not None:
         options["registry"] = registry
     return jsonschema_rs.validator_for(
@@ -176,11 +184,13 @@ class _Builder:
     def __init__(self, document: Any, validator: Any) -> None:
         self.document = document
         self.root_validator = validator
+        self.exact = _uses_multiple_of(document)
+        keywords = {"multipleOf": ExactMultipleOf} if self.exact else None
         self.validators = jsonschema_rs.validator_map_for(
             document,
             validate_formats=True,
             ignore_unknown_formats=False,
-            keywords={"multipleOf": ExactMultipleOf},
+            keywords=keywords,
         )
         self.registry = jsonschema_rs.Registry([(_URN, document)])
         self.local_refs = not _has_nested_identifiers(document)
@@ -210,7 +220,9 @@ class _Builder:
         found = self.validators.get("#" + pointer)
         if found is not None:
             return found
-        return compile_schema(self.reference(pointer), registry=self.registry)
+        return compile_schema(
+            self.reference(pointer), registry=self.registry, exact=self.exact
+        )
 
     def reference(self, pointer: str) -> dict[str, str]:
         """A schema that stands for the position at ``pointer`` of the document."""
@@ -387,7 +399,9 @@ class _At:
 
     def compiled(self, part: dict[str, Any]) -> Any:
         try:
-            return compile_schema(part, registry=self.builder.registry)
+            return compile_schema(
+                part, registry=self.builder.registry, exact=self.builder.exact
+            )
         except _BUILD_ERRORS:
             return None
 
@@ -487,6 +501,20 @@ def _mapping(value: object) -> dict[Any, Any]:
 def _list(value: object) -> list[Any]:
     """The value if it is a list, else an empty one."""
     return value if isinstance(value, list) else []
+
+
+def _uses_multiple_of(schema: object) -> bool:
+    """Whether any dict in the schema has a ``multipleOf`` key (a keyword or not)."""
+    stack: list[object] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if "multipleOf" in node:
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
 
 
 def _has_nested_identifiers(schema: object) -> bool:
