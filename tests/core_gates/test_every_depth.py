@@ -298,3 +298,30 @@ def test_counting_under_a_combinator_grows_linearly():
     small = min(cost(20_000) for _ in range(3))
     large = min(cost(80_000) for _ in range(3))
     assert large < small * 4 * 3, (small, large)
+
+
+def test_a_value_nested_past_what_the_cast_reads_is_refused_not_raised():
+    tree = {"$ref": "#/properties/t/$defs/t"}
+    spec = tool_of(
+        {
+            "t": {
+                **tree,
+                "$defs": {
+                    "t": {
+                        "type": "object",
+                        "properties": {"n": {"type": "integer"}, "k": tree},
+                    }
+                },
+            }
+        }
+    )
+    shallow = {"n": 1.0, "k": {"n": 2.0}}
+    assert check(spec, "go", {"t": shallow}).data == {"t": {"n": 1, "k": {"n": 2}}}
+    node = deep = {"n": 1.0}
+    for _ in range(900):
+        node["k"] = {"n": 2.0}
+        node = node["k"]
+    refusal = check(spec, "go", {"t": deep}).refusal
+    assert refusal["errors"] == [
+        {"path": "data", "problems": ["value could not be checked against the schema"]}
+    ]
