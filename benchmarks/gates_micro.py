@@ -5,6 +5,11 @@ the 50-item order of reference/peers.md accepted, and for 100,000 wrong-typed ar
 items refused (with the size of the refusal's request-dependent part), and the worst
 combinator case: 300,000 bad items under ``anyOf``, timed and with the longest
 event-loop stall when it is served as core-server serves it.
+
+``--process-time`` times the in-process figures in CPU time of this process, which
+a machine busy with other work disturbs far less than wall time; run it against an
+older tree (``PYTHONPATH=<tree>/packages/core-gates/src:...``) to compare: without
+``check_fast`` the combinator case is served on the loop.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ import statistics
 import sys
 import time
 
-from wymcp.core.gates import check, check_fast
+import wymcp.core.gates
+from wymcp.core.gates import check
 from wymcp.core.schema import Action, Tool, prepare
 
 ITEM = {
@@ -64,14 +70,17 @@ class Orders(Tool):
         del action, data, ctx
 
 
+CLOCK = time.process_time if "--process-time" in sys.argv else time.perf_counter
+
+
 def best_of(function, *, repeat: int, number: int) -> tuple[float, float]:
     """Best and median seconds per call over ``repeat`` rounds of ``number`` calls."""
     rounds = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = CLOCK()
         for _ in range(number):
             function()
-        rounds.append((time.perf_counter() - start) / number)
+        rounds.append((CLOCK() - start) / number)
     return min(rounds), statistics.median(rounds)
 
 
@@ -161,18 +170,21 @@ def combinator_case(spec: object) -> None:
     """300,000 bad items under anyOf: every one counted, and the loop kept free."""
     bad = json.loads(json.dumps({"values": ["x"] * COMBINED_ITEMS}))
     verdict = check(spec, "maybe", bad)
-    if verdict.refusal is None or verdict.refusal["error_count"] != COMBINED_ITEMS + 1:
-        raise SystemExit("the 300,000 items under anyOf were not all counted")
+    if verdict.refusal is None:
+        raise SystemExit("the 300,000 items under anyOf were accepted")
+    counted = verdict.refusal["error_count"]
     size = request_dependent_size(verdict.refusal)
     best, median = best_of(lambda: check(spec, "maybe", bad), repeat=5, number=1)
     print(
-        f"refused {COMBINED_ITEMS:,} bad items under anyOf (all counted): best "
-        f"{best * 1e3:.1f} ms, median {median * 1e3:.1f} ms per check(); "
-        f"request-dependent part {size} bytes"
+        f"refused {COMBINED_ITEMS:,} bad items under anyOf (error_count "
+        f"{counted:,}): best {best * 1e3:.1f} ms, median {median * 1e3:.1f} ms "
+        f"per check(); request-dependent part {size} bytes"
     )
     took, stall = asyncio.run(_served(spec, bad))
     print(
-        f"  served as core-server does (check_fast on the loop, check in a thread): "
+        "  served as core-server does (check_fast on the loop, check in a thread"
+        f"{'' if hasattr(wymcp.core.gates, 'check_fast') else ': absent, on the loop'}"
+        "): "
         f"{took * 1e3:.1f} ms, longest event-loop stall {stall * 1e3:.1f} ms"
     )
 
@@ -193,8 +205,11 @@ async def _served(spec: object, data: dict) -> tuple[float, float]:
     task = asyncio.create_task(ticker())
     await asyncio.sleep(0.01)
     started = time.perf_counter()
-    verdict = check_fast(spec, "maybe", data)
-    if verdict is None:
+    check_fast = getattr(wymcp.core.gates, "check_fast", None)
+    verdict = None if check_fast is None else check_fast(spec, "maybe", data)
+    if check_fast is None:
+        verdict = check(spec, "maybe", data)
+    elif verdict is None:
         verdict = await asyncio.to_thread(check, spec, "maybe", data)
     took = time.perf_counter() - started
     await asyncio.sleep(0.01)
