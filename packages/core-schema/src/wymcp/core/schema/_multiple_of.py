@@ -8,6 +8,7 @@ exactly (an infinite float) is refused with the seed's text.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 NOT_MULTIPLE = "value is not a multiple of {}"
 UNDECIDED = "value could not be checked against multipleOf"
@@ -40,7 +41,7 @@ class ExactMultipleOf:
     """The ``multipleOf`` keyword as the engine calls it (``keywords=`` option)."""
 
     def __init__(
-        self, parent_schema: object, value: object, schema_path: object
+        self, parent_schema: dict[str, Any], value: Any, schema_path: list[str | int]
     ) -> None:
         """Keep the factor; a factor that is not a positive number refuses to build."""
         del parent_schema, schema_path
@@ -50,7 +51,7 @@ class ExactMultipleOf:
             raise ValueError("multipleOf must be strictly greater than 0")
         self.factor = value
 
-    def validate(self, instance: object) -> None:
+    def validate(self, instance: Any) -> None:
         """Raise ``ValueError`` with the problem text when ``instance`` fails."""
         problem = multiple_of_problem(instance, self.factor)
         if problem is not None:

@@ -185,7 +185,9 @@ class _Builder:
         self.document = document
         self.root_validator = validator
         self.exact = _uses_multiple_of(document)
-        keywords = {"multipleOf": ExactMultipleOf} if self.exact else None
+        keywords: dict[str, Any] | None = (
+            {"multipleOf": ExactMultipleOf} if self.exact else None
+        )
         self.validators = jsonschema_rs.validator_map_for(
             document,
             validate_formats=True,
