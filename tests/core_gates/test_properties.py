@@ -410,3 +410,31 @@ def test_every_refused_path_is_the_instances_own_keys_and_indexes(case):
         for path, problems in report.entries:
             assert walks(data, path), path
             assert 1 <= len(problems) <= 11
+
+
+def same_values(sent, read):
+    """Equal value for value; a float may only have become the int it equals."""
+    if isinstance(sent, dict):
+        return (
+            isinstance(read, dict)
+            and sent.keys() == read.keys()
+            and all(same_values(sent[key], read[key]) for key in sent)
+        )
+    if isinstance(sent, list):
+        return (
+            isinstance(read, list)
+            and len(sent) == len(read)
+            and all(same_values(a, b) for a, b in zip(sent, read, strict=True))
+        )
+    if type(sent) is float and type(read) is int:
+        return sent.is_integer() and int(sent) == read
+    return type(sent) is type(read) and sent == read
+
+
+@SETTINGS
+@given(tools_and_data())
+def test_accepted_data_is_the_sent_data_with_only_whole_floats_cast(case):
+    properties, required, groups, data = case
+    verdict = check(make_tool(properties, required, groups), "go", data)
+    if verdict.accepted:
+        assert same_values(data, verdict.data)
