@@ -5,10 +5,11 @@ import re
 from urllib.parse import quote
 
 import jsonschema
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wymcp.core.gates import check
+from wymcp.core.gates import _value_gate, check
 from wymcp.core.gates._value_gate import value_errors
 from wymcp.core.schema import Action, Tool, close_properties, prepare
 
@@ -438,3 +439,25 @@ def test_accepted_data_is_the_sent_data_with_only_whole_floats_cast(case):
     verdict = check(make_tool(properties, required, groups), "go", data)
     if verdict.accepted:
         assert same_values(data, verdict.data)
+
+
+@st.composite
+def many_items(draw):
+    schema = draw(schemas())
+    values = draw(st.lists(guided(schema) | JSON_VALUES, min_size=11, max_size=30))
+    return {"xs": {"type": "array", "items": schema}}, {"xs": values}
+
+
+@SETTINGS
+@given(many_items())
+def test_the_counting_lane_counts_what_the_full_walk_counts(case):
+    properties, data = case
+    root = prepare(make_tool(properties, [])).actions["go"].root
+    report = value_errors(root, data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_value_gate, "FIRST", 10**9)
+        full = value_errors(root, data)
+    assert (report is None) == (full is None)
+    if report is not None:
+        assert report.count == full.count
+        assert report.entries == full.entries[:10]

@@ -95,6 +95,9 @@ def _visit(
         report.partial = True
         report.add(path, lambda: [UNCHECKABLE])
         return
+    if report.full and not extras and len(nodes) == 1 and nodes[0].plain:
+        report.count += _count_plain(nodes[0], value, path, report)
+        return
     texts: list[Callable[[], list[str]]] = []
     applying = _expand(nodes, value, texts, extras, report)
     own = extras.pop((), None)
@@ -107,6 +110,88 @@ def _visit(
         _visit_object(applying, value, path, report, extras)  # type: ignore[arg-type]
     elif kind is list:
         _visit_array(applying, value, path, report, extras)  # type: ignore[arg-type]
+
+
+def _count_plain(
+    node: ValueNode, value: object, path: Path, report: ValueReport
+) -> int:
+    """How many offending paths a plain position that refuses ``value`` holds.
+
+    The counting lane, once ten paths are kept: no texts, no sorting, one engine
+    call per child; a child that is not plain goes back to the general walk.
+    """
+    schema = node.schema
+    if len(path) > DEPTH or schema.__class__ is not dict:
+        report.partial = report.partial or len(path) > DEPTH
+        return 1
+    own = any(not is_valid(check, value) for _, check in node.assertions)
+    kind = value.__class__
+    if kind is dict:
+        own = own or _lacks(schema, value)  # type: ignore[arg-type]
+        count = _count_object(node, value, path, report)  # type: ignore[arg-type]
+    elif kind is list:
+        count = _count_array(node, value, path, report)  # type: ignore[arg-type]
+    else:
+        count = 0
+    return max(count + own, 1)
+
+
+def _lacks(schema: dict[str, Any], value: dict[Any, Any]) -> bool:
+    """Whether the object lacks a ``required`` (or ``dependentRequired``) name."""
+    required = schema.get("required")
+    if required.__class__ is list and any(name not in value for name in required):
+        return True
+    return "dependentRequired" in schema and bool(_missing(schema, value))
+
+
+def _count_object(
+    node: ValueNode, value: dict[Any, Any], path: Path, report: ValueReport
+) -> int:
+    """The offending paths under an object's declared properties."""
+    count = 0
+    for key, child in node.properties.items():
+        if key in value:
+            sub = value[key]
+            try:
+                valid = child.validator.is_valid(sub)
+            except _CHECK_ERRORS:
+                valid = False
+            if not valid:
+                count += _count_child(child, sub, (*path, key), report)
+    return count
+
+
+def _count_array(
+    node: ValueNode, value: list[Any], path: Path, report: ValueReport
+) -> int:
+    """The offending paths under an array's items (the engine finds them first)."""
+    valid_children = node.children_valid
+    if valid_children is not None and is_valid(valid_children, value):
+        return 0
+    count = 0
+    prefix = node.prefix_items
+    for index, child in enumerate(prefix[: len(value)]):
+        if not is_valid(child.validator, value[index]):
+            count += _count_child(child, value[index], (*path, index), report)
+    if node.items is not None and len(value) > len(prefix):
+        before = report.count
+        _visit_tail([node.items], value, len(prefix), path, report)
+        count += report.count - before
+        report.count = before
+    return count
+
+
+def _count_child(child: ValueNode, sub: object, path: Path, report: ValueReport) -> int:
+    """The offending paths of a refused child: one for a scalar, else counted."""
+    if isinstance(sub, _SCALARS):
+        return 1
+    if child.plain:
+        return _count_plain(child, sub, path, report)
+    before = report.count
+    _visit([child], sub, path, report, {})
+    counted = report.count - before
+    report.count = before
+    return counted
 
 
 def _expand(
@@ -319,7 +404,11 @@ def _visit_tail(
             if report.full and isinstance(item, _SCALARS):
                 report.count += 1
                 continue
-            refusing = [c for c in tail if not is_valid(c.validator, item)]
+            refusing = (
+                tail
+                if len(tail) == 1
+                else [c for c in tail if not is_valid(c.validator, item)]
+            )
             _visit(refusing, item, (*path, offset + index), report, {})
 
 
