@@ -103,6 +103,7 @@ def _visit(
     own = extras.pop((), None)
     if own is not None:
         texts.append(lambda: own)
+    before = report.count
     if texts:
         report.add(path, lambda: _bounded([t for thunk in texts for t in thunk()]))
     kind = value.__class__
@@ -110,6 +111,8 @@ def _visit(
         _visit_object(applying, value, path, report, extras)  # type: ignore[arg-type]
     elif kind is list:
         _visit_array(applying, value, path, report, extras)  # type: ignore[arg-type]
+    if report.count == before and nodes:
+        report.add(path, lambda: [UNCHECKABLE])
 
 
 def _count_plain(
