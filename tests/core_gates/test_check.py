@@ -355,3 +355,17 @@ def test_a_walk_deeper_than_python_recurses_is_refused_and_said_partial():
     refusal = check(Deep, None, {"tree": tree}).refusal
     assert refusal["errors"][0]["path"] == "arguments.tree"
     assert "(counting stopped early)" in refusal["message"]
+
+
+def test_check_fast_accepts_what_check_accepts_and_leaves_the_rest_to_it():
+    from wymcp.core.gates import check_fast
+
+    sent = {"customer": "c", "items": [{"sku": "s", "qty": 2.0}]}
+    fast = check_fast(Orders, "place", sent)
+    assert fast is not None
+    assert fast == check(Orders, "place", sent)
+    assert type(fast.data["items"][0]["qty"]) is int
+    assert check_fast(Orders, "place", {"customer": "c", "items": ["x"]}) is None
+    assert check_fast(Orders, "place", {"customer": "c"}) is None
+    assert check_fast(Orders, "nope", {}) is None
+    assert check_fast(Orders, "place", [1]) is None
