@@ -15,12 +15,24 @@ _OUTPUT_PROBLEMS = 10
 _OUTPUT_PROBLEM_LENGTH = 200
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def fresh_copy(value: Any) -> Any:
     """A deep copy of a JSON value: new lists and dicts, the same immutable leaves."""
     kind = value.__class__
-    if kind is dict or isinstance(value, Mapping):
+    if kind is dict:
+        return {
+            key: sub if sub.__class__ in _LEAVES else fresh_copy(sub)
+            for key, sub in value.items()
+        }
+    if kind is list:
+        return [sub if sub.__class__ in _LEAVES else fresh_copy(sub) for sub in value]
+    if kind in _LEAVES:
+        return value
+    if isinstance(value, Mapping):
         return {key: fresh_copy(sub) for key, sub in value.items()}
-    if kind is list or kind is tuple:
+    if isinstance(value, tuple):
         return [fresh_copy(sub) for sub in value]
     return value
 
