@@ -175,7 +175,10 @@ def build_problem(error: Exception) -> str:
 def build_value_root(schema: object) -> ValueNode:
     """Compile a closed schema into a value root (raises what the engine raises)."""
     validator = compile_schema(schema)
-    return _Builder(schema, validator).build()
+    try:
+        return _Builder(schema, validator).build()
+    except jsonschema_rs.ReferencingError as error:
+        raise ValueError(f"a reference cannot be resolved: {error}") from error
 
 
 class _Builder:
