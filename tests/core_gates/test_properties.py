@@ -146,6 +146,26 @@ def schemas():
                 ),
             ),
             st.builds(
+                lambda test, then, otherwise: {
+                    "if": test,
+                    "then": then,
+                    "else": otherwise,
+                },
+                inner,
+                inner,
+                inner,
+            ),
+            st.builds(
+                lambda dependent, names: {
+                    "type": "object",
+                    "dependentSchemas": {"a": dependent},
+                    "propertyNames": names,
+                },
+                inner,
+                st.sampled_from([{"maxLength": 2}, {"pattern": "^[a-c]"}, {}]),
+            ),
+            st.builds(lambda negated: {"not": negated}, inner),
+            st.builds(
                 lambda props, patterned, extra: {
                     "type": "object",
                     "properties": props,
