@@ -6,6 +6,7 @@ def test_the_public_names_of_core_gates_are_pinned():
         "Verdict",
         "arguments_refusal",
         "check",
+        "check_fast",
         "help_pointer",
         "plain_refusal",
         "render_path",

@@ -38,9 +38,17 @@ CASES = [
     (
         {"anyOf": [{"type": "string"}, {"type": "null"}]},
         1,
-        "value matches no schema of anyOf",
+        [
+            "value is not of type null",
+            "value is not of type string",
+            "value matches no schema of anyOf",
+        ],
     ),
-    ({"oneOf": [{"type": "string"}]}, 1, "value matches no schema of oneOf"),
+    (
+        {"oneOf": [{"type": "string"}]},
+        1,
+        ["value is not of type string", "value matches no schema of oneOf"],
+    ),
     (
         {"oneOf": [{}, {"type": "integer"}]},
         1,
@@ -62,7 +70,10 @@ CASES = [
     (
         {"anyOf": [{"properties": {"a": {}}, "additionalProperties": False}]},
         {"b": 1},
-        "value matches no schema of anyOf",
+        [
+            "value has properties additionalProperties does not allow",
+            "value matches no schema of anyOf",
+        ],
     ),
     (
         {"allOf": [{"properties": {"a": {}}, "additionalProperties": False}]},
@@ -118,7 +129,8 @@ def refusal_for(schema, value):
 def test_every_keyword_has_its_own_text(schema, value, text):
     refusal = refusal_for(schema, value)
     assert refusal["error"] == "invalid_values"
-    assert refusal["errors"] == [{"path": "data.v", "problems": [text]}]
+    texts = text if isinstance(text, list) else [text]
+    assert refusal["errors"] == [{"path": "data.v", "problems": texts}]
 
 
 @pytest.mark.parametrize(("schema", "value", "text"), CASES)

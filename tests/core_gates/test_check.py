@@ -317,7 +317,55 @@ def test_data_nested_deeper_than_the_engine_reads_is_refused_not_raised():
     assert not verdict.accepted
     assert verdict.refusal["errors"] == [
         {
-            "path": "arguments",
-            "problems": ["value could not be checked against the schema"],
-        }
+            "path": "arguments.tree",
+            "problems": [
+                "value is not of type integer",
+                "value matches no schema of anyOf",
+            ],
+        },
+        {"path": "arguments.tree[0]", "problems": ["value is not of type object"]},
     ]
+
+
+def test_a_walk_deeper_than_python_recurses_is_refused_and_said_partial():
+    class Deep(Tool):
+        name = "deep"
+        description = "d"
+        input_schema = {  # noqa: RUF012
+            "type": "object",
+            "properties": {
+                "tree": {
+                    "anyOf": [
+                        {"type": "array", "items": {"$ref": "#/properties/tree"}},
+                        {"type": "integer"},
+                    ]
+                }
+            },
+        }
+
+        async def run(self, arguments, ctx):
+            return arguments
+
+    tree: list = []
+    node = tree
+    for _ in range(5000):
+        node.append([])
+        node = node[0]
+    node.append("x")
+    refusal = check(Deep, None, {"tree": tree}).refusal
+    assert refusal["errors"][0]["path"] == "arguments.tree"
+    assert "(counting stopped early)" in refusal["message"]
+
+
+def test_check_fast_accepts_what_check_accepts_and_leaves_the_rest_to_it():
+    from wymcp.core.gates import check_fast
+
+    sent = {"customer": "c", "items": [{"sku": "s", "qty": 2.0}]}
+    fast = check_fast(Orders, "place", sent)
+    assert fast is not None
+    assert fast == check(Orders, "place", sent)
+    assert type(fast.data["items"][0]["qty"]) is int
+    assert check_fast(Orders, "place", {"customer": "c", "items": ["x"]}) is None
+    assert check_fast(Orders, "place", {"customer": "c"}) is None
+    assert check_fast(Orders, "nope", {}) is None
+    assert check_fast(Orders, "place", [1]) is None

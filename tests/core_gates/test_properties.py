@@ -2,13 +2,16 @@
 
 import json
 import re
+from urllib.parse import quote
 
 import jsonschema
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wymcp.core.gates import check
-from wymcp.core.schema import Action, Tool, close_properties
+from wymcp.core.gates import _value_gate, check
+from wymcp.core.gates._value_gate import value_errors
+from wymcp.core.schema import Action, Tool, close_properties, prepare
 
 SETTINGS = settings(
     max_examples=100,
@@ -20,7 +23,10 @@ JSON_SCALARS = (
     st.none()
     | st.booleans()
     | st.integers(min_value=-(10**20), max_value=10**20)
-    | st.floats(min_value=-1e12, max_value=1e12)  # the engine rounds beyond 2**53
+    | st.floats(min_value=-1e12, max_value=1e12)
+    | st.integers(min_value=2**53, max_value=2**70)
+    | st.floats(min_value=2.0**53, max_value=2.0**70)
+    | st.sampled_from([1.1060260653197889e18, 2.0**60 * 3, 3 * 2**64 + 1])
     | st.sampled_from([2.0, 0.0, -3.0])
     | st.text(max_size=8)
     | st.sampled_from(["2026-07-28", "tomorrow", "abc", "a", ""])
@@ -140,6 +146,26 @@ def schemas():
                 ),
             ),
             st.builds(
+                lambda test, then, otherwise: {
+                    "if": test,
+                    "then": then,
+                    "else": otherwise,
+                },
+                inner,
+                inner,
+                inner,
+            ),
+            st.builds(
+                lambda dependent, names: {
+                    "type": "object",
+                    "dependentSchemas": {"a": dependent},
+                    "propertyNames": names,
+                },
+                inner,
+                st.sampled_from([{"maxLength": 2}, {"pattern": "^[a-c]"}, {}]),
+            ),
+            st.builds(lambda negated: {"not": negated}, inner),
+            st.builds(
                 lambda props, patterned, extra: {
                     "type": "object",
                     "properties": props,
@@ -201,9 +227,34 @@ def closed_root(properties, required):
     }
 
 
+def references(names):
+    """A schema that reaches a sibling property's schema through ``$ref``."""
+    pointers = st.sampled_from(
+        [
+            f"#/properties/{quote(name.replace('~', '~0').replace('/', '~1'))}"
+            for name in names
+        ]
+    )
+    return st.one_of(
+        st.builds(lambda pointer: {"$ref": pointer}, pointers),
+        st.builds(
+            lambda pointer: {"type": "array", "items": {"$ref": pointer}}, pointers
+        ),
+        st.builds(
+            lambda pointer: {"additionalProperties": {"$ref": pointer}}, pointers
+        ),
+        st.builds(
+            lambda pointer: {"anyOf": [{"$ref": pointer}, {"type": "null"}]},
+            pointers,
+        ),
+    )
+
+
 @st.composite
 def tools_and_data(draw):
     properties = draw(st.dictionaries(NAMES, schemas(), max_size=3))
+    if properties and draw(st.booleans()):
+        properties["r"] = draw(references(sorted(properties)))
     names = sorted(properties)
     required = draw(st.lists(st.sampled_from(names), unique=True)) if names else []
     groups = draw(st.lists(st.sampled_from(names), unique=True)) if names else []
@@ -345,3 +396,88 @@ def test_lenient_mode_decides_as_the_oracle_does_on_the_pruned_data(case):
     root["additionalProperties"] = False
     expected = oracle_accepts(properties, required, groups, pruned(root, data))
     assert verdict.accepted == expected, verdict.refusal
+
+
+def walks(data, path):
+    """Whether every token of ``path`` is the instance's own: a key or an index."""
+    node = data
+    for token in path:
+        if isinstance(node, list):
+            if type(token) is not int or not 0 <= token < len(node):
+                return False
+            node = node[token]
+        elif isinstance(node, dict):
+            if type(token) is not str or token not in node:
+                return False
+            node = node[token]
+        else:
+            return False
+    return True
+
+
+@SETTINGS
+@given(tools_and_data())
+def test_every_refused_path_is_the_instances_own_keys_and_indexes(case):
+    properties, required, groups, data = case
+    root = prepare(make_tool(properties, required, groups)).actions["go"].root
+    report = value_errors(root, data)
+    accepted = jsonschema.Draft202012Validator(
+        closed_root(properties, []),
+        format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
+    ).is_valid(data)
+    assert (report is None) == accepted
+    if report is not None:
+        assert report.count >= len(report.entries) >= 1
+        for path, problems in report.entries:
+            assert walks(data, path), path
+            assert 1 <= len(problems) <= 11
+
+
+def same_values(sent, read):
+    """Equal value for value; a float may only have become the int it equals."""
+    if isinstance(sent, dict):
+        return (
+            isinstance(read, dict)
+            and sent.keys() == read.keys()
+            and all(same_values(sent[key], read[key]) for key in sent)
+        )
+    if isinstance(sent, list):
+        return (
+            isinstance(read, list)
+            and len(sent) == len(read)
+            and all(same_values(a, b) for a, b in zip(sent, read, strict=True))
+        )
+    if type(sent) is float and type(read) is int:
+        return sent.is_integer() and int(sent) == read
+    return type(sent) is type(read) and sent == read
+
+
+@SETTINGS
+@given(tools_and_data())
+def test_accepted_data_is_the_sent_data_with_only_whole_floats_cast(case):
+    properties, required, groups, data = case
+    verdict = check(make_tool(properties, required, groups), "go", data)
+    if verdict.accepted:
+        assert same_values(data, verdict.data)
+
+
+@st.composite
+def many_items(draw):
+    schema = draw(schemas())
+    values = draw(st.lists(guided(schema) | JSON_VALUES, min_size=11, max_size=30))
+    return {"xs": {"type": "array", "items": schema}}, {"xs": values}
+
+
+@SETTINGS
+@given(many_items())
+def test_the_counting_lane_counts_what_the_full_walk_counts(case):
+    properties, data = case
+    root = prepare(make_tool(properties, [])).actions["go"].root
+    report = value_errors(root, data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_value_gate, "FIRST", 10**9)
+        full = value_errors(root, data)
+    assert (report is None) == (full is None)
+    if report is not None:
+        assert report.count == full.count
+        assert report.entries == full.entries[:10]

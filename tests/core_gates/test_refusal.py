@@ -188,7 +188,9 @@ def test_a_partial_count_is_said_in_the_message():
         actions = {  # noqa: RUF012
             "a": Action(
                 description="d",
-                properties={"v": {"allOf": [{"items": {"type": "number"}}]}},
+                properties={
+                    "v": {"items": {"type": "number"}, "unevaluatedItems": False}
+                },
             )
         }
 

@@ -85,7 +85,7 @@ def test_nothing_to_cast_returns_the_very_value():
     assert cast_integers(text_only, sent) is sent
 
 
-def test_a_subtree_under_a_combinator_costs_a_bounded_number_of_engine_errors():
+def test_a_subtree_under_a_combinator_is_counted_whole():
     combined = root_of(
         {
             "type": "object",
@@ -93,9 +93,24 @@ def test_a_subtree_under_a_combinator_costs_a_bounded_number_of_engine_errors():
         }
     )
     report = value_errors(combined, {"v": ["x"] * 5000})
+    assert not report.partial
+    assert report.count == 5000
+    assert len(report.entries) == 10
+
+
+def test_a_position_that_cannot_be_split_costs_a_bounded_number_of_engine_errors():
+    opaque = root_of(
+        {
+            "type": "object",
+            "properties": {
+                "v": {"items": {"type": "number"}, "unevaluatedItems": False}
+            },
+        }
+    )
+    report = value_errors(opaque, {"v": ["x"] * 5000})
     assert report.partial
     assert report.count == 1000
-    assert len(report.entries) == 10
+    assert report.entries[1] == (("v", 1), ["value is not of type number"])
 
 
 def test_an_array_whose_only_fault_is_its_length_is_one_path():

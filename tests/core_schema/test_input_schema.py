@@ -66,3 +66,33 @@ def test_no_actions_give_an_empty_enum_and_description():
     assert schema["properties"]["action"]["enum"] == []
     assert schema["properties"]["action"]["description"] == ""
     assert action_summaries(object()) == []
+
+
+def test_the_public_readers_refuse_a_map_registration_would_refuse():
+    import pytest
+
+    from wymcp.core.schema import ConfigurationError
+
+    split = {"go": Action(description="one\u2028two", properties={})}
+    with pytest.raises(ConfigurationError, match="line break"):
+        build_input_schema(split)
+
+    class Holder:
+        actions = split
+
+    with pytest.raises(ConfigurationError, match="line break"):
+        action_summaries(Holder())
+    with pytest.raises(ConfigurationError, match="cannot be built"):
+        build_input_schema(
+            {"go": Action(description="d", properties={"d": {"format": "nope"}})}
+        )
+    with pytest.raises(ConfigurationError, match="must be an Action"):
+        build_input_schema({"go": "not an action"})
+
+
+def test_every_summary_is_one_line_of_the_enum_description():
+    spec = prepare(Widgets)
+    summaries = action_summaries(spec)
+    description = spec.input_schema["properties"]["action"]["description"]
+    assert description.splitlines() == summaries
+    assert build_input_schema(spec.actions) == spec.input_schema

@@ -99,8 +99,8 @@ def test_required_one_of_is_published_only_when_declared():
         (
             {"description": "two\nlines"},
             (
-                "description must not contain a newline (the tools/list action enum"
-                " joins action summaries with a newline)"
+                "description must not contain a newline or other line break (the"
+                " tools/list action enum joins action summaries with a newline)"
             ),
         ),
         (
@@ -206,8 +206,8 @@ def test_a_default_its_nested_schema_refuses_is_named():
         (
             "a\nb",
             (
-                "an action name must not contain a newline (the tools/list action enum"
-                " joins action summaries with a newline)"
+                "an action name must not contain a newline or other line break (the"
+                " tools/list action enum joins action summaries with a newline)"
             ),
         ),
     ],
@@ -512,3 +512,27 @@ def test_a_default_nested_too_deeply_is_refused():
 )
 def test_every_example_must_pass_the_actions_gates(fields, problem):
     assert problems_of(one_action(**fields)) == [f"action 'do': {problem}"]
+
+
+@pytest.mark.parametrize(
+    "brk", ["\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x85", "\r\n", "\r"]
+)
+def test_any_line_break_in_a_description_or_name_is_refused_like_a_newline(brk):
+    tool = tool_with({f"a{brk}b": Action(description=f"one{brk}two", properties={})})
+    name = f"a{brk}b"
+    assert problems_of(tool) == [
+        (
+            f"action {name!r}: an action name must not contain a newline or other"
+            " line break (the tools/list action enum joins action summaries with a"
+            " newline)"
+        ),
+        (
+            f"action {name!r}: description must not contain a newline or other line"
+            " break (the tools/list action enum joins action summaries with a newline)"
+        ),
+    ]
+
+
+def test_a_trailing_line_break_in_a_description_is_refused():
+    tool = one_action(description="Do it\u2028")
+    assert len(problems_of(tool)) == 1

@@ -56,28 +56,65 @@ def test_a_reference_that_leads_nowhere_cannot_be_built():
         build_value_root({"properties": {"a": {"$ref": "#/$defs/missing"}}})
 
 
-def test_a_plain_composition_is_decomposed_and_combinators_are_not():
-    root = root_of(
-        plain={"type": "object", "properties": {"a": {"type": "string"}}},
-        choice={"anyOf": [{"type": "string"}, {"type": "integer"}]},
-        open={"type": "object", "additionalProperties": {"type": "string"}},
-    )
-    assert root.shallow is not None
-    assert root.properties["plain"].shallow is not None
-    assert root.properties["choice"].shallow is None
-    assert root.properties["open"].shallow is None
-
-
-def test_a_schema_tied_to_its_document_is_never_split():
+def test_every_position_has_its_own_validator_references_resolved():
     root = build_value_root(
         {
             "type": "object",
-            "$defs": {"n": {"type": "integer"}},
-            "properties": {"a": {"$ref": "#/$defs/n"}, "b": {"type": "string"}},
+            "$defs": {"n": {"type": "integer", "multipleOf": 3}},
+            "properties": {
+                "a": {"$ref": "#/$defs/n"},
+                "b": {"anyOf": [{"$ref": "#/$defs/n"}, {"type": "null"}]},
+                "c": {"additionalProperties": {"$ref": "#/$defs/n"}},
+                "d": {"patternProperties": {"^x": {"type": "string"}}},
+            },
         }
     )
-    assert root.shallow is None
-    assert root.properties["b"].validator is None
+    a, b = root.properties["a"], root.properties["b"]
+    assert a.validator.is_valid(9)
+    assert not a.validator.is_valid(1.1060260653197889e18)
+    assert a.all_of[0] is b.any_of[0].all_of[0]
+    assert [branch.validator.is_valid(None) for branch in b.any_of] == [False, True]
+    assert root.properties["c"].additional.all_of[0] is a.all_of[0]
+    ((pattern, node),) = root.properties["d"].pattern_nodes
+    assert pattern.is_valid("xy")
+    assert not pattern.is_valid("y")
+    assert node.validator.is_valid("s")
+    assert root.plain
+    assert not a.plain
+
+
+def test_a_position_the_walk_cannot_split_is_opaque():
+    root = root_of(
+        plain={"type": "object", "properties": {"a": {"type": "string"}}},
+        unevaluated={"prefixItems": [{}], "unevaluatedItems": False},
+    )
+    assert not root.properties["plain"].opaque
+    assert root.properties["unevaluated"].opaque
+
+
+def test_casts_follow_every_branch_and_reference_cycles_settle():
+    root = build_value_root(
+        {
+            "type": "object",
+            "$defs": {
+                "tree": {
+                    "type": "object",
+                    "properties": {
+                        "n": {"type": "integer"},
+                        "kids": {"type": "array", "items": {"$ref": "#/$defs/tree"}},
+                    },
+                }
+            },
+            "properties": {
+                "t": {"$ref": "#/$defs/tree"},
+                "s": {"anyOf": [{"type": "string"}]},
+            },
+        }
+    )
+    assert root.properties["t"].casts
+    assert not root.properties["s"].casts
+    tree = root.properties["t"].all_of[0]
+    assert tree.properties["kids"].items.all_of[0] is tree
 
 
 def test_closed_and_keyed_flags():

@@ -194,3 +194,19 @@ async def test_help_works_in_a_session(wire):
         sid, "tools/call", {"name": "help"}, version="2025-03-26"
     )
     assert "tools" in wire.result_json(reply)
+
+
+def test_what_help_renders_is_a_copy_no_caller_can_use_to_change_the_spec():
+    from wymcp.core.schema import prepare
+    from wymcp.core.server._help import render_action
+
+    spec = prepare(Widgets).actions["create"]
+    rendered = render_action(spec)
+    rendered["properties"]["name"]["type"] = "integer"
+    rendered["required"].append("x")
+    rendered["examples"][0]["name"] = 5
+    again = render_action(spec)
+    assert again["properties"]["name"] == {"type": "string"}
+    assert again["required"] == ["name"]
+    assert again["examples"] == [{"name": "w"}]
+    assert spec.published["properties"]["name"] == {"type": "string"}

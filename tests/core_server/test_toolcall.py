@@ -597,3 +597,28 @@ async def test_a_session_call_times_out_too(make_wire):
     sid = await wire.initialize()
     reply, _ = await wire.session(sid, "tools/call", sleepy("hang"))
     assert wire.result_json(reply)["errorType"] == "call_timeout"
+
+
+async def test_a_refusal_is_walked_off_the_event_loop_and_an_accepted_call_on_it(
+    wire, monkeypatch
+):
+    import threading
+
+    from wymcp.core.server import _toolcall
+
+    threads: list[int] = []
+    checked = _toolcall.check
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.get_ident())
+        return checked(*args, **kwargs)
+
+    monkeypatch.setattr(_toolcall, "check", recording)
+    loop_thread = threading.get_ident()
+    reply, _ = await wire.modern("tools/call", call("create", {"name": "w"}))
+    assert reply.body["result"]["isError"] is False
+    assert threads == []
+    reply, _ = await wire.modern("tools/call", call("create", {"name": ["x"] * 50}))
+    assert wire.result_json(reply)["error"] == "invalid_values"
+    assert len(threads) == 1
+    assert threads[0] != loop_thread

@@ -5,7 +5,7 @@ is bounded whatever the call carried.
 """
 
 from wymcp.core.gates._arguments import arguments_refusal
-from wymcp.core.gates._check import check
+from wymcp.core.gates._check import check, check_fast
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._plain_refusal import plain_refusal
 from wymcp.core.gates._refusal import help_pointer
@@ -15,6 +15,7 @@ __all__ = [
     "Verdict",
     "arguments_refusal",
     "check",
+    "check_fast",
     "help_pointer",
     "plain_refusal",
     "render_path",

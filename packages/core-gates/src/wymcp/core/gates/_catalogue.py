@@ -24,6 +24,8 @@ def problem_text(error: Any) -> str:
         detail = kind.as_dict()
     except (ValueError, TypeError, OverflowError):
         detail = {}
+    if type(kind).__name__ == "Custom":
+        return echo(str(detail.get("message") or UNCHECKABLE))
     return echo(_text(keyword, name, type(kind).__name__, detail))
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from wymcp.core.gates import _refusal
 from wymcp.core.gates._bound import FIRST
+from wymcp.core.gates._catalogue import UNCHECKABLE
 from wymcp.core.gates._key_gate import unknown_keys
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._value_gate import (
@@ -48,15 +49,42 @@ def check(
         return Verdict(accepted=False, refusal=_refusal.unknown_action(spec, action))
     if data is None:
         data = {}
+    fast = _fast(spec, target, data)
+    if fast is not None:
+        return fast
     if not isinstance(data, dict):
         report = ValueReport()
         report.add((), lambda: [_NOT_OBJECT])
         return Verdict(
             accepted=False, refusal=_refusal.invalid_values(spec, target, report)
         )
-    if _keys_present(target, data) and is_valid(target.root.validator, data):
-        return Verdict(accepted=True, data=_accepted(target, data))
     return _slow(spec, target, data, strict=strict)
+
+
+def check_fast(tool: object, action: str | None, data: object) -> Verdict | None:
+    """The verdict of a call the gates accept at the cost of one engine call, else None.
+
+    What it accepts ``check`` accepts, with the same data. A server calls it on its
+    event loop and, when it answers None, runs ``check`` elsewhere (a worker thread):
+    a refusal's walk is linear in the data, which on a large body is longer than an
+    event loop should be held.
+    """
+    spec = prepare(tool)
+    target = _target(spec, action)
+    if target is None:
+        return None
+    return _fast(spec, target, {} if data is None else data)
+
+
+def _fast(spec: ToolSpec, target: ActionSpec, data: object) -> Verdict | None:
+    """Accept data whose keys are present and which the engine accepts whole."""
+    if (
+        data.__class__ is dict
+        and _keys_present(target, data)
+        and is_valid(target.root.validator, data)
+    ):
+        return _accept(spec, target, data)
+    return None
 
 
 def _target(spec: ToolSpec, action: object) -> ActionSpec | None:
@@ -106,7 +134,28 @@ def _slow(
     if report is not None:
         refusal = _refusal.invalid_values(spec, target, report)
         return Verdict(accepted=False, refusal=refusal, dropped=dropped)
-    return Verdict(accepted=True, data=_accepted(target, data), dropped=dropped)
+    return _accept(spec, target, data, dropped)
+
+
+def _accept(
+    spec: ToolSpec,
+    target: ActionSpec,
+    data: dict[str, Any],
+    dropped: tuple[str, ...] = (),
+) -> Verdict:
+    """Accept data every gate passed; one nested deeper than the cast reads is refused.
+
+    The engine reads any depth; the cast recurses in Python, so a value nested past
+    Python's recursion limit gets a bounded refusal rather than a traceback.
+    """
+    try:
+        read = _accepted(target, data)
+    except RecursionError:
+        report = ValueReport(partial=True)
+        report.add((), lambda: [UNCHECKABLE])
+        refusal = _refusal.invalid_values(spec, target, report)
+        return Verdict(accepted=False, refusal=refusal, dropped=dropped)
+    return Verdict(accepted=True, data=read, dropped=dropped)
 
 
 def _accepted(target: ActionSpec, data: dict[str, Any]) -> dict[str, Any]:
@@ -115,4 +164,4 @@ def _accepted(target: ActionSpec, data: dict[str, Any]) -> dict[str, Any]:
     read = cast if isinstance(cast, dict) else data
     if not target.defaults:
         return dict(read)
-    return {**target.defaults, **read}
+    return target.merge_defaults(read)

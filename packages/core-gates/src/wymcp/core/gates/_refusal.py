@@ -207,7 +207,7 @@ def _payload(
         "tool": spec.name,
         "action": action,
         **extra,
-        "input_schema": target.published,
+        "input_schema": target.published_copy(),
         "help": help_pointer(spec.name, action),
     }
 

@@ -1,35 +1,40 @@
 """The value gate: every value checked against the action's compiled value root.
 
-An accepted call costs one engine call. A refused one is walked in path order,
-skipping what the engine accepts, so the work is one cheap check per offending value;
-only the first ten paths get problem texts. Also: the integer cast, at any depth.
+An accepted call costs one engine call. A refused one is walked once, instance
+position by instance position in path order, with the set of schema positions that
+apply there; each offending path is counted once, and only the first ten get texts.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
+import operator
 from collections.abc import Callable
 from typing import Any
 
 import attrs
 
-from wymcp.core.gates._bound import FIRST, Path, echo, path_key, token_key
+from wymcp.core.gates._bound import FIRST, Path, echo, token_key
 from wymcp.core.gates._catalogue import UNCHECKABLE, keyword_text, problem_text
 from wymcp.core.schema import ValueNode
 
 _CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, AttributeError)
+_SCALARS = (str, int, float, bool, type(None))
+_CHUNK = 4096
+DEPTH = 32
+"""How deep the walk reads a refused value (the engine checks every depth)."""
 LEAF_ERRORS = 1000
-"""How many engine errors a subtree the engine walks whole may cost (the rest of
-that subtree goes uncounted, and the refusal says the count is partial)."""
+"""How many engine errors a position that cannot be split (``unevaluated*``, a
+dynamic reference) may cost; the rest of it goes uncounted, and the refusal says the
+count is partial."""
 
 
 @attrs.define
 class ValueReport:
     """What the value gate found: the first ten paths with their problems, a count.
 
-    ``partial`` says the count stopped short inside a subtree the engine walks whole
-    (under a combinator), after ``LEAF_ERRORS`` engine errors.
+    ``partial`` says the count stopped short: inside a position that cannot be split
+    after ``LEAF_ERRORS`` engine errors, or past ``DEPTH`` levels.
     """
 
     count: int = 0
@@ -57,105 +62,241 @@ def is_valid(validator: Any, value: object) -> bool:
 
 
 def value_errors(root: ValueNode, data: object) -> ValueReport | None:
-    """None when the root accepts ``data``; else the bounded report of its errors."""
+    """None when the root accepts ``data``; else the bounded report of its errors.
+
+    Time is linear in the data (at most ``DEPTH`` engine passes over a refused
+    subtree); memory beyond the data is the keys of the objects along one path,
+    4,096 item flags and at most ``LEAF_ERRORS`` engine texts.
+    """
     if is_valid(root.validator, data):
         return None
     report = ValueReport()
-    _visit(root, data, (), report)
+    try:
+        _visit([root], data, (), report, {})
+    except RecursionError:
+        report.partial = True
     if report.count == 0:
         report.add((), lambda: [UNCHECKABLE])
     return report
 
 
-def _visit(node: ValueNode, value: object, path: Path, report: ValueReport) -> None:
-    """Report the offending paths under ``value``, in path order."""
-    if node.shallow is None:
-        _leaf(node.validator, value, path, report)
-        return
-    before = report.count
-    if not is_valid(node.shallow, value):
-        report.add(path, lambda: _own_problems(node, value))
-        if node.inner is not None and is_valid(node.inner, value):
-            return
-    if isinstance(value, dict):
-        keys = sorted((key for key in value if key in node.properties), key=token_key)
-        for key in keys:
-            child = node.properties[key]
-            if not is_valid(child.validator, value[key]):
-                _visit(child, value[key], (*path, key), report)
-    elif isinstance(value, list):
-        _visit_items(node, value, path, report)
-    if report.count == before:
-        _leaf(node.validator, value, path, report)
+Extras = dict[Path, list[str]]
+"""Engine texts of a position that cannot be split, by path relative to the walk."""
 
 
-def _visit_items(
-    node: ValueNode, value: list[Any], path: Path, report: ValueReport
+def _visit(
+    nodes: list[ValueNode],
+    value: object,
+    path: Path,
+    report: ValueReport,
+    extras: Extras,
 ) -> None:
-    """Report the offending items of an array, in index order.
+    """Report the offending paths at and under ``value``, in path order.
 
-    Items the engine accepts cost one engine call each; once ten paths are kept, a
-    refused scalar item (whose only offending path is itself) is just counted.
+    ``nodes`` are the schema positions that apply here and refuse ``value``. Past
+    ``DEPTH`` levels a refused value is one path the walk does not read further.
     """
-    prefix = node.prefix_items
-    items = node.items
-    for index, item in enumerate(value):
-        element = prefix[index] if index < len(prefix) else items
-        if element is None or is_valid(element.validator, item):
-            continue
-        kind = item.__class__
-        if report.full and kind is not dict and kind is not list:
-            report.count += 1
-            continue
-        _visit(element, item, (*path, index), report)
-
-
-def _leaf(validator: Any, value: object, path: Path, report: ValueReport) -> None:
-    """Report a subtree the engine walks whole: its errors grouped by path."""
-    groups: dict[Path, list[Any]] = {}
-    try:
-        errors = itertools.islice(validator.iter_errors(value), LEAF_ERRORS + 1)
-        for seen, error in enumerate(errors):
-            if seen == LEAF_ERRORS:
-                report.partial = True
-                break
-            groups.setdefault(tuple(error.instance_path), []).append(error)
-    except _CHECK_ERRORS:
+    if len(path) > DEPTH:
+        report.partial = True
         report.add(path, lambda: [UNCHECKABLE])
         return
-    if not groups:
-        report.add(path, lambda: [UNCHECKABLE])
+    if report.full and not extras and len(nodes) == 1 and nodes[0].plain:
+        report.count += _count_plain(nodes[0], value, path, report)
         return
-    for relative in sorted(groups, key=path_key):
-        report.add((*path, *relative), functools.partial(_texts, groups[relative]))
-
-
-def _own_problems(node: ValueNode, value: object) -> list[str]:
-    """The texts of a node's own failing keywords, asked one keyword at a time.
-
-    The engine's yes/no answers are cheap whatever the value's size; its error
-    messages serialise the value, so they are asked for only as a fallback.
-    """
-    texts: list[str] = []
-    schema = node.schema
-    if node.keyword_checks is not None and isinstance(schema, dict):
-        texts.extend(
-            keyword_text(keyword, schema)
-            for keyword, validator in node.keyword_checks
-            if not is_valid(validator, value)
-        )
-        if isinstance(value, dict):
-            texts.extend(_missing_texts(schema, value))
+    texts: list[Callable[[], list[str]]] = []
+    applying = _expand(nodes, value, texts, extras, report)
+    own = extras.pop((), None)
+    if own is not None:
+        texts.append(lambda: own)
+    before = report.count
     if texts:
-        return _bounded(texts)
+        report.add(path, lambda: _bounded([t for thunk in texts for t in thunk()]))
+    kind = value.__class__
+    if kind is dict:
+        _visit_object(applying, value, path, report, extras)  # type: ignore[arg-type]
+    elif kind is list:
+        _visit_array(applying, value, path, report, extras)  # type: ignore[arg-type]
+    if report.count == before and nodes:
+        report.add(path, lambda: [UNCHECKABLE])
+
+
+def _count_plain(
+    node: ValueNode, value: object, path: Path, report: ValueReport
+) -> int:
+    """How many offending paths a plain position that refuses ``value`` holds.
+
+    The counting lane, once ten paths are kept: no texts, no sorting, one engine
+    call per child; a child that is not plain goes back to the general walk.
+    """
+    schema = node.schema
+    if len(path) > DEPTH or schema.__class__ is not dict:
+        report.partial = report.partial or len(path) > DEPTH
+        return 1
+    own = any(not is_valid(check, value) for _, check in node.assertions)
+    kind = value.__class__
+    if kind is dict:
+        own = own or _lacks(schema, value)  # type: ignore[arg-type]
+        count = _count_object(node, value, path, report)  # type: ignore[arg-type]
+    elif kind is list:
+        count = _count_array(node, value, path, report)  # type: ignore[arg-type]
+    else:
+        count = 0
+    return max(count + own, 1)
+
+
+def _lacks(schema: dict[str, Any], value: dict[Any, Any]) -> bool:
+    """Whether the object lacks a ``required`` (or ``dependentRequired``) name."""
+    required = schema.get("required")
+    if required.__class__ is list and any(name not in value for name in required):
+        return True
+    return "dependentRequired" in schema and bool(_missing(schema, value))
+
+
+def _count_object(
+    node: ValueNode, value: dict[Any, Any], path: Path, report: ValueReport
+) -> int:
+    """The offending paths under an object's declared properties."""
+    count = 0
+    for key, child in node.properties.items():
+        if key in value:
+            sub = value[key]
+            try:
+                valid = child.validator.is_valid(sub)
+            except _CHECK_ERRORS:
+                valid = False
+            if not valid:
+                count += _count_child(child, sub, (*path, key), report)
+    return count
+
+
+def _count_array(
+    node: ValueNode, value: list[Any], path: Path, report: ValueReport
+) -> int:
+    """The offending paths under an array's items (the engine finds them first)."""
+    valid_children = node.children_valid
+    if valid_children is not None and is_valid(valid_children, value):
+        return 0
+    count = 0
+    prefix = node.prefix_items
+    for index, child in enumerate(prefix[: len(value)]):
+        if not is_valid(child.validator, value[index]):
+            count += _count_child(child, value[index], (*path, index), report)
+    if node.items is not None and len(value) > len(prefix):
+        before = report.count
+        _visit_tail([node.items], value, len(prefix), path, report)
+        count += report.count - before
+        report.count = before
+    return count
+
+
+def _count_child(child: ValueNode, sub: object, path: Path, report: ValueReport) -> int:
+    """The offending paths of a refused child: one for a scalar, else counted."""
+    if isinstance(sub, _SCALARS):
+        return 1
+    if child.plain:
+        return _count_plain(child, sub, path, report)
+    before = report.count
+    _visit([child], sub, path, report, {})
+    counted = report.count - before
+    report.count = before
+    return counted
+
+
+def _expand(
+    nodes: list[ValueNode],
+    value: object,
+    texts: list[Callable[[], list[str]]],
+    extras: Extras,
+    report: ValueReport,
+) -> list[ValueNode]:
+    """Every refusing position that applies here; each one's own failures to ``texts``.
+
+    ``allOf`` branches and ``$ref`` targets apply here too; so does every branch of an
+    ``anyOf``/``oneOf`` none of whose branches accepts ``value`` (their causes are the
+    ones a caller must read), and the ``then``/``else`` the ``if`` chose.
+    """
+    stack = list(nodes)
+    seen: set[int] = set()
+    applying: list[ValueNode] = []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.schema is False:
+            texts.append(lambda: ["no value is allowed here"])
+            continue
+        if node.opaque:
+            _engine_errors(node, value, extras, report)
+            continue
+        applying.append(node)
+        _own(node, value, texts)
+        stack.extend(b for b in node.all_of if not is_valid(b.validator, value))
+        stack.extend(_branches(node, value, texts))
+        if node.if_ is not None:
+            chosen = node.then if is_valid(node.if_.validator, value) else node.else_
+            if chosen is not None and not is_valid(chosen.validator, value):
+                stack.append(chosen)
+        if node.dependent and isinstance(value, dict):
+            stack.extend(
+                sub
+                for key, sub in node.dependent
+                if key in value and not is_valid(sub.validator, value)
+            )
+    return applying
+
+
+def _branches(
+    node: ValueNode, value: object, texts: list[Callable[[], list[str]]]
+) -> list[ValueNode]:
+    """The ``anyOf``/``oneOf`` branches whose causes apply here, and their texts."""
+    found: list[ValueNode] = []
+    if node.any_of and not any(is_valid(b.validator, value) for b in node.any_of):
+        texts.append(lambda: ["value matches no schema of anyOf"])
+        found.extend(node.any_of)
+    if node.one_of:
+        accepted = sum(1 for b in node.one_of if is_valid(b.validator, value))
+        if accepted == 0:
+            texts.append(lambda: ["value matches no schema of oneOf"])
+            found.extend(node.one_of)
+        elif accepted > 1:
+            texts.append(lambda: ["value matches more than one schema of oneOf"])
+    if node.not_ is not None and is_valid(node.not_.validator, value):
+        texts.append(lambda: ["value must not match the schema of not"])
+    return found
+
+
+def _own(node: ValueNode, value: object, texts: list[Callable[[], list[str]]]) -> None:
+    """The position's own failing keywords: assertions, then ``required`` & co."""
+    schema = node.schema
+    failed = [
+        (keyword, validator)
+        for keyword, validator in node.assertions
+        if not is_valid(validator, value)
+    ]
+    if failed:
+        texts.append(lambda: [_text(k, v, schema, value) for k, v in failed])
+    if isinstance(value, dict) and isinstance(schema, dict):
+        missing = _missing(schema, value)
+        if missing:
+            texts.append(
+                lambda: [echo(f"property '{name}' is required") for name in missing]
+            )
+
+
+def _text(keyword: str, validator: Any, schema: Any, value: object) -> str:
+    """The text of one failing keyword; ``multipleOf`` says why (its own check)."""
+    if keyword != "multipleOf":
+        return keyword_text(keyword, schema)
     try:
-        return _texts(list(node.shallow.iter_errors(value)))
+        errors = list(itertools.islice(validator.iter_errors(value), 1))
     except _CHECK_ERRORS:
-        return [UNCHECKABLE]
+        errors = []
+    return problem_text(errors[0]) if errors else UNCHECKABLE
 
 
-def _missing_texts(schema: dict[str, Any], value: dict[Any, Any]) -> list[str]:
-    """``required`` and ``dependentRequired`` read directly from the object."""
+def _missing(schema: dict[str, Any], value: dict[Any, Any]) -> list[object]:
+    """``required`` and ``dependentRequired`` names absent from the object."""
     names: list[object] = []
     required = schema.get("required")
     if isinstance(required, list):
@@ -165,12 +306,178 @@ def _missing_texts(schema: dict[str, Any], value: dict[Any, Any]) -> list[str]:
         for key, needed in dependent.items():
             if key in value and isinstance(needed, list):
                 names.extend(name for name in needed if name not in value)
-    return [echo(f"property '{name}' is required") for name in names]
+    return names
 
 
-def _texts(errors: list[Any]) -> list[str]:
-    """The catalogue texts of engine errors, bounded."""
-    return _bounded([problem_text(error) for error in errors])
+def _visit_object(
+    applying: list[ValueNode],
+    value: dict[Any, Any],
+    path: Path,
+    report: ValueReport,
+    extras: Extras,
+) -> None:
+    """Descend into the keys some applying position refuses, in path order."""
+    candidates: dict[Any, list[ValueNode]] = {}
+    for node in applying:
+        if node.children_valid is not None and is_valid(node.children_valid, value):
+            continue
+        for key, child in _children_of(node, value):
+            candidates.setdefault(key, []).append(child)
+    below = _split(extras)
+    keys = set(candidates) | set(below)
+    for key in sorted(keys, key=lambda key: token_key(str(key))):
+        sub = value[key]
+        refusing = [
+            c for c in candidates.get(key, ()) if not is_valid(c.validator, sub)
+        ]
+        inner = below.get(key, {})
+        if refusing or inner:
+            _visit(refusing, sub, (*path, key), report, inner)
+
+
+def _children_of(node: ValueNode, value: dict[Any, Any]) -> list[tuple[Any, ValueNode]]:
+    """Each (key, child position) a node applies to the keys of an object."""
+    found: list[tuple[Any, ValueNode]] = []
+    properties = node.properties
+    patterns = node.pattern_nodes
+    additional = node.additional
+    if not patterns and additional is None:
+        found.extend((key, properties[key]) for key in value if key in properties)
+        return found
+    for key in value:
+        matched = False
+        if key in properties:
+            found.append((key, properties[key]))
+            matched = True
+        for pattern, child in patterns:
+            if is_valid(pattern, key):
+                found.append((key, child))
+                matched = True
+        if not matched and additional is not None:
+            found.append((key, additional))
+    return found
+
+
+def _visit_array(
+    applying: list[ValueNode],
+    value: list[Any],
+    path: Path,
+    report: ValueReport,
+    extras: Extras,
+) -> None:
+    """Descend into the items some applying position refuses, in index order."""
+    nodes = [
+        node
+        for node in applying
+        if node.children_valid is None or not is_valid(node.children_valid, value)
+    ]
+    nodes = [node for node in nodes if node.prefix_items or node.items is not None]
+    below = _split(extras)
+    head = max((len(node.prefix_items) for node in nodes), default=0)
+    head = max(head, *(index + 1 for index in below if isinstance(index, int)), 0)
+    head = min(head, len(value))
+    for index in range(head):
+        item = value[index]
+        children = [_item_node(node, index) for node in nodes]
+        refusing = [
+            c for c in children if c is not None and not is_valid(c.validator, item)
+        ]
+        inner = below.get(index, {})
+        if refusing or inner:
+            _visit(refusing, item, (*path, index), report, inner)
+    tail = [node.items for node in nodes if node.items is not None]
+    if tail and head < len(value):
+        _visit_tail(tail, value, head, path, report)
+
+
+def _item_node(node: ValueNode, index: int) -> ValueNode | None:
+    """The position a node applies to the item at ``index``."""
+    if index < len(node.prefix_items):
+        return node.prefix_items[index]
+    return node.items
+
+
+def _visit_tail(
+    tail: list[ValueNode], value: list[Any], start: int, path: Path, report: ValueReport
+) -> None:
+    """The items past every ``prefixItems``: found by the engine in chunks.
+
+    Once ten paths are kept, a refused scalar item (whose only offending path is
+    itself) is just counted, so the cost per item is one engine call made from C.
+    """
+    for offset in range(start, len(value), _CHUNK):
+        chunk = value[offset : offset + _CHUNK]
+        for index in _refused(tail, chunk):
+            item = chunk[index]
+            if report.full and isinstance(item, _SCALARS):
+                report.count += 1
+                continue
+            refusing = (
+                tail
+                if len(tail) == 1
+                else [c for c in tail if not is_valid(c.validator, item)]
+            )
+            _visit(refusing, item, (*path, offset + index), report, {})
+
+
+def _refused(tail: list[ValueNode], chunk: list[Any]) -> list[int]:
+    """The indexes of the items some tail position refuses, in order."""
+    refused: set[int] = set()
+    for node in tail:
+        try:
+            flags = map(operator.not_, map(node.validator.is_valid, chunk))
+            refused.update(itertools.compress(range(len(chunk)), flags))
+        except _CHECK_ERRORS:
+            refused.update(
+                index
+                for index, item in enumerate(chunk)
+                if not is_valid(node.validator, item)
+            )
+    return sorted(refused)
+
+
+def _split(extras: Extras) -> dict[Any, Extras]:
+    """Engine texts below this position, grouped by their first token."""
+    below: dict[Any, Extras] = {}
+    for relative, texts in extras.items():
+        below.setdefault(relative[0], {})[relative[1:]] = texts
+    return below
+
+
+def _engine_errors(
+    node: ValueNode, value: object, extras: Extras, report: ValueReport
+) -> None:
+    """A position that cannot be split: its engine errors, bounded, by instance path.
+
+    The engine spells an all-digit object key as an integer; the instance says which
+    it is.
+    """
+    try:
+        errors = itertools.islice(node.validator.iter_errors(value), LEAF_ERRORS + 1)
+        for seen, error in enumerate(errors):
+            if seen == LEAF_ERRORS:
+                report.partial = True
+                break
+            relative = instance_path(value, error.instance_path)
+            extras.setdefault(relative, []).append(problem_text(error))
+    except _CHECK_ERRORS:
+        extras.setdefault((), []).append(UNCHECKABLE)
+
+
+def instance_path(value: object, tokens: Any) -> Path:
+    """A path spelled from the instance: a list's index, a dict's key."""
+    found: list[str | int] = []
+    node = value
+    for token in tokens:
+        if isinstance(node, list):
+            index = int(token)
+            found.append(index)
+            node = node[index] if 0 <= index < len(node) else None
+        else:
+            key = str(token)
+            found.append(key)
+            node = node.get(key) if isinstance(node, dict) else None
+    return tuple(found)
 
 
 def _bounded(found: list[str]) -> list[str]:
@@ -184,11 +491,16 @@ def _bounded(found: list[str]) -> list[str]:
 def cast_integers(node: ValueNode, value: object) -> object:
     """Return ``value`` with whole floats cast to int where the schema says integer.
 
-    Containers are copied only where something changed; the caller's data is never
-    modified.
+    The schema that says it is any position that accepted the value: properties,
+    items, patterns, ``additionalProperties``, ``allOf`` branches and ``$ref``
+    targets, the ``anyOf``/``oneOf`` branch that accepted it, the ``then``/``else``
+    the ``if`` chose. Containers are copied only where something changed; the
+    caller's data is never modified.
     """
     if not node.casts:
         return value
+    if not node.plain:
+        return _cast_set([node], value)
     kind = value.__class__
     if kind is float:
         return _cast_number(node, value)  # type: ignore[arg-type]
@@ -247,7 +559,8 @@ def _cast_array(node: ValueNode, value: list[Any]) -> list[Any]:
 def _flat(node: ValueNode) -> bool:
     """Whether all there is to cast in ``node`` is itself or its integer keys."""
     return (
-        not node.deeper_keys
+        node.plain
+        and not node.deeper_keys
         and not (node.items is not None and node.items.casts)
         and not any(child.casts for child in node.prefix_items)
     )
@@ -283,4 +596,82 @@ def _cast_flat_items(items: ValueNode, value: list[Any]) -> list[Any]:
     result = list(value)
     for index in hits:
         result[index] = cast_integers(items, value[index])
+    return result
+
+
+def _cast_set(nodes: list[ValueNode], value: object) -> object:
+    """Cast through every position that accepted ``value`` (the general lane)."""
+    applying = _accepting(nodes, value)
+    kind = value.__class__
+    if kind is float:
+        if any(node.integer for node in applying) and value.is_integer():  # type: ignore[attr-defined]
+            return int(value)  # type: ignore[call-overload]
+        return value
+    if kind is dict:
+        return _cast_keys(applying, value)  # type: ignore[arg-type]
+    if kind is list:
+        return _cast_items(applying, value)  # type: ignore[arg-type]
+    return value
+
+
+def _accepting(nodes: list[ValueNode], value: object) -> list[ValueNode]:
+    """The casting positions that accepted ``value``, branches followed."""
+    stack = [node for node in nodes if node.casts]
+    seen: set[int] = set()
+    applying: list[ValueNode] = []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or not node.casts:
+            continue
+        seen.add(id(node))
+        applying.append(node)
+        stack.extend(node.all_of)
+        for branches in (node.any_of, node.one_of):
+            chosen = next((b for b in branches if is_valid(b.validator, value)), None)
+            if chosen is not None:
+                stack.append(chosen)
+        if node.if_ is not None:
+            if is_valid(node.if_.validator, value):
+                stack.extend(n for n in (node.if_, node.then) if n is not None)
+            elif node.else_ is not None:
+                stack.append(node.else_)
+        if node.dependent and isinstance(value, dict):
+            stack.extend(sub for key, sub in node.dependent if key in value)
+    return applying
+
+
+def _cast_keys(applying: list[ValueNode], value: dict[Any, Any]) -> dict[Any, Any]:
+    """Cast each key's value through the positions that apply to it."""
+    children: dict[Any, list[ValueNode]] = {}
+    for node in applying:
+        for key, child in _children_of(node, value):
+            if child.casts:
+                children.setdefault(key, []).append(child)
+    result = value
+    for key, nodes in children.items():
+        sub = value[key]
+        new = _cast_set(nodes, sub)
+        if new is not sub:
+            if result is value:
+                result = dict(value)
+            result[key] = new
+    return result
+
+
+def _cast_items(applying: list[ValueNode], value: list[Any]) -> list[Any]:
+    """Cast each item through the positions that apply to it."""
+    result = value
+    for index, item in enumerate(value):
+        nodes = [
+            child
+            for child in (_item_node(node, index) for node in applying)
+            if child is not None and child.casts
+        ]
+        if not nodes:
+            continue
+        new = _cast_set(nodes, item)
+        if new is not item:
+            if result is value:
+                result = list(value)
+            result[index] = new
     return result

@@ -60,17 +60,28 @@ def json_problems(where: str, value: object) -> list[str]:
     return []
 
 
+def breaks_line(text: str) -> bool:
+    """Whether ``text`` holds a line break: anything ``str.splitlines()`` splits on.
+
+    That is LF, CR, VT, FF, FS, GS, RS, NEL, U+2028 and U+2029.
+    """
+    return len(f"{text}x".splitlines()) > 1
+
+
+def line_break_problem(what: str) -> str:
+    """The problem text of a name or description that holds a line break."""
+    return (
+        f"{what} must not contain a newline or other line break (the tools/list"
+        " action enum joins action summaries with a newline)"
+    )
+
+
 def _description_problems(description: object) -> list[str]:
     """Problems of an action's description."""
     if not isinstance(description, str) or not description.strip():
         return ["description must be a non-empty string"]
-    if "\n" in description or "\r" in description:
-        return [
-            (
-                "description must not contain a newline (the tools/list action enum"
-                " joins action summaries with a newline)"
-            )
-        ]
+    if breaks_line(description):
+        return [line_break_problem("description")]
     return []
 
 

@@ -2,7 +2,7 @@
 
 One shape: an ``action`` enum of the sorted action names whose description holds one
 ``name: description`` summary per line, and a bare ``data`` object; the root is closed.
-Per-action constraints are not encoded here: the gates enforce them and help shows them.
+Both readers refuse an action map registration would refuse, so a line never splits.
 """
 
 from __future__ import annotations
@@ -10,41 +10,39 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from wymcp.core.schema._errors import ConfigurationError
+from wymcp.core.schema._registration import action_map_problems
+from wymcp.core.schema._spec import ToolSpec
+from wymcp.core.schema._summaries import compact_input_schema, summaries
+
 
 def action_summaries(spec: Any) -> list[str]:
     """Return ``"name: description"`` for every action, sorted by name.
 
-    Accepts a ``ToolSpec`` (anything with an ``actions`` mapping of specs or of
-    ``Action`` declarations), a ``Tool`` class or a ``Tool`` instance. The help index
-    and the enum description both come from ``_summaries``, so they cannot drift.
+    Accepts a ``ToolSpec`` (whose actions registration built), a ``Tool`` class or
+    instance, or anything with an ``actions`` mapping; an unprepared map is checked as
+    registration checks it (``ConfigurationError``). The help index and the enum
+    description both come from one function, so they cannot drift.
     """
     actions = getattr(spec, "actions", None)
-    return _summaries(actions if isinstance(actions, Mapping) else {})
+    if not isinstance(actions, Mapping):
+        return []
+    if not isinstance(spec, ToolSpec):
+        _refuse_unsound(actions)
+    return summaries(actions)
 
 
 def build_input_schema(actions: Mapping[str, Any]) -> dict[str, Any]:
-    """Build the published input schema of a multi-action tool from its actions."""
-    return {
-        "type": "object",
-        "properties": {
-            "action": {
-                "type": "string",
-                "enum": sorted(actions),
-                "description": "\n".join(_summaries(actions)),
-            },
-            "data": {"type": "object"},
-        },
-        "required": ["action"],
-        "additionalProperties": False,
-    }
+    """Build the published input schema of a multi-action tool from its actions.
+
+    Raises ``ConfigurationError`` for a map registration would refuse.
+    """
+    _refuse_unsound(actions)
+    return compact_input_schema(actions)
 
 
-def _summaries(actions: Mapping[str, Any]) -> list[str]:
-    """One ``name: description`` line per action (``ActionSpec`` or ``Action``)."""
-    return [f"{name}: {_description_of(actions[name])}" for name in sorted(actions)]
-
-
-def _description_of(action: Any) -> str:
-    """The description of an ``ActionSpec`` or an ``Action``."""
-    declared = getattr(action, "action", action)
-    return str(getattr(declared, "description", ""))
+def _refuse_unsound(actions: Mapping[Any, Any]) -> None:
+    """Raise ``ConfigurationError`` naming what registration would refuse in a map."""
+    problems = action_map_problems(actions)
+    if problems:
+        raise ConfigurationError(None, problems)

@@ -11,17 +11,22 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from wymcp.core.schema._action import Action
-from wymcp.core.schema._action_checks import action_problems, json_problems
+from wymcp.core.schema._action_checks import (
+    action_problems,
+    breaks_line,
+    json_problems,
+    line_break_problem,
+)
 from wymcp.core.schema._bindings import BINDINGS, bind_actions
 from wymcp.core.schema._errors import ConfigurationError
 from wymcp.core.schema._header_annotations import (
     header_annotation_problems,
     header_annotations,
 )
-from wymcp.core.schema._input_schema import build_input_schema
 from wymcp.core.schema._key_set import close_properties, close_schema
 from wymcp.core.schema._scopes import declared_scopes
-from wymcp.core.schema._spec import ActionSpec, ToolSpec
+from wymcp.core.schema._spec import ActionSpec, ToolSpec, fresh_copy
+from wymcp.core.schema._summaries import compact_input_schema
 from wymcp.core.schema._tool import Tool
 from wymcp.core.schema._value_root import (
     ValueNode,
@@ -156,7 +161,7 @@ def _prepare_instance(tool: Tool) -> ToolSpec:
     elif plain is not None:
         input_schema = dict(plain.published)
     else:
-        input_schema = build_input_schema(action_specs)
+        input_schema = compact_input_schema(action_specs)
     return ToolSpec(
         name=label,
         tool=tool,
@@ -221,11 +226,8 @@ def _action_spec(
         problems.append(f"{where}: must be an Action (fields: {_ACTION_FIELDS})")
         return None
     found: list[str] = []
-    if "\n" in name or "\r" in name:
-        found.append(
-            "an action name must not contain a newline (the tools/list action enum"
-            " joins action summaries with a newline)"
-        )
+    if breaks_line(name):
+        found.append(line_break_problem("an action name"))
     shape_ok = action_problems(action, found)
     root = None
     closed: dict[str, Any] = {}
@@ -244,10 +246,11 @@ def _action_spec(
     problems.extend(f"{where}: {p}" for p in found)
     if found or root is None:
         return None
+    defaults = fresh_copy(dict(action.defaults))
     published: dict[str, Any] = {
         "properties": closed,
         "required": list(action.required),
-        "defaults": dict(action.defaults),
+        "defaults": fresh_copy(defaults),
     }
     groups = tuple(tuple(group) for group in action.required_one_of)
     if groups:
@@ -258,9 +261,21 @@ def _action_spec(
         published=published,
         required=tuple(action.required),
         required_one_of=groups,
-        defaults=dict(action.defaults),
+        defaults=defaults,
         root=root,
     )
+
+
+def action_map_problems(actions: Mapping[Any, Any]) -> list[str]:
+    """What registration would refuse in an action map, each naming its action.
+
+    An ``ActionSpec`` filed under its own name was built by registration and passes.
+    """
+    problems: list[str] = []
+    for name, action in actions.items():
+        if not (isinstance(action, ActionSpec) and action.name == name):
+            _action_spec(name, action, problems)
+    return problems
 
 
 def _plain_spec(tool: Tool, problems: list[str]) -> ActionSpec | None:

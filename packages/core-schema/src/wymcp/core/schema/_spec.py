@@ -15,6 +15,28 @@ _OUTPUT_PROBLEMS = 10
 _OUTPUT_PROBLEM_LENGTH = 200
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
+def fresh_copy(value: Any) -> Any:
+    """A deep copy of a JSON value: new lists and dicts, the same immutable leaves."""
+    kind = value.__class__
+    if kind is dict:
+        return {
+            key: sub if sub.__class__ in _LEAVES else fresh_copy(sub)
+            for key, sub in value.items()
+        }
+    if kind is list:
+        return [sub if sub.__class__ in _LEAVES else fresh_copy(sub) for sub in value]
+    if kind in _LEAVES:
+        return value
+    if isinstance(value, Mapping):
+        return {key: fresh_copy(sub) for key, sub in value.items()}
+    if isinstance(value, tuple):
+        return [fresh_copy(sub) for sub in value]
+    return value
+
+
 @attrs.frozen(eq=False)
 class ActionSpec:
     """One prepared action (or, with ``action`` None, a plain tool's arguments).
@@ -27,7 +49,8 @@ class ActionSpec:
             ``required_one_of`` (for a plain tool, its closed input schema).
         required: the required names, in declaration order.
         required_one_of: the groups, at least one of which must be fully present.
-        defaults: values merged into the data after every gate passed.
+        defaults: values merged into the data after every gate passed (read them
+            through ``merge_defaults``, which hands out fresh lists and objects).
         root: the compiled value root the value gate validates against.
     """
 
@@ -38,6 +61,33 @@ class ActionSpec:
     required_one_of: tuple[tuple[str, ...], ...]
     defaults: Mapping[str, Any]
     root: ValueNode
+    _containers: tuple[str, ...] = attrs.field(init=False, repr=False)
+
+    @_containers.default
+    def _container_defaults(self) -> tuple[str, ...]:
+        """The defaults that are lists or objects: the ones copied per call."""
+        return tuple(
+            key
+            for key, value in self.defaults.items()
+            if isinstance(value, (dict, list))
+        )
+
+    def merge_defaults(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """``data`` with the defaults it lacks merged under it, as a new dict.
+
+        A default list or object is a fresh deep copy each time, so what a tool does
+        to its data never reaches the next call or what help publishes.
+        """
+        merged = {**self.defaults, **data}
+        for key in self._containers:
+            if key not in data:
+                merged[key] = fresh_copy(self.defaults[key])
+        return merged
+
+    def published_copy(self) -> dict[str, Any]:
+        """A fresh deep copy of ``published``: what a refusal or help may hand out."""
+        copied: dict[str, Any] = fresh_copy(dict(self.published))
+        return copied
 
 
 @attrs.frozen(eq=False)

@@ -6,6 +6,7 @@ that name the valid targets.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -83,16 +84,16 @@ def render_action(spec: ActionSpec) -> dict[str, Any]:
     """
     action = spec.action
     if action is None:
-        return dict(spec.published)
+        return spec.published_copy()
     rendered: dict[str, Any] = {"description": action.description}
-    rendered.update(spec.published)
+    rendered.update(spec.published_copy())
     rendered.setdefault("required", [])
     if action.notes:
         rendered["notes"] = action.notes
     if action.related:
         rendered["related"] = list(action.related)
     if action.examples:
-        rendered["examples"] = [dict(e) for e in action.examples]
+        rendered["examples"] = copy.deepcopy([dict(e) for e in action.examples])
     return rendered
 
 
@@ -141,7 +142,7 @@ def _tool_level(spec: ToolSpec) -> HelpAnswer:
         "actions": {name: render_action(a) for name, a in sorted(spec.actions.items())},
     }
     if spec.plain is not None:
-        payload["input_schema"] = spec.input_schema
+        payload["input_schema"] = copy.deepcopy(dict(spec.input_schema))
     return HelpAnswer(payload)
 
 

@@ -6,12 +6,13 @@ it returned into a CallToolResult.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
-from wymcp.core.gates import Verdict, arguments_refusal, check
+from wymcp.core.gates import Verdict, arguments_refusal, check, check_fast
 from wymcp.core.schema import ToolError, ToolSpec, dispatch_action
 from wymcp.core.server._content import Content, ToolResult
 from wymcp.core.server._context import MissingCapabilityError, ToolContext
@@ -60,7 +61,7 @@ def split_arguments(
     return action, data if isinstance(data, dict) else {}
 
 
-def open_call(
+async def open_call(
     spec: ToolSpec, arguments: Mapping[str, Any], *, strict: bool
 ) -> tuple[str | None, Verdict] | dict[str, Any]:
     """The action and the accepted verdict of a call, or the refusal to answer.
@@ -74,9 +75,9 @@ def open_call(
         if isinstance(split, dict):
             return {"content": [_text(_dumps(split))], "isError": True}
         action, data = split
-        verdict = check(spec, action, data, strict=strict)
+        verdict = await _gated(spec, action, data, strict=strict)
     else:
-        verdict = check(spec, None, dict(arguments), strict=strict)
+        verdict = await _gated(spec, None, dict(arguments), strict=strict)
     if not verdict.accepted:
         return {"content": [_text(_dumps(verdict.refusal))], "isError": True}
     return action, verdict
@@ -149,6 +150,20 @@ def timed_out(spec: ToolSpec, action: str | None, timeout: float) -> dict[str, A
     return {"content": [_text(_dumps(payload))], "isError": True}
 
 
+async def _gated(
+    spec: ToolSpec, action: str | None, data: object, *, strict: bool
+) -> Verdict:
+    """The gates' verdict: on the loop when it costs one engine call, else off it.
+
+    A refusal's walk is linear in the data; on a large body that is longer than the
+    event loop may be held, so it runs in a worker thread.
+    """
+    verdict = check_fast(spec, action, data)
+    if verdict is None:
+        verdict = await asyncio.to_thread(check, spec, action, data, strict=strict)
+    return verdict
+
+
 async def call_tool(
     spec: ToolSpec,
     arguments: dict[str, Any],
@@ -164,7 +179,7 @@ async def call_tool(
     A tool still running after `call_timeout` seconds is cancelled through
     `deadlines` and answers `isError` with `errorType: "call_timeout"`.
     """
-    opened = open_call(spec, arguments, strict=strict)
+    opened = await open_call(spec, arguments, strict=strict)
     if isinstance(opened, dict):
         return opened
     action, verdict = opened
