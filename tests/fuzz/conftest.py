@@ -26,9 +26,11 @@ from aiohttp import web
 from hypothesis import HealthCheck, settings
 
 from loop_watchdog import STALL_BOUND, ThreadLoopWatchdog, watching
+from wymcp.conf import Settings, load_settings
 from wymcp.core.schema import Action, Tool
 from wymcp.core.server import Resource
 from wymcp.transport.aiohttp import create_app
+from wymcp.transport.aiohttp._runner import make_runner
 
 _RELAXED = [
     HealthCheck.too_slow,
@@ -273,8 +275,9 @@ def read_answer(stream: Any) -> Answer:
 class ServerThread:
     """Serves an aiohttp application on 127.0.0.1 from a background event loop."""
 
-    def __init__(self, app: web.Application) -> None:
+    def __init__(self, app: web.Application, settings: Settings) -> None:
         self._app = app
+        self._settings = settings
         self._loop = asyncio.new_event_loop()
         self._started = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -287,7 +290,8 @@ class ServerThread:
 
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
-        self._runner = web.AppRunner(self._app, handler_cancellation=True)
+        # the runner `wymcp serve` uses: it, not aiohttp, handles compressed bodies
+        self._runner = make_runner(self._app, self._settings)
         self._loop.run_until_complete(self._start())
         self._started.set()
         self._loop.run_forever()
@@ -314,6 +318,7 @@ class ServerThread:
 @pytest.fixture(scope="module")
 def client() -> Iterator[Client]:
     """A client of a server running the fuzz tools, for the whole module."""
-    app = create_app(TOOLS=list(TOOLS), RESOURCES=list(RESOURCES))
-    with ServerThread(app) as server, watching(server.loop) as watchdog:
+    chosen = load_settings(None, TOOLS=list(TOOLS), RESOURCES=list(RESOURCES))
+    app = create_app(chosen)
+    with ServerThread(app, chosen) as server, watching(server.loop) as watchdog:
         yield Client(port=server.port, watchdog=watchdog)
