@@ -1,19 +1,23 @@
 """Store tasks and projects in one SQLite file (stdlib sqlite3).
 
-Every mutating or listing call opens its own connection inside
-`asyncio.to_thread`, so the event loop never waits on the disk. The one
-synchronous read, `count_overdue`, is an indexed COUNT in WAL mode (readers
-never wait for writers) and is what the sync `action_context` hook calls.
+Every mutating or listing call opens its own connection on the store's own
+threads (never asyncio's default executor, which stopped tools can fill), so
+the loop never waits on the disk. `count_overdue`, the one synchronous read,
+is an indexed COUNT in WAL mode, called by the sync `action_context` hook.
 """
 
 import asyncio
+import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
+
+T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS projects (
@@ -112,6 +116,18 @@ class TaskStore:
         self._ready_lock = threading.Lock()
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
+        # Its own threads (as many as asyncio's default executor has): a tool
+        # stopped by CALL_TIMEOUT while a thread of the default executor still
+        # blocks cannot take the threads every query needs.
+        self._threads = ThreadPoolExecutor(
+            max_workers=min(32, (os.cpu_count() or 1) + 4),
+            thread_name_prefix="wymcp-tasks-store",
+        )
+
+    async def _run(self, function: Callable[..., T], *args: Any) -> T:
+        """Run one blocking call on the store's threads."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._threads, function, *args)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -158,7 +174,7 @@ class TaskStore:
         Raises:
             StoreError: the project does not exist or is archived.
         """
-        return await asyncio.to_thread(
+        return await self._run(
             self._create_task, title, description, priority, due, project
         )
 
@@ -189,7 +205,7 @@ class TaskStore:
 
     async def get_task(self, task_id: int) -> Task | None:
         """Return the task with this id, or None."""
-        return await asyncio.to_thread(self._get_task, task_id)
+        return await self._run(self._get_task, task_id)
 
     def _get_task(self, task_id: int) -> Task | None:
         with self._connect() as connection:
@@ -230,15 +246,13 @@ class TaskStore:
             if value is not None:
                 clauses.append(clause)
                 params.append(value)
-        return await asyncio.to_thread(self._select_tasks, clauses, params, limit)
+        return await self._run(self._select_tasks, clauses, params, limit)
 
     async def search_tasks(self, text: str, *, limit: int = 20) -> list[Task]:
         """Return tasks whose title or description holds `text` (ASCII case-blind)."""
         pattern = f"%{_escape_like(text)}%"
         clauses = ["(title LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')"]
-        return await asyncio.to_thread(
-            self._select_tasks, clauses, [pattern, pattern], limit
-        )
+        return await self._run(self._select_tasks, clauses, [pattern, pattern], limit)
 
     def _select_tasks(
         self, clauses: list[str], params: list[Any], limit: int
@@ -259,7 +273,7 @@ class TaskStore:
         Raises:
             StoreError: the new project does not exist or is archived.
         """
-        return await asyncio.to_thread(self._update_task, task_id, dict(changes))
+        return await self._run(self._update_task, task_id, dict(changes))
 
     def _update_task(self, task_id: int, changes: dict[str, Any]) -> Task | None:
         columns = [name for name in _UPDATABLE if name in changes]
@@ -285,11 +299,11 @@ class TaskStore:
 
     async def complete_task(self, task_id: int) -> Task | None:
         """Mark the task done (idempotent) and return it, or None."""
-        return await asyncio.to_thread(self._update_task, task_id, {"status": "done"})
+        return await self._run(self._update_task, task_id, {"status": "done"})
 
     async def delete_task(self, task_id: int) -> bool:
         """Delete the task; False when there was no such task."""
-        return await asyncio.to_thread(self._delete_task, task_id)
+        return await self._run(self._delete_task, task_id)
 
     def _delete_task(self, task_id: int) -> bool:
         with self._connect() as connection, connection:
@@ -367,7 +381,7 @@ class TaskStore:
         Raises:
             StoreError: a project by that name exists.
         """
-        return await asyncio.to_thread(self._create_project, name, description)
+        return await self._run(self._create_project, name, description)
 
     def _create_project(self, name: str, description: str | None) -> Project:
         with self._connect() as connection, connection:
@@ -388,9 +402,9 @@ class TaskStore:
 
     async def list_projects(self, *, include_archived: bool = False) -> list[Project]:
         """Return projects by name, with their open and done task counts."""
-        return await asyncio.to_thread(self._list_projects, include_archived)
+        return await self._run(self._list_projects, include_archived)
 
-    def _list_projects(self, include_archived: bool) -> list[Project]:  # noqa: FBT001 -- private, positional for to_thread
+    def _list_projects(self, include_archived: bool) -> list[Project]:  # noqa: FBT001 -- private, positional for run_in_executor
         where = "" if include_archived else "WHERE p.archived = 0"
         with self._connect() as connection:
             rows = connection.execute(
@@ -400,7 +414,7 @@ class TaskStore:
 
     async def archive_project(self, name: str) -> Project | None:
         """Archive the project (idempotent) and return it, or None."""
-        return await asyncio.to_thread(self._archive_project, name)
+        return await self._run(self._archive_project, name)
 
     def _archive_project(self, name: str) -> Project | None:
         with self._connect() as connection, connection:

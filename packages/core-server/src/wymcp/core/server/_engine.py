@@ -189,7 +189,7 @@ class Engine:
         message = notification("notifications/resources/updated", {"uri": uri})
         for session in self._store.sessions():
             if uri in session.subscriptions and session.outbox is not None:
-                session.outbox.put_nowait(message)
+                session.outbox.put(message)
 
     def _changed(self, kind: str) -> None:
         self._subscriptions.changed(kind)
@@ -199,7 +199,7 @@ class Engine:
                 continue
             session.dirty.add(kind)
             if session.outbox is not None:
-                session.outbox.put_nowait(message)
+                session.outbox.put(message)
 
     # ------------------------------------------------------------------ POST
 
@@ -357,6 +357,8 @@ class Engine:
                 version=call.version,
                 deadlines=self._deadlines,
                 call_timeout=self.options.call_timeout,
+                result_limit=self.options.result_limit,
+                expose_messages=self.options.expose_exception_messages,
             )
         except (InputRequired, MissingCapabilityError) as asked:
             return asking_result(asked)
@@ -385,7 +387,9 @@ class Engine:
             answer = answer_help(specs, tool, action, context_of)
         except Exception as error:  # noqa: BLE001 - a raising hook answers tool_raised
             spec = next(s for s in specs if s.name == tool)
-            return raised(spec, action, error)
+            return raised(
+                spec, action, error, expose=self.options.expose_exception_messages
+            )
         text = json.dumps(answer.payload, ensure_ascii=False, separators=(",", ":"))
         return {
             "content": gate_content([{"type": "text", "text": text}], call.version),
@@ -400,6 +404,7 @@ class Engine:
             call.params.get("notifications"),
             has_prompts=self._catalogue.has_prompts,
             has_resources=self._catalogue.has_resources,
+            serves=lambda uri: self._catalogue.resource_for(uri) is not None,
         )
         if call.stream is None:
             raise invalid_request("subscriptions/listen needs a stream.")
