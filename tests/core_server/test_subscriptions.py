@@ -12,7 +12,7 @@ import pytest
 
 from wymcp.core.schema import Tool
 from wymcp.core.server import Exchange, Headers, Prompt, Resource
-from wymcp.core.server._outbox import OUTBOX_LIMIT
+from wymcp.core.server._outbox import END, OUTBOX_LIMIT, Outbox
 from wymcp.core.server._subscriptions import WATCH_BYTES, watch_cost
 
 
@@ -409,8 +409,8 @@ async def test_an_unread_session_stream_is_bounded_then_closed(wire):
     assert (await again).status == 200
 
 
-async def test_a_burst_to_a_reader_that_waits_ends_its_stream_gracefully(wire):
-    """A reader idle in its queue is not stuck: its stream ends, uncancelled."""
+async def test_a_burst_to_a_reader_that_waits_is_merged_not_closed(wire):
+    """A reader idle in its queue is not behind: repeats of a change merge."""
     stream = wire.Stream()
     task = asyncio.create_task(
         wire.modern(
@@ -420,8 +420,30 @@ async def test_a_burst_to_a_reader_that_waits_ends_its_stream_gracefully(wire):
         )
     )
     await settle()
-    for _ in range(OUTBOX_LIMIT + 1):
+    (listener,) = wire.engine._subscriptions._listeners
+    for _ in range(OUTBOX_LIMIT * 3):
         wire.engine.resource_updated("test://doc")
+        assert len(listener.queue) == 1
+    await settle()
+    assert [m["method"] for m in stream.messages] == [
+        "notifications/subscriptions/acknowledged",
+        "notifications/resources/updated",
+    ]
+    assert not task.done()
+    await wire.engine.aclose()
     reply, _ = await task
     assert reply.status == 200
-    assert len(stream.messages) == 1  # the acknowledgement; the burst was dropped
+
+
+async def test_distinct_messages_waiting_are_bounded_too():
+    """Messages without a key (none yet) still cannot pile up past the limit."""
+
+    async def made_by_a_reader() -> Outbox:
+        return Outbox(limit=10)
+
+    outbox = await asyncio.create_task(made_by_a_reader())  # its reader has ended
+    for n in range(25):
+        outbox.put({"n": n})
+        assert len(outbox) <= 10
+    assert outbox.overflowed
+    assert await outbox.get() is END

@@ -189,7 +189,7 @@ class Engine:
         message = notification("notifications/resources/updated", {"uri": uri})
         for session in self._store.sessions():
             if uri in session.subscriptions and session.outbox is not None:
-                session.outbox.put(message)
+                session.outbox.put(message, key=uri)
 
     def _changed(self, kind: str) -> None:
         self._subscriptions.changed(kind)
@@ -199,7 +199,7 @@ class Engine:
                 continue
             session.dirty.add(kind)
             if session.outbox is not None:
-                session.outbox.put(message)
+                session.outbox.put(message, key=("list", kind))
 
     # ------------------------------------------------------------------ POST
 

@@ -1,7 +1,8 @@
 """The bounded queue of messages waiting for one long-lived stream's reader.
 
-A reader that falls `OUTBOX_LIMIT` messages behind loses its stream (the
-client reconnects) instead of the server buffering without end.
+A notification already waiting is not queued twice; a reader that lets
+`OUTBOX_LIMIT` messages arrive while it is stuck writing loses its stream
+(the client reconnects) instead of the server buffering without end.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from collections.abc import Hashable
 from typing import Any, Final
 
 _log = logging.getLogger("wymcp.core.server")
@@ -17,21 +19,26 @@ END: Final[Any] = object()
 """What `Outbox.get` returns once the stream is to end."""
 
 OUTBOX_LIMIT: Final = 1000
-"""Messages one stream may have waiting; one more closes the stream."""
+"""Messages that may arrive while a stream's reader is stuck writing one."""
 
 
 class Outbox:
     """Messages for one stream, read by the task that serves it.
 
-    `put` never blocks and never grows past `limit`: on overflow the waiting
-    messages are dropped, the stream ends, and a reader stuck writing (the
+    `put` never blocks. A message with a `key` equal to one still waiting is
+    merged into it (a second "resource X changed" says nothing new), so the
+    queue holds at most one message per key. When `limit` messages arrive
+    while the reader is busy writing (or `limit` are waiting), the waiting
+    messages are dropped, the stream ends, and a reader stuck writing (its
     client does not read) is cancelled, as if the client had left.
     """
 
     def __init__(self, *, limit: int = OUTBOX_LIMIT, name: str = "stream") -> None:
-        self._items: deque[Any] = deque()
+        self._items: deque[tuple[Hashable | None, Any]] = deque()
+        self._keys: set[Hashable] = set()
         self._limit = limit
         self._name = name
+        self._unread = 0
         self._waiter: asyncio.Future[None] | None = None
         self._reader: asyncio.Task[Any] | None = asyncio.current_task()
         self.ended = False
@@ -40,14 +47,20 @@ class Outbox:
     def __len__(self) -> int:
         return len(self._items)
 
-    def put(self, message: Any) -> None:
+    def put(self, message: Any, key: Hashable | None = None) -> None:
         """Queue `message`; end the stream if its reader is too far behind."""
         if self.ended:
             return
-        if len(self._items) >= self._limit:
+        if self._waiter is None:  # the reader is busy writing: it falls behind
+            self._unread += 1
+        if self._unread > self._limit or len(self._items) >= self._limit:
             self._overflow()
             return
-        self._items.append(message)
+        if key is not None:
+            if key in self._keys:
+                return
+            self._keys.add(key)
+        self._items.append((key, message))
         self._wake()
 
     def end(self) -> None:
@@ -65,7 +78,11 @@ class Outbox:
                 await self._waiter
             finally:
                 self._waiter = None
-        return self._items.popleft()
+        key, message = self._items.popleft()
+        if key is not None:
+            self._keys.discard(key)
+        self._unread = len(self._items)
+        return message
 
     def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
@@ -73,12 +90,13 @@ class Outbox:
 
     def _overflow(self) -> None:
         _log.warning(
-            "a %s fell %d messages behind and was closed; the client reconnects",
+            "a %s let %d messages arrive unread and was closed; the client reconnects",
             self._name,
             self._limit,
         )
         waiting = self._waiter is not None  # in get(): not stuck writing
         self._items.clear()
+        self._keys.clear()
         self.overflowed = True
         self.end()
         reader = self._reader

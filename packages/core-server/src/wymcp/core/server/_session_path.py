@@ -281,7 +281,9 @@ class SessionPath:
             session.outbox.end()
         outbox = Outbox(name="session stream")
         for kind in sorted(session.dirty):
-            outbox.put(notification(f"notifications/{kind}/list_changed"))
+            outbox.put(
+                notification(f"notifications/{kind}/list_changed"), key=("list", kind)
+            )
         session.outbox = outbox
         session.stream = stream
         try:

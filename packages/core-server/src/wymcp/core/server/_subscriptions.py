@@ -25,7 +25,7 @@ MAX_URIS: Final = 100
 """Most resource URIs one listen request (or one session) may watch."""
 MAX_URI_LENGTH: Final = 2048
 """Longest URI a watch may name: watches are kept (and echoed) while open."""
-WATCH_BYTES: Final = 64 * 1024
+WATCH_BYTES: Final = 32 * 1024
 """Memory the URIs one session (or one listen stream) watches may take."""
 _SLOT: Final = 40
 """Bytes a watched URI costs beyond its string: its set slot and hash."""
@@ -67,14 +67,14 @@ class Subscriptions:
         message = notification(f"notifications/{kind}/list_changed")
         for listener in list(self._listeners):
             if kind in listener.kinds:
-                listener.queue.put(message)
+                listener.queue.put(message, key=("list", kind))
 
     def updated(self, uri: str) -> None:
         """Tell every listener watching `uri` that it changed."""
         message = notification("notifications/resources/updated", {"uri": uri})
         for listener in list(self._listeners):
             if uri in listener.uris:
-                listener.queue.put(message)
+                listener.queue.put(message, key=uri)
 
     def close(self) -> None:
         """End every listen stream gracefully."""
