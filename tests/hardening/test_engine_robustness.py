@@ -34,6 +34,8 @@ SESSION_BUDGET = 48 * KIB
 """Most memory one session keeps, at the worst its client can make it."""
 STREAM_BUDGET = 96 * KIB
 """Most memory one listen stream keeps (its request aside), unread and full."""
+SESSION_STREAM_BUDGET = 64 * KIB
+"""Most memory a session's GET stream adds to its session, unread and full."""
 
 WORST_CAPABILITIES = {"x": [[] for _ in range(2700)]}
 """8,107 bytes of JSON under DECLARATION_LIMIT; 151 KiB as Python lists."""
@@ -216,6 +218,63 @@ async def test_a_listen_stream_costs_at_most_its_budget_unread_and_full():
     await served.aclose()
     for task in tasks:
         task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_a_session_stream_costs_at_most_its_budget_unread_and_full():
+    served = engine()
+    count = 20
+    sids = []
+    for n in range(count):
+        reply = await post(
+            served,
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {"protocolVersion": SESSION},
+            },
+            [],
+        )
+        sid = reply.headers["Mcp-Session-Id"]
+        headers = [("Mcp-Session-Id", sid)]
+        await post(
+            served, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers
+        )
+        for k in range(MAX_URIS):
+            uri = f"x://{n:04}/{k:03}"
+            subscribe = {"uri": uri}
+            await post(
+                served,
+                {
+                    "jsonrpc": "2.0",
+                    "id": k + 1,
+                    "method": "resources/subscribe",
+                    "params": subscribe,
+                },
+                headers,
+            )
+        sids.append(sid)
+    uris = [[f"x://{n:04}/{k:03}" for k in range(MAX_URIS)] for n in range(count)]
+    tasks: list[asyncio.Task[Reply]] = []
+
+    async def streams() -> None:
+        for sid in sids:
+            exchange = Exchange("GET", Headers.of([("Mcp-Session-Id", sid)]))
+            tasks.append(asyncio.create_task(served.get(exchange, Silent(writes=1))))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        for watched in uris:
+            for uri in watched:
+                served.resource_updated(uri)
+        served.add_tool(type("Other", (Zero,), {"name": "other"}))
+
+    used = await traced(streams)
+    assert used / count <= SESSION_STREAM_BUDGET, used / count
+    assert all(len(s.outbox or ()) <= MAX_URIS + 3 for s in served._store.sessions())
+    await served.aclose()
+    for task in tasks:
+        task.cancel()  # each is stuck writing to a client that reads nothing
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
