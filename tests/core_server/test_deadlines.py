@@ -190,3 +190,29 @@ def test_deadlines_outlive_the_loop_that_armed_them():
 
     asyncio.run(early())
     assert asyncio.run(late()) == "stopped"
+
+
+async def test_stop_all_cancels_overdue_work_once_more():
+    """At shutdown the engine cancels calls that ignored their first cancellation."""
+    deadlines = Deadlines()
+    seen: list[str] = []
+
+    async def ignores_one() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.append("first")
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.append("second")
+            raise
+
+    with pytest.raises(DeadlineError):
+        await deadlines.run(ignores_one(), 0.01)
+    await asyncio.sleep(0)
+    assert (seen, deadlines.overdue) == (["first"], 1)
+    deadlines.stop_all()
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert (seen, deadlines.overdue) == (["first", "second"], 0)

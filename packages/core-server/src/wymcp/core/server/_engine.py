@@ -275,8 +275,9 @@ class Engine:
         return await self._session_path.delete(exchange)
 
     async def aclose(self) -> None:
-        """End every session and stream."""
+        """End every session and stream; cancel stopped calls that still run."""
         self._subscriptions.close()
+        self._deadlines.stop_all()
         for session in self._store.sessions():
             self._store.remove(session.id)
             session.close()
