@@ -173,6 +173,7 @@ async def test_a_session_costs_at_most_its_budget_and_sessions_add_up_linearly()
 
     small = await traced(lambda: sessions(20, 0))
     large = await traced(lambda: sessions(40, 100))
+    print(f"per session: {small / 20:,.0f} B (20), {large / 40:,.0f} B (40)")  # noqa: T201 - the figure, with -s
     assert small / 20 <= SESSION_BUDGET, small / 20
     assert large / 40 <= SESSION_BUDGET, large / 40
     assert 1.6 < large / small < 2.5, (small, large)  # linear in the sessions
@@ -211,6 +212,7 @@ async def test_a_listen_stream_costs_at_most_its_budget_unread_and_full():
         served.add_tool(type("Other", (Zero,), {"name": "other"}))
 
     used = await traced(streams)
+    print(f"per listen stream: {used / count:,.0f} B")  # noqa: T201 - the figure, with -s
     assert used / count <= STREAM_BUDGET, used / count
     listeners = served._subscriptions._listeners
     assert len(listeners) == count
@@ -270,6 +272,7 @@ async def test_a_session_stream_costs_at_most_its_budget_unread_and_full():
         served.add_tool(type("Other", (Zero,), {"name": "other"}))
 
     used = await traced(streams)
+    print(f"per session stream: {used / count:,.0f} B")  # noqa: T201 - the figure, with -s
     assert used / count <= SESSION_STREAM_BUDGET, used / count
     assert all(len(s.outbox or ()) <= MAX_URIS + 3 for s in served._store.sessions())
     await served.aclose()
