@@ -216,3 +216,14 @@ async def test_stop_all_cancels_overdue_work_once_more():
     for _ in range(3):
         await asyncio.sleep(0)
     assert (seen, deadlines.overdue) == (["first", "second"], 0)
+
+
+async def test_work_done_when_its_deadline_fires_keeps_its_value():
+    """The timer may run after the work ended but before its caller woke."""
+    deadlines = Deadlines()
+
+    async def instant() -> str:
+        return "done"
+
+    assert await deadlines.run(instant(), 0) == "done"
+    assert deadlines.overdue == 0

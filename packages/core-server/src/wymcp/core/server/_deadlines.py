@@ -162,7 +162,7 @@ class Deadlines:
         now = loop.time()
         earliest: float | None = None
         for entry in self._live:
-            if entry.expired:
+            if entry.expired or entry.task.done():  # done: its caller wakes next
                 continue
             if entry.deadline <= now:
                 entry.expired = True
