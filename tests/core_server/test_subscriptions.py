@@ -447,3 +447,11 @@ async def test_distinct_messages_waiting_are_bounded_too():
         assert len(outbox) <= 10
     assert outbox.overflowed
     assert await outbox.get() is END
+
+
+def test_an_outbox_made_outside_a_loop_has_no_reader_to_cancel():
+    outbox = Outbox(limit=1)
+    outbox.put({"n": 1})
+    outbox.put({"n": 2})
+    assert outbox.overflowed
+    assert len(outbox) == 0

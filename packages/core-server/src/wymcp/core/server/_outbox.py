@@ -40,7 +40,7 @@ class Outbox:
         self._name = name
         self._unread = 0
         self._waiter: asyncio.Future[None] | None = None
-        self._reader: asyncio.Task[Any] | None = asyncio.current_task()
+        self._reader = _current_task()
         self.ended = False
         self.overflowed = False
 
@@ -102,3 +102,11 @@ class Outbox:
         reader = self._reader
         if reader is not None and not waiting and not reader.done():
             reader.cancel()  # stuck writing to a client that does not read
+
+
+def _current_task() -> asyncio.Task[Any] | None:
+    """The task making the outbox (its reader), if any loop is running."""
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # made outside a loop: nobody to cancel
+        return None
