@@ -788,3 +788,34 @@ async def test_a_gone_get_stream_ends_quietly(wire):
         wire.Stream(fail=True),
     )
     assert reply.status == 200
+
+
+class Deaf(Tool):
+    """Swallows its cancellation and returns anyway."""
+
+    name = "deaf"
+    description = "Ignores one cancellation."
+    input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            return "went on"
+        return "never"
+
+
+async def test_a_call_that_swallows_a_delete_still_answers_session_terminated(
+    make_wire,
+):
+    wire = make_wire(Deaf)  # no CALL_TIMEOUT: the tool runs in the request's task
+    sid = await wire.initialize()
+    call = asyncio.create_task(wire.session(sid, "tools/call", {"name": "deaf"}))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    await wire.engine.delete(
+        Exchange(method="DELETE", headers=Headers.of([("Mcp-Session-Id", sid)]))
+    )
+    answer, _ = await call
+    assert answer.status == 404
+    assert answer.body["error"]["message"] == "Session terminated"

@@ -707,3 +707,24 @@ async def test_a_session_call_that_swallows_its_cancellation_answers_too(make_wi
     assert wire.result_json(reply)["errorType"] == "call_timeout"
     assert not tool.finished
     tool.release.set()
+
+
+class Awaitable(Tool):
+    """Returns an awaitable that is not a coroutine."""
+
+    name = "awaitable"
+    description = "Returns a future."
+    input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+
+    def run(self, arguments: dict[str, Any], ctx: Any) -> Any:  # type: ignore[override]
+        future = asyncio.get_running_loop().create_future()
+        future.set_result("from a future")
+        return future
+
+
+async def test_a_tool_returning_any_awaitable_runs_under_call_timeout(make_wire):
+    wire = make_wire(Awaitable, call_timeout=5)
+    reply, _ = await wire.modern("tools/call", {"name": "awaitable", "arguments": {}})
+    assert reply.body["result"]["content"] == [
+        {"type": "text", "text": "from a future"}
+    ]
