@@ -607,7 +607,7 @@ async def test_a_result_that_is_not_an_object_fails_the_question(wire):
     assert reply.body["result"]["content"][0]["text"] == "no roots: client_error"
 
 
-async def test_a_deleted_session_fails_the_question(wire):
+async def test_a_deleted_session_ends_the_call_waiting_for_an_answer(wire):
     sid = await wire.initialize(capabilities={"roots": {}})
     stream = wire.Stream()
     call = asyncio.create_task(
@@ -619,4 +619,5 @@ async def test_a_deleted_session_fails_the_question(wire):
         Exchange(method="DELETE", headers=Headers.of([("Mcp-Session-Id", sid)]))
     )
     reply, _ = await call
-    assert reply.body["result"]["content"][0]["text"] == "no roots: disconnected"
+    assert reply.status == 404  # the call stopped with its session
+    assert reply.body["error"]["message"] == "Session terminated"

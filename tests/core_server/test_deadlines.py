@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 
 import pytest
 
+from wymcp.core.server import _deadlines as deadlines_module
 from wymcp.core.server._deadlines import DeadlineError, Deadlines
 
 
@@ -75,20 +78,100 @@ async def test_a_cancellation_from_elsewhere_stays_a_cancellation():
     assert len(deadlines) == 0
 
 
-async def test_work_that_swallows_the_cancellation_returns_and_is_uncancelled():
-    deadlines = Deadlines()
+async def stubborn(release: asyncio.Event, log: list[str]) -> str:
+    """Work that ignores every cancellation until `release` is set."""
+    while not release.is_set():
+        try:
+            await release.wait()
+        except asyncio.CancelledError:
+            log.append("cancelled")
+    log.append("ended")
+    return "kept going"
 
-    async def stubborn() -> str:
+
+async def test_work_that_swallows_its_cancellation_is_answered_at_the_deadline():
+    """The caller gets DeadlineError while the work still runs (it is overdue)."""
+    deadlines = Deadlines()
+    release, log = asyncio.Event(), []
+    with pytest.raises(DeadlineError):
+        await deadlines.run(stubborn(release, log), 0.05)
+    assert log == ["cancelled"]  # cancelled, swallowed it, still running
+    assert deadlines.overdue == 1
+    assert len(deadlines) == 0
+    current = asyncio.current_task()
+    assert current is not None
+    assert current.cancelling() == 0  # the caller was never cancelled
+    release.set()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert log == ["cancelled", "ended"]
+    assert deadlines.overdue == 0
+
+
+async def test_a_cancelled_caller_does_not_wait_for_work_that_ignores_it():
+    deadlines = Deadlines()
+    release, log = asyncio.Event(), []
+    caller = asyncio.create_task(deadlines.run(stubborn(release, log), 30))
+    await asyncio.sleep(0.01)
+    caller.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    assert deadlines.overdue == 1
+    release.set()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert deadlines.overdue == 0
+
+
+async def test_the_record_of_overdue_work_is_bounded_and_logged(monkeypatch, caplog):
+    monkeypatch.setattr(deadlines_module, "OVERDUE_RECORD", 3)
+    monkeypatch.setattr(deadlines_module, "LATE_END", 0.0)
+    deadlines = Deadlines()
+    release, log = asyncio.Event(), []
+
+    async def one() -> None:
+        with pytest.raises(DeadlineError):
+            await deadlines.run(stubborn(release, log), 0.01, label="tool t")
+
+    with caplog.at_level(logging.WARNING, logger="wymcp.core.server"):
+        await asyncio.gather(*(one() for _ in range(5)))
+        assert (deadlines.overdue, deadlines.unrecorded) == (3, 2)
+        assert "3 stopped calls are still running; 1 more are not recorded" in (
+            caplog.text
+        )
+        release.set()
+        for _ in range(5):
+            await asyncio.sleep(0)
+    assert deadlines.overdue == 0
+    assert "tool t ended" in caplog.text
+    assert "ignored its cancellation" in caplog.text
+
+
+async def test_a_stopped_call_that_raises_as_it_ends_is_not_reported_unretrieved():
+    deadlines = Deadlines()
+    release = asyncio.Event()
+    reported: list[str] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(
+        lambda _loop, context: reported.append(context["message"])
+    )
+
+    async def raises_late() -> None:
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:
-            return "kept going"
-        return "slept"
+            await release.wait()
+            raise RuntimeError("late") from None
 
-    assert await deadlines.run(stubborn(), 0.05) == "kept going"
-    current = asyncio.current_task()
-    assert current is not None
-    assert current.cancelling() == 0
+    with pytest.raises(DeadlineError):
+        await deadlines.run(raises_late(), 0.01)
+    release.set()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert deadlines.overdue == 0
+    gc.collect()
+    loop.set_exception_handler(None)
+    assert reported == []
 
 
 def test_deadlines_outlive_the_loop_that_armed_them():
@@ -107,3 +190,40 @@ def test_deadlines_outlive_the_loop_that_armed_them():
 
     asyncio.run(early())
     assert asyncio.run(late()) == "stopped"
+
+
+async def test_stop_all_cancels_overdue_work_once_more():
+    """At shutdown the engine cancels calls that ignored their first cancellation."""
+    deadlines = Deadlines()
+    seen: list[str] = []
+
+    async def ignores_one() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.append("first")
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.append("second")
+            raise
+
+    with pytest.raises(DeadlineError):
+        await deadlines.run(ignores_one(), 0.01)
+    await asyncio.sleep(0)
+    assert (seen, deadlines.overdue) == (["first"], 1)
+    deadlines.stop_all()
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert (seen, deadlines.overdue) == (["first", "second"], 0)
+
+
+async def test_work_done_when_its_deadline_fires_keeps_its_value():
+    """The timer may run after the work ended but before its caller woke."""
+    deadlines = Deadlines()
+
+    async def instant() -> str:
+        return "done"
+
+    assert await deadlines.run(instant(), 0) == "done"
+    assert deadlines.overdue == 0

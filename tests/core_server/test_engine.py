@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, ClassVar
 
@@ -443,6 +444,53 @@ async def test_delete_ends_the_session_then_404(wire):
     assert reply.body["id"] == 5
 
 
+class Waiter(Tool):
+    """Waits until cancelled; records the cancellation."""
+
+    name = "waiter"
+    description = "Waits."
+    input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+
+    def __init__(self) -> None:
+        self.cancelled = 0
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        return "never"
+
+
+@pytest.mark.parametrize("call_timeout", [None, 300.0])
+async def test_delete_cancels_the_sessions_calls_in_flight(make_wire, call_timeout):
+    """Each call in flight stops and answers 404 "Session terminated"."""
+    tool = Waiter()
+    wire = make_wire(tool, call_timeout=call_timeout)
+    sid = await wire.initialize()
+    calls = [
+        asyncio.create_task(wire.session(sid, "tools/call", {"name": "waiter"}, rid=i))
+        for i in (7, 8)
+    ]
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not any(call.done() for call in calls)
+    reply = await wire.engine.delete(
+        Exchange(method="DELETE", headers=Headers.of([("Mcp-Session-Id", sid)]))
+    )
+    assert reply.status == 200
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert all(call.done() for call in calls)
+    for rid, call in zip((7, 8), calls, strict=True):
+        answer, _ = call.result()
+        assert answer.status == 404
+        assert answer.body["error"]["code"] == -32001
+        assert answer.body["id"] == rid
+    assert tool.cancelled == 2
+
+
 @pytest.mark.parametrize(
     "headers",
     [
@@ -740,3 +788,34 @@ async def test_a_gone_get_stream_ends_quietly(wire):
         wire.Stream(fail=True),
     )
     assert reply.status == 200
+
+
+class Deaf(Tool):
+    """Swallows its cancellation and returns anyway."""
+
+    name = "deaf"
+    description = "Ignores one cancellation."
+    input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            return "went on"
+        return "never"
+
+
+async def test_a_call_that_swallows_a_delete_still_answers_session_terminated(
+    make_wire,
+):
+    wire = make_wire(Deaf)  # no CALL_TIMEOUT: the tool runs in the request's task
+    sid = await wire.initialize()
+    call = asyncio.create_task(wire.session(sid, "tools/call", {"name": "deaf"}))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    await wire.engine.delete(
+        Exchange(method="DELETE", headers=Headers.of([("Mcp-Session-Id", sid)]))
+    )
+    answer, _ = await call
+    assert answer.status == 404
+    assert answer.body["error"]["message"] == "Session terminated"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,6 +12,8 @@ import pytest
 
 from wymcp.core.schema import Tool
 from wymcp.core.server import Exchange, Headers, Prompt, Resource
+from wymcp.core.server._outbox import END, OUTBOX_LIMIT, Outbox
+from wymcp.core.server._subscriptions import WATCH_BYTES, watch_cost
 
 
 class Zero(Tool):
@@ -45,9 +48,19 @@ class Doc(Resource):
         return "d"
 
 
+class Anything(Resource):
+    """Serves every x:// URI, so sessions may watch any of them."""
+
+    name = "anything"
+    uri_template = "x://{+rest}"
+
+    async def read(self, uri: str, params: Mapping[str, str], ctx: Any) -> object:
+        return "a"
+
+
 @pytest.fixture
 def wire(make_wire):
-    return make_wire(Trigger, prompts=(Note,), resources=(Doc,))
+    return make_wire(Trigger, prompts=(Note,), resources=(Doc, Anything))
 
 
 async def settle() -> None:
@@ -250,3 +263,195 @@ async def test_a_session_watches_a_bounded_number_of_resources(wire):
     assert reply.body["error"]["code"] == -32602
     reply, _ = await wire.session(sid, "resources/subscribe", {"uri": "x://5"})
     assert reply.body["result"] == {}
+
+
+# ------------------------------------------------- what a watch may cost
+
+
+async def test_a_session_cannot_watch_a_uri_no_resource_serves(wire):
+    sid = await wire.initialize()
+    uri = "nothing://" + "n" * 1000
+    reply, _ = await wire.session(sid, "resources/subscribe", {"uri": uri})
+    error = reply.body["error"]
+    assert (error["code"], error["message"]) == (-32002, "Resource not found")
+    assert len(error["data"]["uri"]) <= 121  # cut, as every echo
+    assert len(json.dumps(reply.body)) < 512
+    session = wire.engine._store.get(sid)
+    assert session.subscriptions == set()
+    assert session.watched_bytes == 0
+
+
+async def test_a_session_watches_uris_within_a_memory_budget(wire):
+    """Watched URIs cost what Python keeps of them: 4-byte characters count 4."""
+    sid = await wire.initialize()
+    session = wire.engine._store.get(sid)
+    taken = 0
+    for n in range(100):
+        uri = f"x://{n:03}/" + "\U0001f600" * 2000  # 2,009 characters, ~8 KB
+        reply, _ = await wire.session(sid, "resources/subscribe", {"uri": uri})
+        if "error" in reply.body:
+            break
+        taken += 1
+    assert taken == WATCH_BYTES // watch_cost(uri)
+    assert session.watched_bytes <= WATCH_BYTES
+    error = reply.body["error"]
+    assert error["code"] == -32602
+    assert f"{WATCH_BYTES} bytes" in error["data"]["reason"]
+    kept = sum(sys.getsizeof(u) for u in session.subscriptions)
+    assert kept <= session.watched_bytes <= WATCH_BYTES
+    # unsubscribing gives the budget back
+    first = next(iter(session.subscriptions))
+    reply, _ = await wire.session(sid, "resources/unsubscribe", {"uri": first})
+    assert reply.body["result"] == {}
+    reply, _ = await wire.session(sid, "resources/subscribe", {"uri": uri})
+    assert reply.body["result"] == {}
+    reply, _ = await wire.session(sid, "resources/subscribe", {"uri": uri})
+    assert reply.body["result"] == {}  # watching twice costs nothing more
+    assert session.watched_bytes == sum(watch_cost(u) for u in session.subscriptions)
+
+
+async def test_listen_keeps_served_uris_within_the_memory_budget(wire):
+    big = ["x://" + f"{n:03}" + "\U0001f600" * 2000 for n in range(20)]
+    watched = ["nothing://a", "test://doc", "test://doc", *big]
+    task = asyncio.create_task(
+        wire.modern(
+            "subscriptions/listen",
+            {"notifications": {"resourceSubscriptions": watched}},
+            stream=(stream := wire.Stream()),
+        )
+    )
+    await settle()
+    ack = stream.messages[0]["params"]["notifications"]["resourceSubscriptions"]
+    assert ack[0] == "test://doc"
+    assert ack[1:] == big[: len(ack) - 1]
+    assert sum(watch_cost(u) for u in ack) <= WATCH_BYTES
+    assert len(ack) < len(big)
+    await wire.engine.aclose()
+    await task
+
+
+# ------------------------------------------------- streams that are not read
+
+
+class Stuck:
+    """A client that never reads: the first write after the priming blocks."""
+
+    messages: tuple[Any, ...] = ()
+
+    def __init__(self, writes_before_blocking: int) -> None:
+        self.opened = False
+        self.sent = 0
+        self.left = writes_before_blocking
+
+    async def open(self, headers: Mapping[str, str] | None = None) -> None:
+        self.opened = True
+
+    async def send(self, message: Any, *, event_id: str | None = None) -> None:
+        self.sent += 1
+        if self.sent > self.left:
+            await asyncio.Event().wait()  # the socket's buffer is full
+
+
+async def test_an_unread_listen_stream_is_bounded_then_closed(wire):
+    stream = Stuck(writes_before_blocking=1)  # the acknowledgement only
+    task = asyncio.create_task(
+        wire.modern(
+            "subscriptions/listen",
+            {"notifications": {"resourceSubscriptions": ["test://doc"]}},
+            stream=stream,
+        )
+    )
+    await settle()
+    (listener,) = wire.engine._subscriptions._listeners
+    wire.engine.resource_updated("test://doc")
+    await settle()  # the reader took it and is stuck writing it
+    assert stream.sent == 2
+    longest = 0
+    for _ in range(OUTBOX_LIMIT * 3):
+        wire.engine.resource_updated("test://doc")
+        longest = max(longest, len(listener.queue))
+    assert longest <= OUTBOX_LIMIT
+    await settle()
+    assert task.done()
+    assert task.cancelled()  # closed as if the client had left
+    assert len(wire.engine._subscriptions) == 0
+
+
+async def test_an_unread_session_stream_is_bounded_then_closed(wire):
+    sid = await wire.initialize()
+    await wire.session(sid, "resources/subscribe", {"uri": "test://doc"})
+    stream = Stuck(writes_before_blocking=1)  # the priming event only
+    exchange = Exchange(method="GET", headers=Headers.of([("Mcp-Session-Id", sid)]))
+    task = asyncio.create_task(wire.engine.get(exchange, stream))
+    await settle()
+    session = wire.engine._store.get(sid)
+    outbox = session.outbox
+    wire.engine.resource_updated("test://doc")
+    await settle()  # the reader took it and is stuck writing it
+    assert stream.sent == 2
+    longest = 0
+    for _ in range(OUTBOX_LIMIT * 3):
+        wire.engine.resource_updated("test://doc")
+        longest = max(longest, len(outbox))
+    assert longest <= OUTBOX_LIMIT
+    await settle()
+    assert task.cancelled()
+    assert session.outbox is None  # a new GET opens a new stream
+    reopened = wire.Stream()
+    again = asyncio.create_task(wire.engine.get(exchange, reopened))
+    await settle()
+    wire.engine.resource_updated("test://doc")
+    await settle()
+    assert reopened.messages[-1]["method"] == "notifications/resources/updated"
+    await wire.engine.delete(
+        Exchange(method="DELETE", headers=Headers.of([("Mcp-Session-Id", sid)]))
+    )
+    assert (await again).status == 200
+
+
+async def test_a_burst_to_a_reader_that_waits_is_merged_not_closed(wire):
+    """A reader idle in its queue is not behind: repeats of a change merge."""
+    stream = wire.Stream()
+    task = asyncio.create_task(
+        wire.modern(
+            "subscriptions/listen",
+            {"notifications": {"resourceSubscriptions": ["test://doc"]}},
+            stream=stream,
+        )
+    )
+    await settle()
+    (listener,) = wire.engine._subscriptions._listeners
+    for _ in range(OUTBOX_LIMIT * 3):
+        wire.engine.resource_updated("test://doc")
+        assert len(listener.queue) == 1
+    await settle()
+    assert [m["method"] for m in stream.messages] == [
+        "notifications/subscriptions/acknowledged",
+        "notifications/resources/updated",
+    ]
+    assert not task.done()
+    await wire.engine.aclose()
+    reply, _ = await task
+    assert reply.status == 200
+
+
+async def test_distinct_messages_waiting_are_bounded_too():
+    """Messages without a key (none yet) still cannot pile up past the limit."""
+
+    async def made_by_a_reader() -> Outbox:
+        return Outbox(limit=10)
+
+    outbox = await asyncio.create_task(made_by_a_reader())  # its reader has ended
+    for n in range(25):
+        outbox.put({"n": n})
+        assert len(outbox) <= 10
+    assert outbox.overflowed
+    assert await outbox.get() is END
+
+
+def test_an_outbox_made_outside_a_loop_has_no_reader_to_cancel():
+    outbox = Outbox(limit=1)
+    outbox.put({"n": 1})
+    outbox.put({"n": 2})
+    assert outbox.overflowed
+    assert len(outbox) == 0

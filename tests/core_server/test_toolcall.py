@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import re
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wymcp.core.schema import Action, Tool, ToolError
 from wymcp.core.server import (
@@ -20,6 +24,7 @@ from wymcp.core.server import (
     resource_link,
     text,
 )
+from wymcp.core.server._result_limit import result_size
 
 MODERN = "2026-07-28"
 
@@ -622,3 +627,216 @@ async def test_a_refusal_is_walked_off_the_event_loop_and_an_accepted_call_on_it
     assert wire.result_json(reply)["error"] == "invalid_values"
     assert len(threads) == 1
     assert threads[0] != loop_thread
+
+
+# ------------------------------------------------ what a raising tool tells
+
+
+class Leaky(Tool):
+    name = "leaky"
+    description = "Raises exceptions that carry secrets."
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
+    SECRET: ClassVar[str] = "postgresql://admin:hunter2@db.internal/prod"
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        raise ConnectionError(f"could not connect to {self.SECRET} from /home/alice")
+
+
+async def test_a_raising_tool_sends_its_class_and_a_reference_not_its_message(
+    make_wire, caplog
+):
+    wire = make_wire(Leaky)
+    with caplog.at_level(logging.ERROR, logger="wymcp.core.server"):
+        reply, _ = await wire.modern("tools/call", {"name": "leaky", "arguments": {}})
+    body = json.dumps(reply.body)
+    assert "hunter2" not in body
+    assert "/home/alice" not in body
+    shown = wire.result_json(reply)
+    assert shown["errorType"] == "tool_raised"
+    assert shown["exception"] == "ConnectionError"
+    reference = shown["reference"]
+    assert re.fullmatch(r"[0-9a-f]{8}", reference)
+    assert reference in shown["message"]
+    # the log has the reference with the traceback and the message
+    record = next(r for r in caplog.records if reference in r.getMessage())
+    assert record.exc_info is not None
+    assert "hunter2" in caplog.text
+    assert "Traceback" in caplog.text
+
+
+async def test_expose_exception_messages_sends_the_cut_message(make_wire):
+    wire = make_wire(Leaky, expose_exception_messages=True)
+    Leaky.SECRET = "x" * 2000
+    try:
+        reply, _ = await wire.modern("tools/call", {"name": "leaky", "arguments": {}})
+    finally:
+        Leaky.SECRET = "postgresql://admin:hunter2@db.internal/prod"
+    shown = wire.result_json(reply)
+    assert shown["message"].startswith("could not connect to xxx")
+    assert len(shown["message"]) == 501
+    assert shown["reference"]
+
+
+async def test_two_raises_get_two_references(make_wire):
+    wire = make_wire(Leaky)
+    first, _ = await wire.modern("tools/call", {"name": "leaky", "arguments": {}})
+    second, _ = await wire.modern("tools/call", {"name": "leaky", "arguments": {}})
+    assert wire.result_json(first)["reference"] != wire.result_json(second)["reference"]
+
+
+# ------------------------------------------------------------- RESULT_LIMIT
+
+
+class Big(Tool):
+    name = "big"
+    description = "Returns as much as it is asked for."
+    output_schema: ClassVar[dict[str, Any]] = {"type": "object"}
+    actions: ClassVar[dict[str, Action]] = {
+        "text": Action(
+            description="A text of n characters",
+            properties={"n": {"type": "integer"}, "char": {"type": "string"}},
+        ),
+        "rows": Action(description="n rows", properties={"n": {"type": "integer"}}),
+        "structured": Action(
+            description="A small text and a big structured value",
+            properties={"n": {"type": "integer"}},
+        ),
+    }
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        n = data.get("n", 0)
+        if action == "text":
+            return data.get("char", "a") * n
+        if action == "rows":
+            return {"rows": [{"id": i, "name": "row"} for i in range(n)]}
+        return ToolResult(content=[text("see structured")], structured={"v": "b" * n})
+
+
+def big(action: str, **data: Any) -> dict[str, Any]:
+    return {"name": "big", "arguments": {"action": action, "data": data}}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "allowed"),
+    [
+        (big("text", n=1000), True),
+        (big("text", n=5000), False),
+        (big("text", n=900, char="é"), True),  # 1,800 bytes
+        (big("text", n=1500, char="é"), False),  # 1,500 characters, 3,000 bytes
+        (big("rows", n=20), True),
+        (big("rows", n=200), False),
+        (big("structured", n=2500), False),
+    ],
+)
+async def test_a_result_over_result_limit_answers_result_too_large(
+    make_wire, arguments, allowed
+):
+    wire = make_wire(Big, result_limit=2048)
+    reply, _ = await wire.modern("tools/call", arguments)
+    result = reply.body["result"]
+    if allowed:
+        assert result["isError"] is False
+        return
+    assert result["isError"] is True
+    shown = wire.result_json(reply)
+    assert shown["errorType"] == "result_too_large"
+    assert shown["limit"] == 2048
+    assert "2048 bytes (RESULT_LIMIT)" in shown["message"]
+    assert len(json.dumps(reply.body)) < 1024  # nothing of the result is sent
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.text(max_size=300), min_size=1, max_size=4),
+    annotated=st.booleans(),
+)
+def test_the_counted_size_is_at_least_the_encoded_size(texts, annotated):
+    """Counting strings as UTF-8 (escapes included) never undercounts the JSON."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+    if annotated:
+        content[0]["annotations"] = {"audience": ["user"], "priority": 0.5}
+    encoded = len(json.dumps(content, ensure_ascii=False).encode())
+    counted = result_size(content)
+    assert encoded <= counted <= encoded + 64 * (len(content) + 4)
+
+
+# -------------------------------------------- CALL_TIMEOUT is a bound
+
+
+class Obstinate(Tool):
+    """Swallows every cancellation until released."""
+
+    name = "obstinate"
+    description = "Ignores its cancellation."
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.cancellations = 0
+        self.finished = False
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        while not self.release.is_set():
+            try:
+                await self.release.wait()
+            except asyncio.CancelledError:
+                self.cancellations += 1
+        self.finished = True
+        return "finished anyway"
+
+
+async def test_a_tool_that_swallows_its_cancellation_still_answers_call_timeout(
+    make_wire,
+):
+    tool = Obstinate()
+    wire = make_wire(tool, call_timeout=0.05)
+    reply, _ = await wire.modern("tools/call", {"name": "obstinate", "arguments": {}})
+    shown = wire.result_json(reply)
+    assert shown["errorType"] == "call_timeout"
+    assert tool.cancellations == 1
+    assert not tool.finished  # answered without waiting for the tool
+    assert wire.engine._deadlines.overdue == 1
+    tool.release.set()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert tool.finished
+    assert wire.engine._deadlines.overdue == 0
+
+
+async def test_a_session_call_that_swallows_its_cancellation_answers_too(make_wire):
+    tool = Obstinate()
+    wire = make_wire(tool, call_timeout=0.05)
+    sid = await wire.initialize()
+    reply, _ = await wire.session(sid, "tools/call", {"name": "obstinate"})
+    assert wire.result_json(reply)["errorType"] == "call_timeout"
+    assert not tool.finished
+    tool.release.set()
+
+
+class Awaitable(Tool):
+    """Returns an awaitable that is not a coroutine."""
+
+    name = "awaitable"
+    description = "Returns a future."
+    input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+
+    def run(self, arguments: dict[str, Any], ctx: Any) -> Any:  # type: ignore[override]
+        future = asyncio.get_running_loop().create_future()
+        future.set_result("from a future")
+        return future
+
+
+async def test_a_tool_returning_any_awaitable_runs_under_call_timeout(make_wire):
+    wire = make_wire(Awaitable, call_timeout=5)
+    reply, _ = await wire.modern("tools/call", {"name": "awaitable", "arguments": {}})
+    assert reply.body["result"]["content"] == [
+        {"type": "text", "text": "from a future"}
+    ]

@@ -11,6 +11,7 @@ envelope must answer the same again.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -105,9 +106,14 @@ class Seen:
     messages: tuple[Any, ...]
 
 
+_REFERENCE = re.compile(r'(reference(?:\\":\\"| ))[0-9a-f]{8}')
+"""A tool_raised answer's log reference: random, so left out like ids."""
+
+
 def _without_id(message: Any) -> Any:
     if isinstance(message, dict):
-        return {k: v for k, v in message.items() if k != "id"}
+        kept = {k: v for k, v in message.items() if k != "id"}
+        return json.loads(_REFERENCE.sub(r"\1-", json.dumps(kept)))
     return message
 
 

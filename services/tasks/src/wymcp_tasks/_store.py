@@ -1,21 +1,26 @@
 """Store tasks and projects in one SQLite file (stdlib sqlite3).
 
-Every call runs its own connection inside `asyncio.to_thread`, so the event
+Every call runs its own connection on the store's own threads (never asyncio's
+default executor, which tools stopped by CALL_TIMEOUT can fill), so the event
 loop never waits on the disk; `count_overdue` (for the sync `action_context`
 hook) answers the count `refresh_overdue` made in a thread since the last write.
 """
 
 import asyncio
+import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
 
 from wymcp.core.schema import ToolError
+
+T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS projects (
@@ -128,6 +133,18 @@ class TaskStore:
         # Counts changes, so a cached overdue count knows when it is stale.
         self._writes = 0
         self._overdue: tuple[str, int, int, float] | None = None
+        # Its own threads (as many as asyncio's default executor has): a tool
+        # stopped by CALL_TIMEOUT while a thread of the default executor still
+        # blocks cannot take the threads every query needs.
+        self._threads = ThreadPoolExecutor(
+            max_workers=min(32, (os.cpu_count() or 1) + 4),
+            thread_name_prefix="wymcp-tasks-store",
+        )
+
+    async def _run(self, function: Callable[..., T], *args: Any) -> T:
+        """Run one blocking call on the store's threads."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._threads, function, *args)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -174,7 +191,7 @@ class TaskStore:
         Raises:
             StoreError: the project does not exist or is archived.
         """
-        return await asyncio.to_thread(
+        return await self._run(
             self._create_task, title, description, priority, due, project
         )
 
@@ -205,7 +222,7 @@ class TaskStore:
 
     async def get_task(self, task_id: int) -> Task | None:
         """Return the task with this id, or None."""
-        return await asyncio.to_thread(self._get_task, task_id)
+        return await self._run(self._get_task, task_id)
 
     def _get_task(self, task_id: int) -> Task | None:
         with self._connect() as connection:
@@ -246,7 +263,7 @@ class TaskStore:
             if value is not None:
                 clauses.append(clause)
                 params.append(value)
-        return await asyncio.to_thread(self._select_tasks, clauses, params, limit)
+        return await self._run(self._select_tasks, clauses, params, limit)
 
     async def search_tasks(self, text: str, *, limit: int = 20) -> list[Task]:
         """Return tasks whose title or description holds `text` (ASCII case-blind).
@@ -260,7 +277,7 @@ class TaskStore:
                 " OR instr(lower(COALESCE(description, '')), lower(?)) > 0)"
             )
         ]
-        return await asyncio.to_thread(self._select_tasks, clauses, [text, text], limit)
+        return await self._run(self._select_tasks, clauses, [text, text], limit)
 
     def _select_tasks(
         self, clauses: list[str], params: list[Any], limit: int
@@ -281,7 +298,7 @@ class TaskStore:
         Raises:
             StoreError: the new project does not exist or is archived.
         """
-        return await asyncio.to_thread(self._update_task, task_id, dict(changes))
+        return await self._run(self._update_task, task_id, dict(changes))
 
     def _update_task(self, task_id: int, changes: dict[str, Any]) -> Task | None:
         columns = [name for name in _UPDATABLE if name in changes]
@@ -342,11 +359,11 @@ class TaskStore:
 
     async def complete_task(self, task_id: int) -> Task | None:
         """Mark the task done (idempotent) and return it, or None."""
-        return await asyncio.to_thread(self._update_task, task_id, {"status": "done"})
+        return await self._run(self._update_task, task_id, {"status": "done"})
 
     async def delete_task(self, task_id: int) -> bool:
         """Delete the task; False when there was no such task."""
-        return await asyncio.to_thread(self._delete_task, task_id)
+        return await self._run(self._delete_task, task_id)
 
     def _delete_task(self, task_id: int) -> bool:
         with self._writing(), self._connect() as connection, connection:
@@ -379,7 +396,7 @@ class TaskStore:
             and time.monotonic() - cached[3] <= OVERDUE_MAX_AGE
         ):
             return cached[2]
-        return await asyncio.to_thread(self._count_overdue, today)
+        return await self._run(self._count_overdue, today)
 
     def _count_overdue(self, today: date) -> int:
         writes = self._writes
@@ -403,7 +420,7 @@ class TaskStore:
             return []
         if prefix.startswith("0") or len(prefix) > _ID_DIGITS:
             return []
-        return await asyncio.to_thread(self._suggest_ids, prefix, limit)
+        return await self._run(self._suggest_ids, prefix, limit)
 
     def _suggest_ids(self, prefix: str, limit: int) -> list[int]:
         if not prefix:
@@ -469,7 +486,7 @@ class TaskStore:
         Raises:
             StoreError: a project by that name exists.
         """
-        return await asyncio.to_thread(self._create_project, name, description)
+        return await self._run(self._create_project, name, description)
 
     def _create_project(self, name: str, description: str | None) -> Project:
         with self._connect() as connection, connection:
@@ -496,9 +513,7 @@ class TaskStore:
         limit: int = 50,
     ) -> list[Project]:
         """Return up to `limit` projects by name (after `after`), with task counts."""
-        return await asyncio.to_thread(
-            self._list_projects, include_archived, after, limit
-        )
+        return await self._run(self._list_projects, include_archived, after, limit)
 
     def _list_projects(
         self,
@@ -521,7 +536,7 @@ class TaskStore:
 
     async def archive_project(self, name: str) -> Project | None:
         """Archive the project (idempotent) and return it, or None."""
-        return await asyncio.to_thread(self._archive_project, name)
+        return await self._run(self._archive_project, name)
 
     def _archive_project(self, name: str) -> Project | None:
         with self._connect() as connection, connection:

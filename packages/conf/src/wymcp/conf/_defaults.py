@@ -120,6 +120,15 @@ MAX_STREAMS_PER_CLIENT: int = 50
 # None lets calls run for as long as they take.
 CALL_TIMEOUT: float | None = 300.0
 
+# The most bytes a tool's result may take (its content and structured content
+# as JSON, 16 MiB); a larger one answers isError `result_too_large` instead.
+RESULT_LIMIT: int = 16 * 1024 * 1024
+
+# True sends a raising tool's exception message to the client (development
+# only: messages can carry secrets). False sends its class and a reference id
+# that the server log holds with the traceback.
+EXPOSE_EXCEPTION_MESSAGES: bool = False
+
 # How many items one page of tools/list (and other lists) holds.
 PAGE_SIZE: int = 100
 

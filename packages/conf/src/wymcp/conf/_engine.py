@@ -27,6 +27,8 @@ def engine_options(settings: Settings) -> EngineOptions:
         session_idle_timeout=settings.SESSION_IDLE_TIMEOUT,
         max_sessions=settings.MAX_SESSIONS,
         call_timeout=settings.CALL_TIMEOUT,
+        result_limit=settings.RESULT_LIMIT,
+        expose_exception_messages=settings.EXPOSE_EXCEPTION_MESSAGES,
         max_listeners=settings.MAX_STREAMS,
     )
 

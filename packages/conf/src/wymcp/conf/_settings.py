@@ -63,6 +63,8 @@ class Settings:
     MAX_STREAMS: int = _defaults.MAX_STREAMS
     MAX_STREAMS_PER_CLIENT: int = _defaults.MAX_STREAMS_PER_CLIENT
     CALL_TIMEOUT: float | None = _defaults.CALL_TIMEOUT
+    RESULT_LIMIT: int = _defaults.RESULT_LIMIT
+    EXPOSE_EXCEPTION_MESSAGES: bool = _defaults.EXPOSE_EXCEPTION_MESSAGES
     PAGE_SIZE: int = _defaults.PAGE_SIZE
     KEEPALIVE_INTERVAL: float = _defaults.KEEPALIVE_INTERVAL
     SHUTDOWN_GRACE: float = _defaults.SHUTDOWN_GRACE

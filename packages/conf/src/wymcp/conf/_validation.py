@@ -392,6 +392,8 @@ CONVERTERS: Mapping[str, Converter] = {
     "BODY_LIMIT": lambda s, v: _integer(s, v, low=1, high=None),
     "BODY_TIMEOUT": _seconds,
     "CALL_TIMEOUT": _optional_seconds,
+    "RESULT_LIMIT": lambda s, v: _integer(s, v, low=1024, high=None),
+    "EXPOSE_EXCEPTION_MESSAGES": _boolean,
     "HEADER_TIMEOUT": _seconds,
     "HOST": _required_text,
     "INSTRUCTIONS": lambda s, v: _text(s, v, optional=True),

@@ -211,7 +211,7 @@ class Engine:
         message = notification("notifications/resources/updated", {"uri": uri})
         for session in self._store.sessions():
             if uri in session.subscriptions and session.outbox is not None:
-                session.outbox.put_nowait(message)
+                session.outbox.put(message, key=uri)
 
     def _changed(self, kind: str) -> None:
         self._subscriptions.changed(kind)
@@ -221,7 +221,7 @@ class Engine:
                 continue
             session.dirty.add(kind)
             if session.outbox is not None:
-                session.outbox.put_nowait(message)
+                session.outbox.put(message, key=("list", kind))
 
     # ------------------------------------------------------------------ POST
 
@@ -297,8 +297,9 @@ class Engine:
         return await self._session_path.delete(exchange)
 
     async def aclose(self) -> None:
-        """End every session and stream."""
+        """End every session and stream; cancel stopped calls that still run."""
         self._subscriptions.close()
+        self._deadlines.stop_all()
         for session in self._store.sessions():
             self._store.remove(session.id)
             session.close()
@@ -379,6 +380,8 @@ class Engine:
                 version=call.version,
                 deadlines=self._deadlines,
                 call_timeout=self.options.call_timeout,
+                result_limit=self.options.result_limit,
+                expose_messages=self.options.expose_exception_messages,
             )
         except (InputRequired, MissingCapabilityError) as asked:
             return asking_result(asked)
@@ -412,7 +415,9 @@ class Engine:
             answer = answer_help(specs, tool, action, context_of)
         except Exception as error:  # noqa: BLE001 - a raising hook answers tool_raised
             spec = next(s for s in specs if s.name == tool)
-            return raised(spec, action, error)
+            return raised(
+                spec, action, error, expose=self.options.expose_exception_messages
+            )
         return self._help_result(call, answer)
 
     def _help_result(self, call: Call, answer: HelpAnswer) -> dict[str, Any]:
@@ -430,6 +435,7 @@ class Engine:
             call.params.get("notifications"),
             has_prompts=self._catalogue.has_prompts,
             has_resources=self._catalogue.has_resources,
+            serves=lambda uri: self._catalogue.resource_for(uri) is not None,
         )
         if call.stream is None:
             raise invalid_request("subscriptions/listen needs a stream.")

@@ -33,7 +33,9 @@ class EngineOptions:
     state does not survive a restart or cross workers). `ttl_ms` and
     `cache_scope` are the 2026-07-28 cache hints of lists and reads.
     `call_timeout` stops a tool still running after that many seconds
-    (None: no limit).
+    (None: no limit). `result_limit` is the most bytes a tool's result may
+    take (None: no limit); `expose_exception_messages` sends a raising
+    tool's exception message (development only).
     """
 
     server_name: str = "wymcp"
@@ -57,6 +59,8 @@ class EngineOptions:
     retry_after: int = 5
     client_request_timeout: float = 60.0
     call_timeout: float | None = None
+    result_limit: int | None = 16 * 1024 * 1024
+    expose_exception_messages: bool = False
     session_store: SessionStore | None = None
     clock: Callable[[], float] = time.monotonic
     wall_clock: Callable[[], float] = time.time

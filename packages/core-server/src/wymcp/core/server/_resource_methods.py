@@ -17,7 +17,12 @@ from wymcp.core.server._jsonrpc import (
     echo,
 )
 from wymcp.core.server._session import Session
-from wymcp.core.server._subscriptions import MAX_URI_LENGTH, MAX_URIS
+from wymcp.core.server._subscriptions import (
+    MAX_URI_LENGTH,
+    MAX_URIS,
+    WATCH_BYTES,
+    watch_cost,
+)
 from wymcp.core.server._toolcall import InputRequired
 
 _log = logging.getLogger("wymcp.core.server")
@@ -89,25 +94,42 @@ class ResourceMethods:
         return self._kit.cache_hints(call, result)
 
     async def subscribe(self, call: Call) -> dict[str, Any]:
-        """`resources/subscribe` (sessions): at most `MAX_URIS` a session."""
+        """`resources/subscribe` (sessions), for a URI this server serves.
+
+        A session watches at most `MAX_URIS` URIs in `WATCH_BYTES` of memory.
+        """
         need(call, self._kit.catalogue.has_resources)
-        subscriptions = _session_of(call).subscriptions
+        session = _session_of(call)
         uri = _uri(call)
         if len(uri) > MAX_URI_LENGTH:
             raise invalid_params(
                 f"A watched URI may be at most {MAX_URI_LENGTH} characters long."
             )
-        if uri not in subscriptions and len(subscriptions) >= MAX_URIS:
+        if uri in session.subscriptions:
+            return {}
+        if self._kit.catalogue.resource_for(uri) is None:
+            raise _not_found(call, uri)
+        cost = watch_cost(uri)
+        if (
+            len(session.subscriptions) >= MAX_URIS
+            or session.watched_bytes + cost > WATCH_BYTES
+        ):
             raise invalid_params(
-                f"A session may watch at most {MAX_URIS} resources. Unsubscribe first."
+                f"A session may watch at most {MAX_URIS} resources in "
+                f"{WATCH_BYTES} bytes of URIs. Unsubscribe first."
             )
-        subscriptions.add(uri)
+        session.subscriptions.add(uri)
+        session.watched_bytes += cost
         return {}
 
     async def unsubscribe(self, call: Call) -> dict[str, Any]:
         """`resources/unsubscribe` (sessions)."""
         need(call, self._kit.catalogue.has_resources)
-        _session_of(call).subscriptions.discard(_uri(call))
+        session = _session_of(call)
+        uri = _uri(call)
+        if uri in session.subscriptions:
+            session.subscriptions.discard(uri)
+            session.watched_bytes -= watch_cost(uri)
         return {}
 
 

@@ -16,10 +16,9 @@ from typing import Any, Final, Protocol
 
 import attrs
 
+from wymcp.core.server._declaration import EMPTY, JsonView
 from wymcp.core.server._exchange import Stream
-
-END: Final[Any] = object()
-"""Put on a stream's queue to end it."""
+from wymcp.core.server._outbox import Outbox
 
 DECLARATION_LIMIT: Final = 8192
 """Bytes (compact UTF-8 JSON) an `initialize` may spend on `capabilities` and
@@ -70,21 +69,33 @@ class Session:
 
     id: str
     protocol_version: str
-    client_capabilities: dict[str, Any] = attrs.field(factory=dict)
-    client_info: dict[str, Any] = attrs.field(factory=dict)
+    capabilities_json: bytes = EMPTY
+    client_info_json: bytes = EMPTY
     principal: object | None = None
     log_level: str | None = None
     initialized: bool = False
     last_seen: float = 0.0
     closed: bool = False
+    terminated: bool = False
     stream: Stream | None = None
-    outbox: asyncio.Queue[Any] | None = None
+    outbox: Outbox | None = None
     in_flight: dict[str | int, asyncio.Task[Any]] = attrs.field(factory=dict)
     cancelled: set[str | int] = attrs.field(factory=set)
     pending: dict[str, asyncio.Future[Any]] = attrs.field(factory=dict)
     dirty: set[str] = attrs.field(factory=set)
     subscriptions: set[str] = attrs.field(factory=set)
+    watched_bytes: int = 0
     events: int = 0
+
+    @property
+    def client_capabilities(self) -> JsonView:
+        """The capabilities the client declared (decoded when read)."""
+        return JsonView(self.capabilities_json)
+
+    @property
+    def client_info(self) -> JsonView:
+        """The `clientInfo` the client sent (decoded when read)."""
+        return JsonView(self.client_info_json)
 
     def next_event_id(self) -> str:
         """The id of the next event on the session's GET stream."""
@@ -95,11 +106,19 @@ class Session:
         """End the session: release its stream and fail what waits on it."""
         self.closed = True
         if self.outbox is not None:
-            self.outbox.put_nowait(END)
+            self.outbox.end()
         for future in self.pending.values():
             if not future.done():
                 future.cancel()
         self.pending.clear()
+
+    def terminate(self) -> None:
+        """End the session at the client's request (DELETE): stop its calls too."""
+        self.terminated = True
+        self.close()
+        for task in self.in_flight.values():
+            if not task.done():
+                task.cancel()
 
 
 class SessionStore(Protocol):

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from wymcp.core.server._call import Call, Handler, invalid_request
+from wymcp.core.server._declaration import compact
 from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._jsonrpc import (
     INTERNAL_ERROR,
@@ -34,10 +35,10 @@ from wymcp.core.server._lifecycle import (
 )
 from wymcp.core.server._mirror import HeaderIndex
 from wymcp.core.server._options import EngineOptions
+from wymcp.core.server._outbox import END, Outbox
 from wymcp.core.server._revision import HANDSHAKE, LEGACY
 from wymcp.core.server._session import (
     DECLARATION_LIMIT,
-    END,
     Session,
     SessionStore,
     declaration_size,
@@ -164,8 +165,8 @@ class SessionPath:
         session = Session(
             id=new_session_id(),
             protocol_version=version,
-            client_capabilities=capabilities,
-            client_info=client_info,
+            capabilities_json=compact(capabilities),
+            client_info_json=compact(client_info),
             principal=exchange.principal,
         )
         if not self._store.add(session):
@@ -221,25 +222,7 @@ class SessionPath:
             capabilities=session.client_capabilities,
             session=session,
         )
-        task = asyncio.current_task()
-        if task is not None:
-            session.in_flight[rid] = task
-        try:
-            result = await handler(call)
-        except asyncio.CancelledError:
-            if task is not None and rid in session.cancelled:
-                session.cancelled.discard(rid)
-                task.uncancel()
-                return Reply(204)
-            raise
-        finally:
-            if task is not None and session.in_flight.get(rid) is task:
-                del session.in_flight[rid]
-        if task is not None and rid in session.cancelled:
-            # the tool swallowed the cancellation: withdraw the request for it
-            session.cancelled.discard(rid)
-            task.uncancel()
-        return Reply(200, response(rid, result))
+        return await _run(session, rid, handler, call)
 
     # ------------------------------------------------------------ GET/DELETE
 
@@ -295,10 +278,12 @@ class SessionPath:
             return found
         session = found
         if session.outbox is not None:
-            session.outbox.put_nowait(END)
-        outbox: asyncio.Queue[Any] = asyncio.Queue()
+            session.outbox.end()
+        outbox = Outbox(name="session stream")
         for kind in sorted(session.dirty):
-            outbox.put_nowait(notification(f"notifications/{kind}/list_changed"))
+            outbox.put(
+                notification(f"notifications/{kind}/list_changed"), key=("list", kind)
+            )
         session.outbox = outbox
         session.stream = stream
         try:
@@ -320,5 +305,47 @@ class SessionPath:
         if isinstance(found, Reply):
             return found
         self._store.remove(found.id)
-        found.close()
+        found.terminate()
         return Reply(200, None)
+
+
+async def _run(session: Session, rid: str | int, handler: Handler, call: Call) -> Reply:
+    """Run one request of `session`, as a call it can cancel or end."""
+    task = asyncio.current_task()
+    if task is None:  # pragma: no cover - always served from a task
+        return Reply(200, response(rid, await handler(call)))
+    session.in_flight[rid] = task
+    try:
+        result = await handler(call)
+    except asyncio.CancelledError:
+        if session.terminated:
+            return _terminated(rid, task)
+        if rid in session.cancelled:
+            _take_back(session, rid, task)
+            return Reply(204)
+        raise
+    finally:
+        if session.in_flight.get(rid) is task:
+            del session.in_flight[rid]
+    # the tool may have swallowed its cancellation and returned
+    if session.terminated:
+        return _terminated(rid, task)
+    if rid in session.cancelled:
+        _take_back(session, rid, task)
+    return Reply(200, response(rid, result))
+
+
+def _take_back(session: Session, rid: str | int, task: asyncio.Task[Any]) -> None:
+    """Forget a `notifications/cancelled` and the cancellation it caused."""
+    session.cancelled.discard(rid)
+    if task.cancelling():
+        task.uncancel()
+
+
+def _terminated(rid: str | int, task: asyncio.Task[Any]) -> Reply:
+    """The answer to a call whose session was deleted while it ran."""
+    if task.cancelling():
+        task.uncancel()
+    return Reply(
+        404, error_response(rid, RpcError(SESSION_NOT_FOUND, "Session terminated"))
+    )

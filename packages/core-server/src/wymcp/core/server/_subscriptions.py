@@ -7,17 +7,17 @@ subscription id (the listen request's id).
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import attrs
 
 from wymcp.core.server._exchange import Stream
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, notification
+from wymcp.core.server._outbox import END, Outbox
 from wymcp.core.server._revision import META_SUBSCRIPTION
-from wymcp.core.server._session import END
 
 _log = logging.getLogger("wymcp.core.server")
 
@@ -25,6 +25,16 @@ MAX_URIS: Final = 100
 """Most resource URIs one listen request (or one session) may watch."""
 MAX_URI_LENGTH: Final = 2048
 """Longest URI a watch may name: watches are kept (and echoed) while open."""
+WATCH_BYTES: Final = 32 * 1024
+"""Memory the URIs one session (or one listen stream) watches may take."""
+_SLOT: Final = 40
+"""Bytes a watched URI costs beyond its string: its set slot and hash."""
+
+
+def watch_cost(uri: str) -> int:
+    """What keeping `uri` in a watch set costs, in bytes of memory."""
+    return sys.getsizeof(uri) + _SLOT
+
 
 _FLAGS: Final = {
     "toolsListChanged": "tools",
@@ -40,7 +50,7 @@ class Listener:
     id: str | int
     kinds: frozenset[str]
     uris: frozenset[str]
-    queue: asyncio.Queue[Any] = attrs.field(factory=asyncio.Queue)
+    queue: Outbox = attrs.field(factory=lambda: Outbox(name="listen stream"))
 
 
 class Subscriptions:
@@ -54,30 +64,36 @@ class Subscriptions:
 
     def changed(self, kind: str) -> None:
         """Tell every listener that asked for `kind` its list changed."""
-        for listener in self._listeners:
+        message = notification(f"notifications/{kind}/list_changed")
+        for listener in list(self._listeners):
             if kind in listener.kinds:
-                listener.queue.put_nowait(
-                    notification(f"notifications/{kind}/list_changed")
-                )
+                listener.queue.put(message, key=("list", kind))
 
     def updated(self, uri: str) -> None:
         """Tell every listener watching `uri` that it changed."""
-        for listener in self._listeners:
+        message = notification("notifications/resources/updated", {"uri": uri})
+        for listener in list(self._listeners):
             if uri in listener.uris:
-                listener.queue.put_nowait(
-                    notification("notifications/resources/updated", {"uri": uri})
-                )
+                listener.queue.put(message, key=uri)
 
     def close(self) -> None:
         """End every listen stream gracefully."""
         for listener in self._listeners:
-            listener.queue.put_nowait(END)
+            listener.queue.end()
 
     @staticmethod
     def honoured(
-        requested: object, *, has_prompts: bool, has_resources: bool
+        requested: object,
+        *,
+        has_prompts: bool,
+        has_resources: bool,
+        serves: Callable[[str], bool] = lambda _uri: True,
     ) -> dict[str, Any]:
-        """The subset of a SubscriptionFilter this server honours."""
+        """The subset of a SubscriptionFilter this server honours.
+
+        Of the first `MAX_URIS` `resourceSubscriptions` it keeps, in order,
+        those it `serves`, up to `WATCH_BYTES` of memory.
+        """
         if not isinstance(requested, Mapping):
             raise RpcError(
                 INVALID_PARAMS,
@@ -91,9 +107,7 @@ class Subscriptions:
                 honoured[flag] = True
         uris = requested.get("resourceSubscriptions")
         if has_resources and isinstance(uris, list):
-            kept = [u for u in uris if isinstance(u, str) and len(u) <= MAX_URI_LENGTH][
-                :MAX_URIS
-            ]
+            kept = _watchable(uris, serves)
             if kept:
                 honoured["resourceSubscriptions"] = kept
         return honoured
@@ -126,3 +140,21 @@ class Subscriptions:
         finally:
             self._listeners.discard(listener)
         return {"_meta": dict(tag)}
+
+
+def _watchable(uris: list[Any], serves: Callable[[str], bool]) -> list[str]:
+    """The URIs a listen stream keeps: served, distinct, within both bounds."""
+    kept: list[str] = []
+    seen: set[str] = set()
+    spent = 0
+    for uri in uris[:MAX_URIS]:
+        if not isinstance(uri, str) or len(uri) > MAX_URI_LENGTH or uri in seen:
+            continue
+        cost = watch_cost(uri)
+        if spent + cost > WATCH_BYTES:
+            break
+        if serves(uri):
+            kept.append(uri)
+            seen.add(uri)
+            spent += cost
+    return kept

@@ -7,9 +7,11 @@ it returned into a CallToolResult.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
-from collections.abc import Mapping
+import secrets
+from collections.abc import Awaitable, Coroutine, Mapping
 from typing import Any, Final
 
 from wymcp.core.gates import Verdict, arguments_refusal, check, check_fast
@@ -19,6 +21,7 @@ from wymcp.core.server._context import MissingCapabilityError, ToolContext
 from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
+from wymcp.core.server._result_limit import result_size, text_size, too_large
 from wymcp.core.server._revision import has_titles, is_modern
 
 _log = logging.getLogger("wymcp.core.server")
@@ -27,6 +30,7 @@ DROPPED_META: Final = "wymcp/dropped"
 """The result `_meta` key listing what lenient mode dropped."""
 
 _MESSAGE_LIMIT: Final = 500
+_NAME_LIMIT: Final = 120
 
 
 class InputRequired(Exception):  # noqa: N818 - a control-flow signal, not an error
@@ -125,15 +129,42 @@ def gate_content(content: list[dict[str, Any]], version: str) -> list[dict[str, 
     ]
 
 
-def raised(spec: ToolSpec, action: str | None, error: BaseException) -> dict[str, Any]:
-    """The isError answer for a tool that raised: a diagnostic, no traceback."""
+def raised(
+    spec: ToolSpec,
+    action: str | None,
+    error: BaseException,
+    *,
+    expose: bool = False,
+) -> dict[str, Any]:
+    """The isError answer for a tool that raised: no traceback, no secrets.
+
+    The exception's class and a reference id go to the client; the traceback
+    goes to the server log under that reference. `expose` (the setting
+    EXPOSE_EXCEPTION_MESSAGES, for development) adds the message, cut.
+    """
+    reference = secrets.token_hex(4)
+    kind = type(error).__name__[:_NAME_LIMIT]
+    _log.error(
+        "tool %s raised %s (reference %s)",
+        spec.name,
+        kind,
+        reference,
+        exc_info=(type(error), error, error.__traceback__),
+    )
     payload: dict[str, Any] = {"errorType": "tool_raised", "tool": spec.name}
     if action is not None:
         payload["action"] = action
-    payload["exception"] = type(error).__name__
-    message = str(error)
-    if len(message) > _MESSAGE_LIMIT:
-        message = message[:_MESSAGE_LIMIT] + "…"
+    payload["exception"] = kind
+    payload["reference"] = reference
+    if expose:
+        message = str(error)
+        if len(message) > _MESSAGE_LIMIT:
+            message = message[:_MESSAGE_LIMIT] + "…"
+    else:
+        message = (
+            f"The tool raised {kind}. The server log has the details under "
+            f"reference {reference}."
+        )
     payload["message"] = message
     return {"content": [_text(_dumps(payload))], "isError": True}
 
@@ -173,11 +204,15 @@ async def call_tool(
     version: str,
     deadlines: Deadlines,
     call_timeout: float | None = None,
+    result_limit: int | None = None,
+    expose_messages: bool = False,
 ) -> dict[str, Any]:
     """Gate the arguments, run the tool and shape its answer.
 
     A tool still running after `call_timeout` seconds is cancelled through
-    `deadlines` and answers `isError` with `errorType: "call_timeout"`.
+    `deadlines` and answers `isError` with `errorType: "call_timeout"` at
+    once, even if it ignores the cancellation. A result larger than
+    `result_limit` bytes answers `errorType: "result_too_large"`.
     """
     opened = await open_call(spec, arguments, strict=strict)
     if isinstance(opened, dict):
@@ -186,15 +221,50 @@ async def call_tool(
     ctx.tool = spec.name
     ctx.action = action
     gated = dict(verdict.data) if verdict.data is not None else {}
+    result = await _outcome(
+        spec,
+        action,
+        gated,
+        ctx,
+        version=version,
+        deadlines=deadlines,
+        call_timeout=call_timeout,
+        result_limit=result_limit,
+        expose_messages=expose_messages,
+    )
+    if verdict.dropped:
+        result.setdefault("_meta", {})[DROPPED_META] = list(verdict.dropped)
+    return result
+
+
+async def _outcome(
+    spec: ToolSpec,
+    action: str | None,
+    gated: dict[str, Any],
+    ctx: ToolContext,
+    *,
+    version: str,
+    deadlines: Deadlines,
+    call_timeout: float | None,
+    result_limit: int | None,
+    expose_messages: bool,
+) -> dict[str, Any]:
+    """Run the tool on gated data; its answer, whatever it did."""
     try:
         if action is not None:
             work = dispatch_action(spec.tool, action, gated, ctx)
         else:
             work = spec.tool.run(gated, ctx)
         if call_timeout is not None:
-            work = deadlines.run(work, call_timeout)
+            label = f"tool {spec.name}" + (f" {action}" if action else "")
+            work = deadlines.run(_coroutine(work), call_timeout, label)
         value = await work
-        result = _shape(spec, action, value, ctx, version)
+        result, size = _shape(spec, action, value, ctx, version)
+        if result_limit is not None and size > result_limit:
+            _log.warning(
+                "tool %s returned %d bytes, more than RESULT_LIMIT", spec.name, size
+            )
+            result = too_large(spec.name, action, result_limit)
     except DeadlineError:
         assert call_timeout is not None  # noqa: S101 - only raised with one
         _log.warning("tool %s stopped after %gs", spec.name, call_timeout)
@@ -204,11 +274,19 @@ async def call_tool(
     except (InputRequired, MissingCapabilityError):
         raise
     except Exception as error:  # noqa: BLE001 - any raise answers tool_raised
-        _log.exception("tool %s raised", spec.name)
-        result = raised(spec, action, error)
-    if verdict.dropped:
-        result.setdefault("_meta", {})[DROPPED_META] = list(verdict.dropped)
+        result = raised(spec, action, error, expose=expose_messages)
     return result
+
+
+def _coroutine(work: Awaitable[Any]) -> Coroutine[Any, Any, Any]:
+    """`work` as a coroutine a task can run (a tool may return any awaitable)."""
+    if inspect.iscoroutine(work):
+        return work
+
+    async def awaited() -> Any:
+        return await work
+
+    return awaited()
 
 
 def _refused(spec: ToolSpec, action: str | None, error: ToolError) -> dict[str, Any]:
@@ -253,24 +331,30 @@ def _shape(
     value: object,
     ctx: ToolContext,
     version: str,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], int]:
+    """The CallToolResult and about how many bytes its JSON takes."""
     is_error = False
+    dumped = 0  # the length of a text block holding the structured value
     if isinstance(value, ToolResult):
         content = [c.to_json() for c in value.content]
         is_error = value.is_error
         structured, has_structured = value.structured, value.has_structured
         if has_structured and not content:
             content = [_text(_dumps(structured))]
+            dumped = text_size(content[0]["text"])
         if value.hint_context is not None:
             hints = _hints(spec, action, value.hint_context)
             if hints:
                 content.append(_text(_dumps({"hints": hints})))
     else:
         content, structured, has_structured = _blocks(spec, action, value, ctx)
+        if has_structured:
+            dumped = text_size(content[0]["text"])
     result: dict[str, Any] = {
         "content": gate_content(content, version),
         "isError": is_error,
     }
+    size = result_size(result["content"])
     if (
         has_structured
         and not is_error
@@ -287,7 +371,8 @@ def _shape(
             )
         else:
             result["structuredContent"] = structured
-    return result
+            size += dumped or text_size(_dumps(structured))
+    return result, size
 
 
 def unknown_tool(name: object, valid: list[str]) -> RpcError:
