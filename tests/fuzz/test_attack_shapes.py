@@ -17,7 +17,6 @@ import os
 import zlib
 from typing import TYPE_CHECKING, Any
 
-import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -34,8 +33,6 @@ BODY_LIMIT = 4 * 1024 * 1024
 """The fuzzed server's BODY_LIMIT (the default)."""
 SMALL = 4096
 """Bytes a refusal may take, whatever was sent."""
-
-E12 = pytest.mark.xfail(strict=False, reason="fixed on branch wip/e12")
 
 
 def headers(method: str, name: str | None = None) -> dict[str, str]:
@@ -197,7 +194,6 @@ NEAR_MISSES = st.one_of(
 )
 
 
-@E12
 @FUZZ
 @given(near=NEAR_MISSES)
 def test_near_miss_uris(client: Client, near: tuple[str, str, int, str]) -> None:

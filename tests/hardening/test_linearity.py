@@ -44,8 +44,6 @@ REPEATS = 3
 ATTEMPTS = 3
 """A ratio over the slack is measured again this often before the test fails."""
 
-E12 = pytest.mark.xfail(strict=False, reason="fixed on branch wip/e12")
-G13 = pytest.mark.xfail(strict=False, reason="fixed on branch wip/g13")
 UNFIXED = pytest.mark.xfail(
     strict=False,
     reason="found by this test, fixed on no branch yet: decode_json spends ~1 us "
@@ -290,7 +288,6 @@ def test_jwt_validation_of_a_token_with_many_scopes() -> None:
 # ----- URI templates -----
 
 
-QUADRATIC_TEMPLATES = ("reserved-two", "reserved-three", "labels")
 """The cases finding 8 names (two or more `{+var}`, several `{.var}`)."""
 
 
@@ -323,10 +320,8 @@ def _matcher(template: str) -> Callable[[str], object]:
     ],
 )
 def test_uri_template_matching_of_a_near_miss(
-    template: str, unit: str, tail: str, request: pytest.FixtureRequest
+    template: str, unit: str, tail: str
 ) -> None:
-    if request.node.callspec.id in QUADRATIC_TEMPLATES:
-        request.applymarker(E12)
     assert_linear(_matcher(template), _near_miss(template, unit, tail), 64)
 
 
@@ -495,7 +490,6 @@ async def test_a_body_of_empty_objects_does_not_hold_the_loop(serve: Serve) -> N
     assert answer.status < 500
 
 
-@G13
 async def test_many_bad_items_under_a_combinator_do_not_hold_the_loop(
     serve: Serve,
 ) -> None:
@@ -505,7 +499,6 @@ async def test_many_bad_items_under_a_combinator_do_not_hold_the_loop(
     assert answer.json()["result"]["isError"] is True
 
 
-@E12
 async def test_a_near_miss_uri_does_not_hold_the_loop(serve: Serve) -> None:
     wire = await serve(RESOURCES=[Near])
     headers = await wire.open_session()
