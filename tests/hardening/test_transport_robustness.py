@@ -432,7 +432,9 @@ def traced() -> int:
 async def test_a_client_that_never_reads_is_dropped_and_its_answer_freed(
     serve: Serve,
 ) -> None:
-    wire = await serve(TOOLS=[Big], WRITE_TIMEOUT=0.5, BODY_TIMEOUT=30.0)
+    wire = await serve(
+        TOOLS=[Big], WRITE_TIMEOUT=0.5, BODY_TIMEOUT=30.0, RESULT_LIMIT=64 << 20
+    )
     tracemalloc.start()
     try:
         baseline = traced()

@@ -6,6 +6,7 @@ client something.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
@@ -160,6 +161,9 @@ class ToolContext:
 
     async def _send(self, message: dict[str, Any]) -> None:
         if self._stream is None:
+            # still a turn of the loop: a tool that reports in a loop after its
+            # client left must meet the cancellation of its (own) task
+            await asyncio.sleep(0)
             return
         try:
             await self._stream.send(message)
