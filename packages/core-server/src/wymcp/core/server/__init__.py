@@ -25,6 +25,14 @@ from wymcp.core.server._context import (
 from wymcp.core.server._engine import Engine
 from wymcp.core.server._exchange import Exchange, Headers, Reply, Stream
 from wymcp.core.server._hint import Hint
+from wymcp.core.server._json_policy import (
+    BodyError,
+    FastDecode,
+    FastEncode,
+    decode_json,
+    encode_json,
+    nesting_depth,
+)
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import LEGACY, MODERN, SUPPORTED
 from wymcp.core.server._session import MemorySessionStore, Session, SessionStore
@@ -33,11 +41,14 @@ __all__ = [
     "LEGACY",
     "MODERN",
     "SUPPORTED",
+    "BodyError",
     "ClientRequestError",
     "Content",
     "Engine",
     "EngineOptions",
     "Exchange",
+    "FastDecode",
+    "FastEncode",
     "Headers",
     "Hint",
     "InputRequest",
@@ -57,8 +68,11 @@ __all__ = [
     "ToolContext",
     "ToolResult",
     "audio",
+    "decode_json",
     "embedded_resource",
+    "encode_json",
     "image",
+    "nesting_depth",
     "resource_contents",
     "resource_link",
     "text",

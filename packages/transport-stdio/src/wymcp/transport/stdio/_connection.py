@@ -13,8 +13,8 @@ import logging
 import re
 from typing import Any, Final
 
-from wymcp.core.server import Engine, Exchange, Headers
-from wymcp.transport.stdio._json_line import LineError, decode_line
+from wymcp.core.server import BodyError, Engine, Exchange, Headers
+from wymcp.transport.stdio._json_line import decode_line
 from wymcp.transport.stdio._line_reader import ChunkSource, LineReader, TooLong
 from wymcp.transport.stdio._line_writer import LineStream, LineWriter
 
@@ -140,7 +140,7 @@ class Connection:
             return
         try:
             body = decode_line(line, depth_limit=self._depth_limit)
-        except LineError as exc:
+        except BodyError as exc:
             await self._writer.send(
                 error_message(None, PARSE_ERROR, f"Parse error: {exc.reason}")
             )
