@@ -5,8 +5,18 @@ from __future__ import annotations
 from wymcp.core import server
 
 EXPECTED = [
+    "ECHO_LIMIT",
+    "ID_TEXT_LIMIT",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
     "LEGACY",
+    "META_CAPABILITIES",
+    "META_VERSION",
+    "METHOD_NOT_FOUND",
     "MODERN",
+    "PARSE_ERROR",
+    "RETRY_AFTER",
     "SUPPORTED",
     "BodyError",
     "ClientRequestError",
@@ -38,11 +48,17 @@ EXPECTED = [
     "decode_json",
     "embedded_resource",
     "encode_json",
+    "error_message",
     "image",
+    "mirrored_headers",
     "nesting_depth",
+    "request_message",
+    "request_meta",
     "resource_contents",
     "resource_link",
+    "session_headers",
     "text",
+    "valid_id",
 ]
 
 

@@ -13,14 +13,7 @@ from typing import Any
 import msgspec
 
 from aiohttp import web
-from wymcp.core.server import encode_json
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-INTERNAL_ERROR = -32603
-_ID_TEXT_LIMIT = 200
-_ID_INT_LIMIT = 2**63
-
+from wymcp.core.server import INTERNAL_ERROR, encode_json, error_message, valid_id
 
 _FAST_ENCODE = msgspec.json.Encoder().encode
 
@@ -41,16 +34,7 @@ def echoable_id(body: Any) -> Any:
     if not isinstance(body, dict):
         return None
     rid = body.get("id")
-    if isinstance(rid, str) and len(rid) <= _ID_TEXT_LIMIT:
-        return rid
-    if isinstance(rid, int) and not isinstance(rid, bool) and abs(rid) < _ID_INT_LIMIT:
-        return rid
-    return None
-
-
-def error_payload(code: int, message: str, rid: Any = None) -> dict[str, Any]:
-    """A JSON-RPC error response object."""
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+    return rid if valid_id(rid) else None
 
 
 def error_response(
@@ -65,7 +49,7 @@ def error_response(
     """An HTTP response carrying one JSON-RPC error."""
     response = web.Response(
         status=status,
-        body=encode(error_payload(code, message, rid)),
+        body=encode(error_message(rid, code, message)),
         content_type="application/json",
         headers=headers,
     )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from wymcp.conf import ENVIRONMENT_VARIABLE, add_settings_option, settings_for_command
+from wymcp.core.server import ECHO_LIMIT
 
 MCP_REMOTE: Final = "mcp-remote@0.15.1"
 CLIENTS: Final = ("claude", "cursor", "vscode")
@@ -113,7 +114,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for pair in args.env:
         key, equals, value = pair.partition("=")
         if not equals or not key:
-            print(f"wymcp config: --env {pair[:120]!r} is not NAME=VALUE.", file=err)
+            print(
+                f"wymcp config: --env {pair[:ECHO_LIMIT]!r} is not NAME=VALUE.",
+                file=err,
+            )
             return 1
         env[key] = value
     if env and args.url is not None:

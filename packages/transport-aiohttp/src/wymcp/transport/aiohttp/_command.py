@@ -28,7 +28,7 @@ from wymcp.conf import (
     run_checks,
     settings_for_command,
 )
-from wymcp.core.server import Engine
+from wymcp.core.server import ECHO_LIMIT, Engine
 from wymcp.transport.aiohttp import _client_config, _operator_commands, _reload
 from wymcp.transport.aiohttp._runner import make_runner
 from wymcp.transport.aiohttp._setup import mount
@@ -90,7 +90,7 @@ def _names(names: Sequence[str]) -> str:
     """The first names, comma-separated, then how many more (`none` for none)."""
     if not names:
         return "none"
-    shown = ", ".join(name[:120] for name in names[:_BANNER_NAMES])
+    shown = ", ".join(name[:ECHO_LIMIT] for name in names[:_BANNER_NAMES])
     more = len(names) - _BANNER_NAMES
     return f"{shown}, and {more} more" if more > 0 else shown
 
@@ -239,7 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:
             err = sys.stderr
             print(
-                f"wymcp: cannot change to {args.directory[:120]!r}: {exc.strerror}",
+                f"wymcp: cannot change to {args.directory[:ECHO_LIMIT]!r}: "
+                f"{exc.strerror}",
                 file=err,
             )
             return 2
