@@ -11,9 +11,14 @@ def test_the_facade_exports_a_sorted_pinned_list():
         "CheckMessage",
         "ImproperlyConfigured",
         "Settings",
+        "add_settings_option",
         "build_engine",
+        "engine_for_command",
         "load_settings",
+        "print_problems",
+        "project_on_path",
         "run_checks",
+        "settings_for_command",
     ]
     for name in wymcp.conf.__all__:
         assert getattr(wymcp.conf, name) is not None

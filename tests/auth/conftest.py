@@ -14,12 +14,12 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from modern_post import modern_post
 from wymcp.core.schema import Action, Tool
 from wymcp.transport.aiohttp import JwtValidator, create_app
 
 ISSUER = "https://auth.example.com"
 RESOURCE = "http://127.0.0.1/mcp"
-MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 
 
@@ -152,7 +152,7 @@ def auth_client(aiohttp_client: Any, issuer: Issuer) -> MakeClient:
 @pytest.fixture
 def modern_request() -> Callable[..., tuple[str, dict[str, str]]]:
     """`modern_request(method, params, token=...)` -> (body, headers)."""
-    return modern
+    return modern_post
 
 
 @pytest.fixture
@@ -165,35 +165,6 @@ def tool_call() -> Callable[..., dict[str, Any]]:
 def parse_challenge() -> Callable[[str], dict[str, str]]:
     """Parse a `WWW-Authenticate: Bearer ...` header into its parameters."""
     return challenge
-
-
-def modern(
-    method: str, params: dict[str, Any] | None = None, *, token: str | None = None
-) -> tuple[str, dict[str, str]]:
-    """A 2026-07-28 request: its body and headers (with a bearer token if given)."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": method,
-        "params": {
-            **(params or {}),
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    }
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": method,
-    }
-    if params and "name" in params:
-        headers["Mcp-Name"] = params["name"]
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    return json.dumps(body), headers
 
 
 def call(tool: str, action: str | None = None, **data: Any) -> dict[str, Any]:

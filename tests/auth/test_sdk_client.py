@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2
 import pytest
-from aiohttp import web
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from served import ServeApp
 from wymcp.transport.aiohttp import create_app
 
 ISSUER = "https://auth.example.com"
@@ -19,7 +18,7 @@ RESOURCE = "http://127.0.0.1/mcp"
 
 
 @pytest.fixture
-async def server_url(issuer: Any) -> AsyncIterator[str]:
+async def server_url(issuer: Any, serve_app: ServeApp) -> str:
     """A served app with AUTH, on an OS-chosen port."""
     from wymcp.core.schema import Tool
 
@@ -38,15 +37,7 @@ async def server_url(issuer: Any) -> AsyncIterator[str]:
         AUTH_AUTHORIZATION_SERVERS=[ISSUER],
         AUTH_RESOURCE=RESOURCE,
     )
-    runner = web.AppRunner(app, handler_cancellation=True)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    try:
-        yield f"http://{host}:{port}/mcp"
-    finally:
-        await runner.cleanup()
+    return await serve_app(app)
 
 
 @pytest.mark.parametrize(

@@ -7,15 +7,14 @@ call's stream. Ten rounds are answered; an eleventh question is isError.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
 import mcp_types as types
 import pytest
-from aiohttp import web
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 
+from served import ServeApp
 from wymcp.conf import load_settings
 from wymcp.core.schema import Tool
 from wymcp.transport.aiohttp import create_app
@@ -68,21 +67,13 @@ class Questions(Tool):
 
 
 @pytest.fixture
-async def url() -> AsyncIterator[str]:
+async def url(serve_app: ServeApp) -> str:
     settings = load_settings(
         None,
         TOOLS=(TwoQuestions, SampleThenRoots, Questions),
         STATE_SECRET="multi-round-test-key-not-a-secret-0123456789",
     )
-    runner = web.AppRunner(create_app(settings), handler_cancellation=True)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    try:
-        yield f"http://{host}:{port}/mcp"
-    finally:
-        await runner.cleanup()
+    return await serve_app(create_app(settings))
 
 
 @pytest.fixture(params=REVISIONS, ids=[revision for _, revision in REVISIONS])

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -20,6 +19,7 @@ import attrs
 import pytest
 from aiohttp import web
 
+from served import ServeApp
 from wymcp.conf import Settings
 from wymcp.testing import Answer, Client, build_context, call, connect
 from wymcp.transport.aiohttp import create_app
@@ -161,16 +161,8 @@ def parity_settings(settings: Settings) -> Settings:
 
 
 @pytest.fixture
-async def server_url(parity_settings: Settings) -> AsyncIterator[str]:
-    runner = web.AppRunner(create_app(parity_settings))
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    try:
-        yield f"http://{host}:{port}/mcp"
-    finally:
-        await runner.cleanup()
+async def server_url(parity_settings: Settings, serve_app: ServeApp) -> str:
+    return await serve_app(create_app(parity_settings), handler_cancellation=False)
 
 
 def modern_body(

@@ -8,22 +8,9 @@ import math
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
+from json_values import JSON_VALUES
 from wymcp.transport.aiohttp._answers import encode
-
-JSON_VALUES = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: (
-        st.lists(children, max_size=4)
-        | st.dictionaries(st.text(max_size=5), children, max_size=4)
-    ),
-    max_leaves=30,
-)
 
 
 def stdlib(value: object) -> bytes:

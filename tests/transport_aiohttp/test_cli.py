@@ -361,21 +361,26 @@ def test_config_without_settings_or_url_says_both(capsys, monkeypatch):
 NOTES_V2 = 'return {"id": len(self.notes), "version": 2}'
 
 
-async def test_dev_restarts_on_a_changed_tool_file(readme_project):
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    process = await asyncio.create_subprocess_exec(
+async def start_dev(project: Path, port: int) -> asyncio.subprocess.Process:
+    """`wymcp dev --settings myapp.settings --port PORT` in `project`, piped."""
+    return await asyncio.create_subprocess_exec(
         str(WYMCP),
         "dev",
         "--settings",
         "myapp.settings",
         "--port",
         str(port),
-        cwd=readme_project,
+        cwd=project,
         env=clean_env(),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
+
+
+async def test_dev_restarts_on_a_changed_tool_file(readme_project):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    process = await start_dev(readme_project, port)
     try:
         assert process.stdout is not None
         await read_banner(process.stdout)
@@ -462,18 +467,7 @@ async def test_dev_waits_out_a_broken_file_and_serves_once_it_is_fixed(
     readme_project,
 ):
     port = free_port()
-    process = await asyncio.create_subprocess_exec(
-        str(WYMCP),
-        "dev",
-        "--settings",
-        "myapp.settings",
-        "--port",
-        str(port),
-        cwd=readme_project,
-        env=clean_env(),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process = await start_dev(readme_project, port)
     try:
         assert process.stdout is not None
         assert process.stderr is not None

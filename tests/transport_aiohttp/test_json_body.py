@@ -1,4 +1,7 @@
-"""decode_json: the body policy, checked against json.loads and arbitrary bytes."""
+"""decode_json with msgspec first: the same answers as the policy's `json` path.
+
+The policy itself is tested in tests/core_server/test_json_policy.py.
+"""
 
 from __future__ import annotations
 
@@ -10,98 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wymcp.transport.aiohttp._json_body import BodyError, decode_json, nesting_depth
-
-JSON_VALUES = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: (
-        st.lists(children, max_size=4)
-        | st.dictionaries(st.text(max_size=5), children, max_size=4)
-    ),
-    max_leaves=30,
-)
-
-
-def depth(value: Any) -> int:
-    if isinstance(value, list):
-        return 1 + max((depth(v) for v in value), default=0)
-    if isinstance(value, dict):
-        return 1 + max((depth(v) for v in value.values()), default=0)
-    return 0
-
-
-@settings(max_examples=200, deadline=None)
-@given(JSON_VALUES)
-def test_valid_json_decodes_as_json_loads_does(value):
-    body = json.dumps(value, ensure_ascii=False).encode()
-    assert decode_json(body, depth_limit=1000) == json.loads(body)
-    assert nesting_depth(body) == depth(value)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.binary(max_size=200))
-def test_any_bytes_decode_or_raise_body_error_only(body):
-    reason = ""
-    try:
-        decode_json(body, depth_limit=10)
-    except BodyError as exc:
-        reason = exc.reason
-    assert len(reason) < 200
-
-
-@pytest.mark.parametrize(
-    "body",
-    [b'"\\\\"', b'["\\"[["]', b'{"a]": "}{"}', b'"\xe2\x80\xa8["'],
-)
-def test_brackets_in_strings_are_skipped(body):
-    assert nesting_depth(body) <= 1
-
-
-def test_depth_exactly_at_the_limit_is_accepted():
-    assert decode_json(b"[" * 10 + b"]" * 10, depth_limit=10) is not None
-    with pytest.raises(BodyError, match="deeper than 10"):
-        decode_json(b"[" * 11 + b"]" * 11, depth_limit=10)
-
-
-def test_integers_up_to_python_s_limit_are_exact():
-    assert decode_json(b"9" * 4300, depth_limit=10) == int("9" * 4300)
-    with pytest.raises(BodyError, match="too many digits"):
-        decode_json(b"9" * 4301, depth_limit=10)
-
-
-def test_reasons_never_quote_the_body():
-    secret = b'{"password": "hunter2", "x": NaN}'
-    with pytest.raises(BodyError) as exc:
-        decode_json(secret, depth_limit=10)
-    assert "hunter2" not in exc.value.reason
-
-
-@pytest.mark.parametrize(
-    "body",
-    [rb'"\udcff"', rb'"\ud800"', rb'"a\uD83Db"', rb'"\ude00\ud83d"', rb'{"\udfff": 1}'],
-    ids=["low", "high", "high-then-text", "reversed-pair", "in-a-key"],
-)
-def test_a_lone_surrogate_escape_is_refused(body):
-    with pytest.raises(BodyError, match="lone surrogate"):
-        decode_json(body, depth_limit=10)
-
-
-@pytest.mark.parametrize(
-    ("body", "value"),
-    [
-        (rb'"\ud83d\ude00"', "\U0001f600"),
-        (rb'"\uD83D\uDE00"', "\U0001f600"),
-        (rb'"\\udcff"', "\\udcff"),
-        (rb'"\uE000"', "\ue000"),
-    ],
-    ids=["pair", "pair-upper-case", "escaped-backslash", "private-use"],
-)
-def test_surrogate_pairs_and_lookalikes_decode(body, value):
-    assert decode_json(body, depth_limit=10) == value
+from json_values import JSON_VALUES
+from wymcp.core.server import BodyError
+from wymcp.transport.aiohttp._json_body import decode_json
 
 
 @pytest.mark.parametrize(
@@ -192,6 +106,14 @@ def _policy(body: bytes, *, fast: bool) -> tuple[str, Any]:
         _json_body._FAST_BODY_LIMIT = saved
 
 
+@pytest.mark.parametrize("fast", [True, False], ids=["msgspec-first", "json"])
+def test_integers_up_to_python_s_limit_are_exact_either_way(fast):
+    """msgspec takes 4,300 digits; one more goes the `json` way, and is refused."""
+    assert _policy(b"9" * 4300, fast=fast) == ("ok", int("9" * 4300))
+    refused, reason = _policy(b"9" * 4301, fast=fast)
+    assert (refused, "too many digits" in reason) == ("refused", True)
+
+
 SPICE = st.sampled_from(
     [
         b" ",
@@ -236,3 +158,12 @@ def test_the_fast_path_answers_as_the_json_path_does(value, ascii_, spices):
     else:
         assert fast[1] == slow[1]
         assert repr(fast[1]) == repr(slow[1])  # -0.0 and 0, 1 and 1.0 differ here
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_the_fast_path_answers_any_bytes_as_the_json_path_does(body):
+    fast, slow = _policy(body, fast=True), _policy(body, fast=False)
+    assert fast == slow
+    if fast[0] == "refused":
+        assert len(fast[1]) < 200

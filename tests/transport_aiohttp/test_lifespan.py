@@ -17,6 +17,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from modern_post import modern_post
 from wymcp.conf import ImproperlyConfigured, Settings
 from wymcp.core.schema import (
     Context,
@@ -28,7 +29,6 @@ from wymcp.core.schema import (
 )
 from wymcp.transport.aiohttp import create_app, setup
 
-MODERN = "2026-07-28"
 EVENTS: list[str] = []
 
 
@@ -92,34 +92,8 @@ class Greeting(Prompt):
         return f"{ctx.state.label} greets {arguments.get('who', 'you')}"
 
 
-def _post(method: str, params: dict[str, Any]) -> tuple[str, dict[str, str]]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": method,
-        "params": {
-            **params,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    }
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": method,
-    }
-    if "name" in params:
-        headers["Mcp-Name"] = params["name"]
-    elif "uri" in params:
-        headers["Mcp-Name"] = params["uri"]
-    return json.dumps(body), headers
-
-
 async def _result(client: Any, method: str, params: dict[str, Any]) -> Any:
-    data, headers = _post(method, params)
+    data, headers = modern_post(method, params)
     response = await client.post("/mcp", data=data, headers=headers)
     assert response.status == 200, await response.text()
     return (await response.json())["result"]
@@ -265,7 +239,7 @@ async def test_wymcp_serve_enters_at_start_and_leaves_at_sigterm(
         banner = (await process.stdout.readline()).decode()
         assert banner.startswith("wymcp serving")
         assert marks.read_text() == f"enter {process.pid}\n"
-        body, headers = _post(
+        body, headers = modern_post(
             "tools/call", {"name": "who", "arguments": {"action": "ask"}}
         )
         async with (

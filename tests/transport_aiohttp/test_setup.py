@@ -9,12 +9,11 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from modern_post import MODERN, modern_post
 from wymcp.conf import ImproperlyConfigured, Settings
 from wymcp.core.schema import Action, ConfigurationError, Tool
 from wymcp.transport.aiohttp import create_app, setup
 from wymcp.transport.aiohttp._setup import get_endpoint, mount
-
-MODERN = "2026-07-28"
 
 
 class Greeter(Tool):
@@ -32,37 +31,13 @@ class Greeter(Tool):
         return {"greeting": f"Hello, {data['name']}!"}
 
 
-def modern(method: str, params: dict[str, Any] | None = None, rid: int = 1):
-    body = {
-        "jsonrpc": "2.0",
-        "id": rid,
-        "method": method,
-        "params": {
-            **(params or {}),
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    }
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": method,
-    }
-    if params and "name" in params:
-        headers["Mcp-Name"] = params["name"]
-    return json.dumps(body), headers
-
-
 async def test_create_app_serves_the_modern_revision(aiohttp_client):
     client = await aiohttp_client(create_app(TOOLS=[Greeter]))
-    data, headers = modern("server/discover")
+    data, headers = modern_post("server/discover")
     response = await client.post("/mcp", data=data, headers=headers)
     assert response.status == 200
     assert MODERN in (await response.json())["result"]["supportedVersions"]
-    data, headers = modern(
+    data, headers = modern_post(
         "tools/call",
         {"name": "greeter", "arguments": {"action": "hello", "data": {"name": "Ada"}}},
     )
@@ -126,7 +101,7 @@ async def test_a_batch_and_a_foreign_origin_with_the_real_engine(aiohttp_client)
         "/mcp", data=b"[]", headers={"Content-Type": "application/json"}
     )
     assert response.status == 400
-    data, headers = modern("server/discover")
+    data, headers = modern_post("server/discover")
     response = await client.post(
         "/mcp", data=data, headers={**headers, "Origin": "http://evil.example.com"}
     )
@@ -150,7 +125,7 @@ async def test_setup_leaves_the_host_routes_and_middlewares_alone(aiohttp_client
     assert list(app.middlewares) == [tag]
     client = await aiohttp_client(app)
     assert (await (await client.get("/health")).json()) == {"ok": True}
-    data, headers = modern("server/discover")
+    data, headers = modern_post("server/discover")
     assert (await client.post("/tools/mcp", data=data, headers=headers)).status == 200
     assert (await client.post("/mcp", data=data, headers=headers)).status == 404
     assert seen == ["/health", "/tools/mcp", "/mcp"]
@@ -214,7 +189,7 @@ async def test_cleanup_closes_the_engine(aiohttp_client):
 
 
 def call_with_extra_key() -> tuple[str, dict[str, str]]:
-    return modern(
+    return modern_post(
         "tools/call",
         {
             "name": "greeter",
@@ -256,7 +231,7 @@ class Stuck(Tool):
 
 async def test_a_hanging_tool_answers_is_error_after_call_timeout(aiohttp_client):
     client = await aiohttp_client(create_app(TOOLS=[Stuck], CALL_TIMEOUT=0.1))
-    data, headers = modern("tools/call", {"name": "stuck", "arguments": {}})
+    data, headers = modern_post("tools/call", {"name": "stuck", "arguments": {}})
     response = await client.post("/mcp", data=data, headers=headers)
     assert response.status == 200
     result = (await response.json())["result"]

@@ -15,25 +15,26 @@ if HERE not in sys.path:
 from stdio_harness import SMALL, RawClient, spawn  # noqa: E402 - after the path entry
 
 
-@pytest.fixture
-async def raw() -> AsyncIterator[RawClient]:
-    """A `wymcp stdio` child serving the fixture settings."""
-    client = await spawn()
+async def _spawned(*args: str) -> AsyncIterator[RawClient]:
+    """A child spawned with `args`, killed at the end if it still runs."""
+    client = await spawn(*args)
     try:
         yield client
     finally:
         if client.process.returncode is None:
             client.process.kill()
             await client.process.wait()
+
+
+@pytest.fixture
+async def raw() -> AsyncIterator[RawClient]:
+    """A `wymcp stdio` child serving the fixture settings."""
+    async for client in _spawned():
+        yield client
 
 
 @pytest.fixture
 async def small() -> AsyncIterator[RawClient]:
     """A child with a 2 KiB BODY_LIMIT, 1 s CALL_TIMEOUT and 0.5 s SHUTDOWN_GRACE."""
-    client = await spawn(SMALL)
-    try:
+    async for client in _spawned(SMALL):
         yield client
-    finally:
-        if client.process.returncode is None:
-            client.process.kill()
-            await client.process.wait()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import time
 
 import pytest
 
-from wymcp.transport.stdio._json_line import LineError, decode_line, encode_line
+from wymcp.core.server import BodyError
+from wymcp.transport.stdio._json_line import decode_line, encode_line
 from wymcp.transport.stdio._line_writer import LineStream, LineWriter
 
 
@@ -99,6 +102,47 @@ async def test_the_stream_skips_priming_events_and_ignores_event_ids():
     ],
 )
 def test_the_decoding_policy_says_why_without_quoting(line, reason):
-    with pytest.raises(LineError, match=reason) as refused:
+    with pytest.raises(BodyError, match=reason) as refused:
         decode_line(line, depth_limit=100)
     assert "1111" not in refused.value.reason
+
+
+def test_brackets_after_an_unterminated_string_are_no_nesting():
+    """The scan is the HTTP transport's: an unterminated string runs to the end.
+
+    (Its own scan required the closing quote: it counted these 500 brackets
+    and retried at every later quote, which made the scan quadratic.)
+    """
+    line = b'["' + b"[" * 500
+    with pytest.raises(BodyError) as refused:
+        decode_line(line, depth_limit=100)
+    assert refused.value.reason.startswith("the message is not valid JSON (")
+    assert "at column" in refused.value.reason
+    assert "line" not in refused.value.reason
+
+
+def _best_time(line: bytes) -> float:
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        with contextlib.suppress(BodyError):
+            decode_line(line, depth_limit=100)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_a_deep_unterminated_string_is_refused_in_linear_time():
+    """101 `[`, a quote, then `\\"` k times: 4 times the bytes, about 4 times the time.
+
+    The old scan grew 17 times (2.6 s at k = 8,000; a 4 MiB line took hours).
+    """
+
+    def line(k: int) -> bytes:
+        return b"[" * 101 + b'"' + b'\\"' * k
+
+    ratios = []
+    for _ in range(3):  # a burst of load on a shared machine slows one try
+        ratios.append(_best_time(line(8_000)) / _best_time(line(2_000)))
+        if ratios[-1] < 10:
+            return
+    pytest.fail(f"time grew {ratios} times for a 4 times longer line")

@@ -7,6 +7,13 @@ problems with stable ids; `build_engine()` turns settings into an engine.
 
 from wymcp.conf._check_message import CheckMessage
 from wymcp.conf._checks import run_checks
+from wymcp.conf._command_line import (
+    add_settings_option,
+    engine_for_command,
+    print_problems,
+    project_on_path,
+    settings_for_command,
+)
 from wymcp.conf._engine import build_engine
 from wymcp.conf._improperly_configured import ImproperlyConfigured
 from wymcp.conf._loading import ENVIRONMENT_VARIABLE, load_settings
@@ -17,7 +24,12 @@ __all__ = [
     "CheckMessage",
     "ImproperlyConfigured",
     "Settings",
+    "add_settings_option",
     "build_engine",
+    "engine_for_command",
     "load_settings",
+    "print_problems",
+    "project_on_path",
     "run_checks",
+    "settings_for_command",
 ]

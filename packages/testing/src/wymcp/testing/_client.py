@@ -19,14 +19,17 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from wymcp.conf import Settings, load_settings
 from wymcp.core.schema import HeaderAnnotation, header_annotations
-from wymcp.core.server import MODERN
-from wymcp.testing._answer import Answer
-from wymcp.testing._envelope import (
-    CLIENT_INFO,
+from wymcp.core.server import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    MODERN,
     mirrored_headers,
-    modern_meta,
-    tool_arguments,
+    request_message,
+    request_meta,
+    session_headers,
 )
+from wymcp.testing._answer import Answer
+from wymcp.testing._envelope import CLIENT_INFO, tool_arguments
 from wymcp.testing._sse_events import read_events
 from wymcp.transport.aiohttp import create_app
 
@@ -34,8 +37,6 @@ RequestHandler = Callable[[str, dict[str, Any]], Awaitable[Mapping[str, Any]]]
 """Answers a request the server sends the client: (method, params) -> result."""
 
 ACCEPT: Final = "application/json, text/event-stream"
-_NO_HANDLER: Final = -32601
-_HANDLER_FAILED: Final = -32603
 _MAX_ROUNDS: Final = 10
 
 
@@ -175,10 +176,7 @@ class Client:
     # --------------------------------------------------------------- sending
 
     def _session_headers(self) -> dict[str, str]:
-        headers = {"MCP-Protocol-Version": self.protocol_version}
-        if self.session_id is not None:
-            headers["Mcp-Session-Id"] = self.session_id
-        return headers
+        return session_headers(self.protocol_version, self.session_id)
 
     def _request_headers(
         self, method: str, params: Mapping[str, Any]
@@ -201,7 +199,7 @@ class Client:
         given = shaped.get("_meta")
         extra = {**(given if isinstance(given, Mapping) else {}), **(meta or {})}
         if self.modern:
-            shaped["_meta"] = modern_meta(
+            shaped["_meta"] = request_meta(
                 capabilities=self.capabilities,
                 client_info=self.client_info,
                 log_level=self.log_level,
@@ -223,12 +221,7 @@ class Client:
         `meta` adds to `params._meta` (e.g. a progressToken).
         """
         shaped = self._params(params, meta)
-        message = {
-            "jsonrpc": "2.0",
-            "id": next(self._ids),
-            "method": method,
-            "params": shaped,
-        }
+        message = request_message(next(self._ids), method, shaped)
         return await self.post(message, self._request_headers(method, shaped))
 
     async def notify(
@@ -283,14 +276,14 @@ class Client:
         if self.on_request is None:
             return {
                 "error": {
-                    "code": _NO_HANDLER,
+                    "code": METHOD_NOT_FOUND,
                     "message": f"This test client does not answer {method}.",
                 }
             }
         try:
             return {"result": dict(await self.on_request(method, params))}
         except Exception as error:  # noqa: BLE001 - the handler's failure is the answer
-            return {"error": {"code": _HANDLER_FAILED, "message": str(error)}}
+            return {"error": {"code": INTERNAL_ERROR, "message": str(error)}}
 
     async def _answer_request(self, request: Mapping[str, Any]) -> None:
         outcome = await self._handle(

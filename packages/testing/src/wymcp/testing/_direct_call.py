@@ -13,18 +13,22 @@ from typing import Any
 
 from wymcp.conf import Settings, build_engine
 from wymcp.core.schema import ToolSpec, prepare
-from wymcp.core.server import MODERN, Engine, Exchange, Headers
+from wymcp.core.server import (
+    METHOD_NOT_FOUND,
+    MODERN,
+    Engine,
+    Exchange,
+    Headers,
+    error_message,
+    mirrored_headers,
+    request_message,
+    request_meta,
+    session_headers,
+)
 from wymcp.testing._answer import Answer
 from wymcp.testing._direct_context import DirectContext, build_context
-from wymcp.testing._envelope import (
-    CLIENT_INFO,
-    mirrored_headers,
-    modern_meta,
-    tool_arguments,
-)
+from wymcp.testing._envelope import CLIENT_INFO, tool_arguments
 from wymcp.testing._recorder import Recorder
-
-_NOT_ANSWERED = -32601
 
 
 def _engine(tool: object, settings: Settings | None) -> tuple[Engine, ToolSpec]:
@@ -66,14 +70,11 @@ class _Session:
 
     def refuse(self, request: Mapping[str, Any]) -> None:
         """Answer a server-to-client request with an error, so nothing waits."""
-        answer = {
-            "jsonrpc": "2.0",
-            "id": request.get("id"),
-            "error": {
-                "code": _NOT_ANSWERED,
-                "message": "wymcp.testing.call answers no client requests.",
-            },
-        }
+        answer = error_message(
+            request.get("id"),
+            METHOD_NOT_FOUND,
+            "wymcp.testing.call answers no client requests.",
+        )
         task = asyncio.get_running_loop().create_task(
             self.post(answer, self.headers, Recorder())
         )
@@ -84,40 +85,35 @@ class _Session:
         """Initialize a session (2025 revisions only)."""
         if self.version == MODERN:
             return
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
+        initialize = request_message(
+            0,
+            "initialize",
+            {
                 "protocolVersion": self.version,
                 "capabilities": dict(self.ctx.client_capabilities),
                 "clientInfo": CLIENT_INFO,
             },
-        }
+        )
         answer = await self.post(initialize, [], Recorder())
         if answer.result is None:
             raise RuntimeError(f"initialize failed: {answer.response}")
         self.version = str(answer.result["protocolVersion"])
-        self.headers = [
-            ("Mcp-Session-Id", answer.headers["Mcp-Session-Id"]),
-            ("MCP-Protocol-Version", self.version),
-        ]
+        self.headers = list(
+            session_headers(self.version, answer.headers["Mcp-Session-Id"]).items()
+        )
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         await self.post(initialized, self.headers, Recorder())
         if self.ctx.log_level is not None:
-            level = {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "logging/setLevel",
-                "params": {"level": self.ctx.log_level},
-            }
+            level = request_message(
+                0, "logging/setLevel", {"level": self.ctx.log_level}
+            )
             await self.post(level, self.headers, Recorder())
 
     async def call(self, spec: ToolSpec, arguments: dict[str, Any]) -> Answer:
         """Send the tools/call and return its answer."""
         params: dict[str, Any] = {"name": spec.name, "arguments": arguments}
         if self.version == MODERN:
-            params["_meta"] = modern_meta(
+            params["_meta"] = request_meta(
                 capabilities=self.ctx.client_capabilities,
                 client_info=CLIENT_INFO,
                 log_level=self.ctx.log_level,
@@ -128,12 +124,7 @@ class _Session:
             if self.ctx.meta:
                 params["_meta"] = dict(self.ctx.meta)
             headers = self.headers
-        body = {
-            "jsonrpc": "2.0",
-            "id": self.ctx.request_id,
-            "method": "tools/call",
-            "params": params,
-        }
+        body = request_message(self.ctx.request_id, "tools/call", params)
         return await self.post(body, headers, Recorder(self.refuse))
 
     async def close(self) -> None:

@@ -23,21 +23,66 @@ from wymcp.core.server._context import (
     ToolContext,
 )
 from wymcp.core.server._engine import Engine
+from wymcp.core.server._envelope import (
+    mirrored_headers,
+    request_meta,
+    session_headers,
+)
 from wymcp.core.server._exchange import Exchange, Headers, Reply, Stream
 from wymcp.core.server._hint import Hint
+from wymcp.core.server._json_policy import (
+    BodyError,
+    FastDecode,
+    FastEncode,
+    decode_json,
+    encode_json,
+    nesting_depth,
+)
+from wymcp.core.server._jsonrpc import (
+    ECHO_LIMIT,
+    ID_TEXT_LIMIT,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    RETRY_AFTER,
+    error_message,
+    request_message,
+    valid_id,
+)
 from wymcp.core.server._options import EngineOptions
-from wymcp.core.server._revision import LEGACY, MODERN, SUPPORTED
+from wymcp.core.server._revision import (
+    LEGACY,
+    META_CAPABILITIES,
+    META_VERSION,
+    MODERN,
+    SUPPORTED,
+)
 from wymcp.core.server._session import MemorySessionStore, Session, SessionStore
 
 __all__ = [
+    "ECHO_LIMIT",
+    "ID_TEXT_LIMIT",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
     "LEGACY",
+    "META_CAPABILITIES",
+    "META_VERSION",
+    "METHOD_NOT_FOUND",
     "MODERN",
+    "PARSE_ERROR",
+    "RETRY_AFTER",
     "SUPPORTED",
+    "BodyError",
     "ClientRequestError",
     "Content",
     "Engine",
     "EngineOptions",
     "Exchange",
+    "FastDecode",
+    "FastEncode",
     "Headers",
     "Hint",
     "InputRequest",
@@ -57,9 +102,18 @@ __all__ = [
     "ToolContext",
     "ToolResult",
     "audio",
+    "decode_json",
     "embedded_resource",
+    "encode_json",
+    "error_message",
     "image",
+    "mirrored_headers",
+    "nesting_depth",
+    "request_message",
+    "request_meta",
     "resource_contents",
     "resource_link",
+    "session_headers",
     "text",
+    "valid_id",
 ]

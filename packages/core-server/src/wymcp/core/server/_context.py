@@ -16,6 +16,7 @@ import attrs
 from wymcp.core.server._exchange import Stream
 from wymcp.core.server._jsonrpc import notification
 from wymcp.core.server._levels import is_level, passes
+from wymcp.core.server._revision import MODERN
 
 _log = logging.getLogger("wymcp.core.server")
 
@@ -115,7 +116,7 @@ class ToolContext:
         *,
         request_id: str | int | None = None,
         session_id: str | None = None,
-        protocol_version: str = "2026-07-28",
+        protocol_version: str = MODERN,
         meta: Mapping[str, Any] | None = None,
         principal: object | None = None,
         client_capabilities: Mapping[str, Any] | None = None,

@@ -7,7 +7,7 @@ the HTTP status its revision assigns (see docs/protocol.md).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 import attrs
 
@@ -26,6 +26,8 @@ UNSUPPORTED_VERSION: Final = -32022
 
 ECHO_LIMIT: Final = 120
 """Longest piece of a request (a name, a URI) an error message may quote."""
+RETRY_AFTER: Final = 5
+"""Seconds a 503 (a limit reached: connections, sessions, streams) asks to wait."""
 
 ID_TEXT_LIMIT: Final = 200
 """Longest string a request id or progress token may be (it is echoed)."""
@@ -96,7 +98,7 @@ class Incoming:
         return meta if isinstance(meta, dict) else {}
 
 
-def valid_id(value: object) -> bool:
+def valid_id(value: object) -> TypeGuard[str | int]:
     """Whether `value` is a JSON-RPC id wymcp accepts: a bounded string or integer.
 
     Ids (and progress tokens) are echoed in answers and notifications, so a
@@ -218,6 +220,26 @@ def _classify_response(body: dict[str, Any]) -> Incoming:
     return Incoming(
         kind="response", id=rid, result=body.get("result"), error=body.get("error")
     )
+
+
+def request_message(
+    rid: str | int | None, method: str, params: JSONValue = None
+) -> dict[str, JSONValue]:
+    """A request message (`params` left out when None)."""
+    message: dict[str, JSONValue] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def error_message(
+    rid: str | int | None, code: int, message: str
+) -> dict[str, JSONValue]:
+    """An error response with a fixed message and no data; `id` null when unknown.
+
+    What a transport answers by itself (a parse error, an internal error).
+    """
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
 
 
 def response(rid: str | int | None, result: JSONValue) -> dict[str, JSONValue]:

@@ -10,7 +10,18 @@ from typing import Final
 
 from wymcp.core.server._call import Call, invalid_params
 from wymcp.core.server._exchange import Exchange, Stream
-from wymcp.core.server._jsonrpc import UNSUPPORTED_VERSION, Incoming, RpcError, echo
+from wymcp.core.server._jsonrpc import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_VERSION,
+    Incoming,
+    RpcError,
+    echo,
+)
 from wymcp.core.server._levels import is_level
 from wymcp.core.server._mirror import HeaderIndex, check_standard
 from wymcp.core.server._revision import (
@@ -22,13 +33,13 @@ from wymcp.core.server._revision import (
 )
 
 MODERN_STATUS: Final = {
-    -32700: 400,
-    -32600: 400,
-    -32602: 400,
-    -32020: 400,
-    -32021: 400,
-    -32022: 400,
-    -32601: 404,
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_CAPABILITY: 400,
+    UNSUPPORTED_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
 }
 """HTTP status of each JSON-RPC error at 2026-07-28 (others: 200)."""
 

@@ -9,11 +9,11 @@ from typing import Final
 
 from wymcp.core.server._call import invalid_request
 from wymcp.core.server._context import ClientRequestError
-from wymcp.core.server._jsonrpc import Incoming
+from wymcp.core.server._jsonrpc import INVALID_REQUEST, PARSE_ERROR, Incoming
 from wymcp.core.server._mirror import HeaderIndex
 from wymcp.core.server._session import Session
 
-SESSION_STATUS: Final = {-32700: 400, -32600: 400}
+SESSION_STATUS: Final = {PARSE_ERROR: 400, INVALID_REQUEST: 400}
 """HTTP status of each JSON-RPC error in a session (others: 200)."""
 
 BEFORE_INITIALIZED: Final = frozenset({"ping", "tools/list", "tools/call"})

@@ -99,14 +99,15 @@ def check_standard(
         raise mismatch(f"the Mcp-Name header differs from the body's {field}.")
 
 
-_ABSENT: Final[Any] = object()
+ABSENT: Final[Any] = object()
 
 
-def _value_at(arguments: Mapping[str, Any], path: Iterable[str]) -> Any:
+def value_at(arguments: Mapping[str, Any], path: Iterable[str]) -> Any:
+    """The argument an annotation's `path` names, or `ABSENT`."""
     value: Any = arguments
     for key in path:
-        if not isinstance(value, dict) or key not in value:
-            return _ABSENT
+        if not isinstance(value, Mapping) or key not in value:
+            return ABSENT
         value = value[key]
     return value
 
@@ -141,8 +142,8 @@ def check_params(
         header = f"Mcp-Param-{annotation.header}"
         sent = headers.get(header.lower())
         raw = sent[0] if sent else None
-        value = _value_at(arguments, annotation.path)
-        if value is _ABSENT or value is None:
+        value = value_at(arguments, annotation.path)
+        if value is ABSENT or value is None:
             if raw is not None:
                 raise mismatch(f"{header} was sent without its argument.")
             continue

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
+from wymcp.core.server._jsonrpc import RETRY_AFTER
 from wymcp.core.server._revision import SUPPORTED, newest_first
 from wymcp.core.server._session import SessionStore
 
@@ -56,7 +57,7 @@ class EngineOptions:
     session_idle_timeout: float = 1800.0
     max_sessions: int = 10_000
     max_listeners: int = 10_000
-    retry_after: int = 5
+    retry_after: int = RETRY_AFTER
     client_request_timeout: float = 60.0
     call_timeout: float | None = None
     result_limit: int | None = 16 * 1024 * 1024

@@ -16,20 +16,21 @@ from typing import Any
 from aiohttp import web
 from wymcp.conf import Settings
 from wymcp.core.schema import ToolSpec, required_scopes
-from wymcp.core.server import InvalidToken, Principal, TokenValidator
-from wymcp.transport.aiohttp._answers import (
+from wymcp.core.server import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
-    echoable_id,
-    error_response,
+    RETRY_AFTER,
+    InvalidToken,
+    Principal,
+    TokenValidator,
 )
+from wymcp.transport.aiohttp._answers import echoable_id, error_response
 from wymcp.transport.aiohttp._resource_metadata import ResourceMetadata
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
 _BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] +([A-Za-z0-9._~+/-]+=*) *")
 _UNQUOTABLE = re.compile(r'["\\\x00-\x1f\x7f]')
-_RETRY_AFTER = "5"
 
 
 def _quoted(value: str) -> str:
@@ -193,5 +194,5 @@ class BearerAuth:
             503,
             INTERNAL_ERROR,
             "Service unavailable: the access token could not be checked. Retry later.",
-            headers={"Retry-After": _RETRY_AFTER},
+            headers={"Retry-After": str(RETRY_AFTER)},
         )

@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from wymcp.conf import ENVIRONMENT_VARIABLE, ImproperlyConfigured, load_settings
+from wymcp.conf import ENVIRONMENT_VARIABLE, add_settings_option, settings_for_command
+from wymcp.core.server import ECHO_LIMIT
 
 MCP_REMOTE: Final = "mcp-remote@0.15.1"
 CLIENTS: Final = ("claude", "cursor", "vscode")
@@ -35,11 +36,7 @@ def add_parser(commands: Any) -> None:
         "config", help="print the JSON that registers the server in a desktop client"
     )
     config.add_argument("client", choices=CLIENTS)
-    config.add_argument(
-        "--settings",
-        metavar="MODULE",
-        help=f"the settings module (default: ${ENVIRONMENT_VARIABLE})",
-    )
+    add_settings_option(config)
     config.add_argument(
         "--url", help="connect to this served URL instead of launching over stdio"
     )
@@ -107,22 +104,20 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             file=err,
         )
         return 1
-    if module is not None and args.url is None:
-        try:
-            load_settings(module)
-        except ImproperlyConfigured as exc:
-            print(
-                f"wymcp config: the settings module {module!r} cannot be used:",
-                file=err,
-            )
-            for problem in exc.problems:
-                print(str(problem), file=err)
-            return 1
+    if (
+        module is not None
+        and args.url is None
+        and settings_for_command(module, err, command="wymcp config") is None
+    ):
+        return 1
     env: dict[str, str] = {}
     for pair in args.env:
         key, equals, value = pair.partition("=")
         if not equals or not key:
-            print(f"wymcp config: --env {pair[:120]!r} is not NAME=VALUE.", file=err)
+            print(
+                f"wymcp config: --env {pair[:ECHO_LIMIT]!r} is not NAME=VALUE.",
+                file=err,
+            )
             return 1
         env[key] = value
     if env and args.url is not None:

@@ -14,20 +14,21 @@ import os
 import signal
 import sys
 from collections.abc import Collection, Sequence
-from pathlib import Path
 from typing import TextIO
 
 from aiohttp import web
 from wymcp.conf import (
-    ENVIRONMENT_VARIABLE,
     CheckMessage,
-    ImproperlyConfigured,
     Settings,
+    add_settings_option,
     build_engine,
-    load_settings,
+    engine_for_command,
+    print_problems,
+    project_on_path,
     run_checks,
+    settings_for_command,
 )
-from wymcp.core.server import Engine
+from wymcp.core.server import ECHO_LIMIT, Engine
 from wymcp.transport.aiohttp import _client_config, _operator_commands, _reload
 from wymcp.transport.aiohttp._runner import make_runner
 from wymcp.transport.aiohttp._setup import mount
@@ -58,29 +59,13 @@ def _parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="check the settings and exit")
     stdio = commands.add_parser("stdio", help="serve one client on stdin/stdout")
     for command in (serve, check, stdio):
-        command.add_argument(
-            "--settings",
-            metavar="MODULE",
-            help=f"the settings module (default: ${ENVIRONMENT_VARIABLE})",
-        )
+        add_settings_option(command)
     serve.add_argument("--host", help="address to listen on (default: HOST)")
     serve.add_argument("--port", type=int, help="port to listen on (default: PORT)")
     _reload.add_parser(commands)
     _operator_commands.add_parsers(commands)
     _client_config.add_parser(commands)
     return parser
-
-
-def _project_on_path() -> None:
-    """Put the current directory first on `sys.path`, as `manage.py` and uvicorn do.
-
-    A console script starts with its own folder on `sys.path`, not the
-    directory it was started from, so `--settings myapp.settings` next to a
-    `myapp/` folder would not import without it.
-    """
-    here = Path.cwd()
-    if not any(Path(entry or os.curdir).absolute() == here for entry in sys.path):
-        sys.path.insert(0, str(here))
 
 
 def banner(settings: Settings, engine: Engine) -> list[str]:
@@ -105,42 +90,22 @@ def _names(names: Sequence[str]) -> str:
     """The first names, comma-separated, then how many more (`none` for none)."""
     if not names:
         return "none"
-    shown = ", ".join(name[:120] for name in names[:_BANNER_NAMES])
+    shown = ", ".join(name[:ECHO_LIMIT] for name in names[:_BANNER_NAMES])
     more = len(names) - _BANNER_NAMES
     return f"{shown}, and {more} more" if more > 0 else shown
 
 
-def _print_problems(problems: Sequence[CheckMessage], out: TextIO) -> None:
-    for problem in problems:
-        print(str(problem), file=out)
-
-
-def _load(
-    module: str | None, overrides: dict[str, object], err: TextIO
-) -> Settings | None:
-    name = module or os.environ.get(ENVIRONMENT_VARIABLE)
-    if not name:
-        print(
-            "wymcp: no settings module. Pass --settings myproject.settings or set "
-            f"{ENVIRONMENT_VARIABLE}=myproject.settings.",
-            file=err,
-        )
-        return None
-    try:
-        return load_settings(name, **overrides)
-    except ImproperlyConfigured as exc:
-        print(f"wymcp: the settings module {name!r} cannot be used:", file=err)
-        _print_problems(exc.problems, err)
-        return None
+def _log_problem(problem: CheckMessage) -> None:
+    (logger.error if problem.is_error else logger.warning)("%s", problem)
 
 
 def check(module: str | None, out: TextIO, err: TextIO) -> int:
     """Print every problem of the settings; return 1 if any is an error."""
-    settings = _load(module, {}, err)
+    settings = settings_for_command(module, err)
     if settings is None:
         return 1
     problems = run_checks(settings)
-    _print_problems(problems, out)
+    print_problems(problems, out)
     errors = sum(problem.is_error for problem in problems)
     print(
         f"wymcp check: {errors} error(s), {len(problems) - errors} warning(s).",
@@ -156,19 +121,11 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         overrides["HOST"] = args.host
     if args.port is not None:
         overrides["PORT"] = args.port
-    settings = _load(args.settings, overrides, err)
+    settings = settings_for_command(args.settings, err, overrides)
     if settings is None:
         return 1
-    problems = run_checks(settings)
-    for problem in problems:
-        (logger.error if problem.is_error else logger.warning)("%s", problem)
-    if any(problem.is_error for problem in problems):
-        print("wymcp: fix the errors above (see `wymcp check`).", file=err)
-        return 1
-    try:
-        engine = build_engine(settings)
-    except Exception as exc:  # noqa: BLE001 - a declaration problem, told plainly
-        print(f"wymcp: the server cannot be built: {str(exc)[:2000]}", file=err)
+    engine = engine_for_command(settings, build_engine, err, report=_log_problem)
+    if engine is None:
         return 1
     app = web.Application()
     mount(app, settings, engine)
@@ -282,12 +239,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:
             err = sys.stderr
             print(
-                f"wymcp: cannot change to {args.directory[:120]!r}: {exc.strerror}",
+                f"wymcp: cannot change to {args.directory[:ECHO_LIMIT]!r}: "
+                f"{exc.strerror}",
                 file=err,
             )
             return 2
     if hasattr(args, "settings"):
-        _project_on_path()
+        project_on_path()
     return _run_command(args)
 
 

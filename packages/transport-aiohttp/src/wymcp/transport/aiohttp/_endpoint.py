@@ -19,14 +19,22 @@ from aiohttp import HttpVersion11, web
 from aiohttp.http_exceptions import PayloadEncodingError
 from wymcp.conf import Settings
 from wymcp.core.schema import ToolSpec
-from wymcp.core.server import Exchange, Headers, Principal, Reply, Stream
-from wymcp.transport.aiohttp._answers import (
+from wymcp.core.server import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
+    RETRY_AFTER,
+    BodyError,
+    Exchange,
+    Headers,
+    Principal,
+    Reply,
+    Stream,
+    error_message,
+)
+from wymcp.transport.aiohttp._answers import (
     echoable_id,
     encode,
-    error_payload,
     error_response,
     internal_error,
 )
@@ -37,7 +45,7 @@ from wymcp.transport.aiohttp._content_coding import (
     body_codings,
 )
 from wymcp.transport.aiohttp._host_policy import HostPolicy
-from wymcp.transport.aiohttp._json_body import BodyError, decode_json
+from wymcp.transport.aiohttp._json_body import decode_json
 from wymcp.transport.aiohttp._sse_stream import SseStream
 from wymcp.transport.aiohttp._stream_cap import Client, StreamCap
 
@@ -52,7 +60,6 @@ _UTF8 = frozenset({"utf-8", "utf8"})
 _PLAIN_JSON = ["application/json"]
 _JSON_HEADERS = {"Content-Type": "application/json"}
 _READ_CHUNK = 64 * 1024
-_RETRY_AFTER = "5"
 _PRINCIPAL_KEY = web.RequestKey("wymcp_principal", Principal)
 
 
@@ -208,7 +215,7 @@ class Endpoint:
                 f"Service unavailable: {_STREAM_CAPS[refused_by]} ({refused_by}). "
                 "Retry later.",
                 rid=echoable_id(body),
-                headers={"Retry-After": _RETRY_AFTER},
+                headers={"Retry-After": str(RETRY_AFTER)},
             )
         expires = principal.expires_at if principal is not None else None
         lifetime = expires - time.time() if expires is not None else None
@@ -294,8 +301,8 @@ class Endpoint:
     ) -> web.StreamResponse:
         try:
             return await stream.finish(
-                error_payload(
-                    -32603, "Internal error. The server logged the cause.", rid
+                error_message(
+                    rid, INTERNAL_ERROR, "Internal error. The server logged the cause."
                 )
             )
         except ConnectionResetError:

@@ -10,49 +10,30 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Final, Self
 
 import aiohttp
-from wymcp.core.schema import HeaderAnnotation, encode_header_value, header_annotations
-from wymcp.core.server import MODERN
+from wymcp.core.schema import HeaderAnnotation, header_annotations
+from wymcp.core.server import (
+    ECHO_LIMIT,
+    METHOD_NOT_FOUND,
+    MODERN,
+    mirrored_headers,
+    request_message,
+    request_meta,
+    session_headers,
+)
 
 ACCEPT: Final = "application/json, text/event-stream"
 MAX_BODY: Final = 16 * 1024 * 1024
 MAX_PAGES: Final = 100
-NO_METHOD: Final = -32601
 CLIENT_INFO: Final = {"name": "wymcp-cli", "version": "0.1.0"}
-_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 class OperatorError(Exception):
     """The server could not be asked or did not answer in MCP; the text says why."""
-
-
-def _value_at(arguments: Mapping[str, Any], path: Iterable[str]) -> object:
-    value: object = arguments
-    for key in path:
-        if not isinstance(value, Mapping) or key not in value:
-            return None
-        value = value[key]
-    return value
-
-
-def _param_headers(
-    arguments: Mapping[str, Any], annotations: Iterable[HeaderAnnotation]
-) -> list[tuple[str, str]]:
-    """One `Mcp-Param-<Name>` header per annotated argument that was sent."""
-    headers: list[tuple[str, str]] = []
-    for annotation in annotations:
-        value = _value_at(arguments, annotation.path)
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if isinstance(value, bool | int | str):
-            headers.append(
-                (f"Mcp-Param-{annotation.header}", encode_header_value(value))
-            )
-    return headers
 
 
 def _messages(body: bytes, content_type: str) -> list[Any]:
@@ -122,7 +103,7 @@ class OperatorClient:
             return
         try:
             if self.session_id is not None:
-                headers = {**self.headers, **self._session_headers()}
+                headers = {**self.headers, **self._session_headers}
                 async with http.delete(self.url, headers=headers):
                     pass
         except aiohttp.ClientError:
@@ -145,30 +126,20 @@ class OperatorClient:
         self.protocol = str(result.get("protocolVersion", self.protocol))
         await self._post(
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            list(self._session_headers().items()),
+            list(self._session_headers.items()),
         )
 
+    @property
     def _session_headers(self) -> dict[str, str]:
-        headers = {"MCP-Protocol-Version": self.protocol}
-        if self.session_id is not None:
-            headers["Mcp-Session-Id"] = self.session_id
-        return headers
+        return session_headers(self.protocol, self.session_id)
 
     def _headers(self, method: str, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         if not self.modern:
             if method == "initialize":
                 return []
-            return list(self._session_headers().items())
-        headers = [("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)]
-        field = _NAMED.get(method)
-        name = params.get(field) if field is not None else None
-        if isinstance(name, str):
-            headers.append(("Mcp-Name", encode_header_value(name)))
-        arguments = params.get("arguments")
-        if method == "tools/call" and isinstance(arguments, Mapping):
-            annotations = self._annotations.get(str(name), ())
-            headers += _param_headers(arguments, annotations)
-        return headers
+            return list(self._session_headers.items())
+        annotations = self._annotations.get(str(params.get("name")), ())
+        return mirrored_headers(method, params, annotations)
 
     async def request(
         self, method: str, params: Mapping[str, Any] | None = None
@@ -176,13 +147,9 @@ class OperatorClient:
         """Send one request; return its JSON-RPC response (`result` or `error`)."""
         shaped = dict(params or {})
         if self.modern:
-            shaped["_meta"] = {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
-            }
+            shaped["_meta"] = request_meta(capabilities={}, client_info=CLIENT_INFO)
         rid = next(self._ids)
-        message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": shaped}
+        message = request_message(rid, method, shaped)
         status, messages = await self._post(message, self._headers(method, shaped))
         for answer in messages:
             if isinstance(answer, dict) and answer.get("id") == rid:
@@ -218,9 +185,13 @@ class OperatorClient:
                     self.session_id = response.headers["Mcp-Session-Id"]
                 return response.status, _messages(bytes(body), response.content_type)
         except aiohttp.ClientError as exc:
-            raise OperatorError(f"cannot reach {self.url[:120]}: {exc}") from None
+            raise OperatorError(
+                f"cannot reach {self.url[:ECHO_LIMIT]}: {exc}"
+            ) from None
         except TimeoutError:
-            raise OperatorError(f"no answer from {self.url[:120]} in time") from None
+            raise OperatorError(
+                f"no answer from {self.url[:ECHO_LIMIT]} in time"
+            ) from None
 
     async def list_all(
         self, method: str, key: str, *, optional: bool = False
@@ -237,7 +208,11 @@ class OperatorClient:
             )
             result = answer.get("result")
             error = answer.get("error")
-            if optional and isinstance(error, dict) and error.get("code") == NO_METHOD:
+            if (
+                optional
+                and isinstance(error, dict)
+                and error.get("code") == METHOD_NOT_FOUND
+            ):
                 return []
             if not isinstance(result, dict):
                 raise OperatorError(f"{method} failed: {error_text(answer)}")

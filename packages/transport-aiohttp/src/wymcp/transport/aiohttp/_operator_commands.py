@@ -14,7 +14,7 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TextIO
 
-from wymcp.core.server import LEGACY, MODERN
+from wymcp.core.server import ECHO_LIMIT, LEGACY, MODERN
 from wymcp.transport.aiohttp._operator_client import (
     OperatorClient,
     OperatorError,
@@ -22,7 +22,7 @@ from wymcp.transport.aiohttp._operator_client import (
 )
 
 COMMANDS: Final = frozenset({"list", "call"})
-_CUT: Final = 120
+_CUT: Final = ECHO_LIMIT
 _REFUSAL_LISTS: Final = (
     ("unknown", "unknown"),
     ("missing", "missing"),

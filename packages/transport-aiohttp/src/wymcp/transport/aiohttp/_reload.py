@@ -18,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Final, TextIO
 
-from wymcp.conf import ENVIRONMENT_VARIABLE
+from wymcp.conf import add_settings_option
 
 POLL_SECONDS: Final = 0.5
 STOP_SECONDS: Final = 10.0
@@ -33,11 +33,7 @@ def add_parser(commands: Any) -> None:
     dev = commands.add_parser(
         "dev", help="serve over HTTP and restart when a .py file of the project changes"
     )
-    dev.add_argument(
-        "--settings",
-        metavar="MODULE",
-        help=f"the settings module (default: ${ENVIRONMENT_VARIABLE})",
-    )
+    add_settings_option(dev)
     dev.add_argument("--host", help="address to listen on (default: HOST)")
     dev.add_argument("--port", type=int, help="port to listen on (default: PORT)")
 

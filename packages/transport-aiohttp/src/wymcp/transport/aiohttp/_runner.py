@@ -9,7 +9,6 @@ sent (never inflated by aiohttp); malformed HTTP gets a short JSON 400.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any, cast
 
@@ -18,30 +17,30 @@ from aiohttp.http_exceptions import HttpProcessingError, LineTooLong
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 from wymcp.conf import Settings
-from wymcp.transport.aiohttp._answers import INVALID_REQUEST, error_response
+from wymcp.core.server import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    RETRY_AFTER,
+    error_message,
+)
+from wymcp.transport.aiohttp._answers import encode, error_response
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
-RETRY_AFTER = 5
-"""Seconds a connection refused by `MAX_CONNECTIONS` is told to wait."""
 _LINGER = 2.0
 """Seconds a refused connection is kept (reading and discarding) after its 503,
 so the client reads the answer instead of a reset."""
 
 
 def _over_capacity_answer() -> bytes:
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": None,
-            "error": {
-                "code": -32603,
-                "message": "Service unavailable: too many open connections "
-                "(MAX_CONNECTIONS). Retry later.",
-            },
-        },
-        separators=(",", ":"),
-    ).encode()
+    body = encode(
+        error_message(
+            None,
+            INTERNAL_ERROR,
+            "Service unavailable: too many open connections "
+            "(MAX_CONNECTIONS). Retry later.",
+        )
+    )
     head = (
         "HTTP/1.1 503 Service Unavailable\r\n"
         "Content-Type: application/json\r\n"

@@ -13,34 +13,10 @@ import os
 import sys
 from typing import TextIO
 
-from wymcp.conf import (
-    ENVIRONMENT_VARIABLE,
-    ImproperlyConfigured,
-    Settings,
-    load_settings,
-    run_checks,
-)
+from wymcp.conf import engine_for_command, settings_for_command
 from wymcp.transport.stdio._serve import build_stdio_engine, serve
 
 logger = logging.getLogger("wymcp.transport.stdio")
-
-
-def _load(module: str | None, err: TextIO) -> Settings | None:
-    name = module or os.environ.get(ENVIRONMENT_VARIABLE)
-    if not name:
-        print(
-            "wymcp: no settings module. Pass --settings myproject.settings or set "
-            f"{ENVIRONMENT_VARIABLE}=myproject.settings.",
-            file=err,
-        )
-        return None
-    try:
-        return load_settings(name)
-    except ImproperlyConfigured as exc:
-        print(f"wymcp: the settings module {name!r} cannot be used:", file=err)
-        for problem in exc.problems:
-            print(str(problem), file=err)
-        return None
 
 
 def _standard_descriptors() -> TextIO:
@@ -66,19 +42,11 @@ def run(module: str | None, *, err: TextIO | None = None) -> int:
     """Serve the settings module `module` over stdio; return the exit status."""
     stderr = _standard_descriptors()
     err = err or stderr
-    settings = _load(module, err)
+    settings = settings_for_command(module, err)
     if settings is None:
         return 1
-    problems = run_checks(settings)
-    for problem in problems:
-        print(str(problem), file=err)
-    if any(problem.is_error for problem in problems):
-        print("wymcp: fix the errors above (see `wymcp check`).", file=err)
-        return 1
-    try:
-        engine = build_stdio_engine(settings)
-    except Exception as exc:  # noqa: BLE001 - a declaration problem, told plainly
-        print(f"wymcp: the server cannot be built: {str(exc)[:2000]}", file=err)
+    engine = engine_for_command(settings, build_stdio_engine, err)
+    if engine is None:
         return 1
     tools = [spec.name for spec in engine.tool_specs] + ["help"]
     print(

@@ -13,39 +13,40 @@ import logging
 import re
 from typing import Any, Final
 
-from wymcp.core.server import Engine, Exchange, Headers
-from wymcp.transport.stdio._json_line import LineError, decode_line
+from wymcp.core.server import (
+    ID_TEXT_LIMIT,
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    META_CAPABILITIES,
+    META_VERSION,
+    PARSE_ERROR,
+    BodyError,
+    Engine,
+    Exchange,
+    Headers,
+    error_message,
+    valid_id,
+)
+from wymcp.transport.stdio._json_line import decode_line
 from wymcp.transport.stdio._line_reader import ChunkSource, LineReader, TooLong
 from wymcp.transport.stdio._line_writer import LineStream, LineWriter
 
 logger = logging.getLogger("wymcp.transport.stdio")
 
-PARSE_ERROR: Final = -32700
-INVALID_REQUEST: Final = -32600
-INTERNAL_ERROR: Final = -32603
-_ID_TEXT_LIMIT: Final = 200
-_ID_INT_LIMIT: Final = 2**63
 MAX_IN_FLIGHT: Final = 1024
 """Most requests one connection runs at once; one more is answered -32603."""
 _CANCEL_WAIT: Final = 1.0
 """Seconds cancelled calls get to unwind at shutdown before they are left."""
 _LEADING_ID = re.compile(
-    rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?[0-9]{1,19}|"[^"\\]{0,200}")\s*[,}]'
+    rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?[0-9]{1,19}|"[^"\\]{0,%d}")\s*[,}]'
+    % ID_TEXT_LIMIT
 )
 """The id of an oversized request, when it is the first (or second) member."""
 
 
 def _request_id(value: object) -> str | int | None:
     """`value` when it is an id wymcp echoes (a bounded string or integer)."""
-    if isinstance(value, str) and len(value) <= _ID_TEXT_LIMIT:
-        return value
-    if (
-        isinstance(value, int)
-        and not isinstance(value, bool)
-        and -_ID_INT_LIMIT < value < _ID_INT_LIMIT
-    ):
-        return value
-    return None
+    return value if valid_id(value) else None
 
 
 def leading_id(prefix: bytes) -> str | int | None:
@@ -62,10 +63,7 @@ def leading_id(prefix: bytes) -> str | int | None:
     return _request_id(int(token))
 
 
-_MODERN_META: Final = (
-    "io.modelcontextprotocol/protocolVersion",
-    "io.modelcontextprotocol/clientCapabilities",
-)
+_MODERN_META: Final = (META_VERSION, META_CAPABILITIES)
 
 
 def _sessionless(body: dict[str, Any]) -> bool:
@@ -84,11 +82,6 @@ def _unanswerable(body: Any) -> bool:
     if "method" in body:
         return "id" not in body
     return "id" in body and ("result" in body) != ("error" in body)
-
-
-def error_message(rid: str | int | None, code: int, message: str) -> dict[str, Any]:
-    """A JSON-RPC error response (id null when unknown)."""
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
 
 
 class Connection:
@@ -140,7 +133,7 @@ class Connection:
             return
         try:
             body = decode_line(line, depth_limit=self._depth_limit)
-        except LineError as exc:
+        except BodyError as exc:
             await self._writer.send(
                 error_message(None, PARSE_ERROR, f"Parse error: {exc.reason}")
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from wymcp.core.server import INTERNAL_ERROR, error_message
 from wymcp.transport.stdio._json_line import encode_line
 from wymcp.transport.stdio._pipes import Output
 
@@ -20,14 +21,9 @@ def _unencodable(message: Any) -> bytes:
     if not (isinstance(rid, str | int) and not isinstance(rid, bool)):
         rid = None
     return encode_line(
-        {
-            "jsonrpc": "2.0",
-            "id": rid,
-            "error": {
-                "code": -32603,
-                "message": "Internal error. The server logged the cause.",
-            },
-        }
+        error_message(
+            rid, INTERNAL_ERROR, "Internal error. The server logged the cause."
+        )
     )
 
 

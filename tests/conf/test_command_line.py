@@ -1,0 +1,100 @@
+"""What every command serving a settings module shares: load, check, build, report."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from pathlib import Path
+
+from wymcp.conf import (
+    ENVIRONMENT_VARIABLE,
+    CheckMessage,
+    Settings,
+    add_settings_option,
+    build_engine,
+    engine_for_command,
+    project_on_path,
+    settings_for_command,
+)
+from wymcp.core.server import Engine
+
+
+def test_no_module_is_named_the_way_to_name_one(monkeypatch):
+    monkeypatch.delenv(ENVIRONMENT_VARIABLE, raising=False)
+    err = io.StringIO()
+    assert settings_for_command(None, err, command="wymcp config") is None
+    assert err.getvalue() == (
+        "wymcp config: no settings module. Pass --settings myproject.settings or "
+        f"set {ENVIRONMENT_VARIABLE}=myproject.settings.\n"
+    )
+
+
+def test_the_environment_names_the_module_and_overrides_apply(
+    settings_module, monkeypatch
+):
+    monkeypatch.setenv(ENVIRONMENT_VARIABLE, settings_module("PORT = 9000\n"))
+    err = io.StringIO()
+    settings = settings_for_command(None, err, {"HOST": "::1"})
+    assert settings is not None
+    assert (settings.PORT, settings.HOST, err.getvalue()) == (9000, "::1", "")
+
+
+def test_a_module_that_cannot_be_used_is_told_with_each_problem(settings_module):
+    err = io.StringIO()
+    assert settings_for_command(settings_module("PORT = 'x'\n"), err) is None
+    first, *problems = err.getvalue().splitlines()
+    assert first.startswith("wymcp: the settings module 'wymcp_test_settings_")
+    assert first.endswith("' cannot be used:")
+    assert problems
+    assert problems[0].startswith("wymcp.E")
+
+
+def test_checks_are_reported_and_errors_stop_before_building():
+    built: list[Settings] = []
+    err = io.StringIO()
+    reported: list[CheckMessage] = []
+    broken = Settings(TOOLS=(42,))
+    assert engine_for_command(broken, built.append, err, report=reported.append) is None
+    assert [p.id for p in reported if p.is_error] == ["wymcp.E006"]
+    assert err.getvalue() == "wymcp: fix the errors above (see `wymcp check`).\n"
+    assert built == []
+
+
+def test_warnings_are_printed_and_the_engine_built():
+    err = io.StringIO()
+    engine = engine_for_command(Settings(), build_engine, err)
+    assert isinstance(engine, Engine)
+    assert [line.split(" ")[0] for line in err.getvalue().splitlines()] == [
+        "wymcp.W002",
+        "wymcp.W005",
+    ]
+
+
+def test_a_server_that_cannot_be_built_is_told_in_one_bounded_line():
+    def build(settings: Settings) -> Engine:
+        raise ValueError("x" * 5000)
+
+    err = io.StringIO()
+    assert engine_for_command(Settings(), build, err, report=lambda p: None) is None
+    assert err.getvalue() == f"wymcp: the server cannot be built: {'x' * 2000}\n"
+
+
+def test_the_settings_option_defaults_to_none():
+    parser = argparse.ArgumentParser()
+    add_settings_option(parser)
+    assert parser.parse_args([]).settings is None
+    assert parser.parse_args(["--settings", "a.b"]).settings == "a.b"
+    assert ENVIRONMENT_VARIABLE in parser.format_help()
+
+
+def test_the_project_goes_on_the_path_once(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".")])
+    project_on_path()
+    project_on_path()
+    assert sys.path.count(str(tmp_path)) == 1
+    assert sys.path[0] == str(tmp_path)
+    monkeypatch.setattr(sys, "path", ["", *sys.path[1:]])
+    project_on_path()  # "" is the current directory already
+    assert str(tmp_path) not in sys.path
