@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import redis.asyncio as aioredis
+
 from redis_server import answers_ping, server_binary, start_server, stop_server
 
 
