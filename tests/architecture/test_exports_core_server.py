@@ -34,6 +34,7 @@ EXPECTED = [
     "audio",
     "embedded_resource",
     "image",
+    "principal_key",
     "resource_contents",
     "resource_link",
     "text",

@@ -106,3 +106,23 @@ def test_a_broker_without_a_secret_is_an_error_not_a_warning():
 def test_a_broker_with_a_secret_passes(secret):
     settings = load_settings(None, BROKER="redis://127.0.0.1:6379/0", **secret)
     assert not {"wymcp.E008", "wymcp.W002"} & set(ids(settings))
+
+
+def test_a_broker_without_the_redis_client_is_an_error(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "redis" else real(name, *a),
+    )
+    settings = load_settings(None, BROKER="redis://127.0.0.1:6379/0", STATE_SECRET=NEW)
+    (problem,) = [p for p in run_checks(settings) if p.id == "wymcp.E010"]
+    assert problem.is_error
+    assert "[redis]" in problem.hint
+
+
+def test_with_the_redis_client_installed_there_is_no_such_error():
+    settings = load_settings(None, BROKER="redis://127.0.0.1:6379/0", STATE_SECRET=NEW)
+    assert "wymcp.E010" not in ids(settings)

@@ -5,6 +5,7 @@ Errors (`wymcp.E…`) stop the server; warnings (`wymcp.W…`) point at a risk.
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 
 from wymcp.conf._check_message import ERROR, WARNING, CheckMessage
@@ -21,6 +22,7 @@ RESOURCE_NOT_SET = "wymcp.W006"
 OFFLINE_ACCESS_LISTED = "wymcp.W007"
 STREAMS_TAKE_ALL_CONNECTIONS = "wymcp.W012"
 BROKER_WITHOUT_STATE_SECRET = "wymcp.E008"  # noqa: S105 - a check id, not a secret
+BROKER_CLIENT_MISSING = "wymcp.E010"
 
 
 def _is_loopback(host: str) -> bool:
@@ -110,7 +112,16 @@ def run_checks(settings: Settings) -> list[CheckMessage]:
                 "or more, the same on every worker and host).",
             )
         )
-    elif not secret_set:
+    if settings.BROKER is not None and importlib.util.find_spec("redis") is None:
+        found.append(
+            CheckMessage(
+                ERROR,
+                BROKER_CLIENT_MISSING,
+                "BROKER is set but the redis package (redis-py) is not installed.",
+                'Install it: pip install "wymcp-transport-aiohttp[redis]".',
+            )
+        )
+    if not secret_set and settings.BROKER is None:
         found.append(
             CheckMessage(
                 WARNING,

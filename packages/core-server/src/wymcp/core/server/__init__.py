@@ -27,7 +27,12 @@ from wymcp.core.server._exchange import Exchange, Headers, Reply, Stream
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import LEGACY, MODERN, SUPPORTED
-from wymcp.core.server._session import MemorySessionStore, Session, SessionStore
+from wymcp.core.server._session import (
+    MemorySessionStore,
+    Session,
+    SessionStore,
+    principal_key,
+)
 
 __all__ = [
     "LEGACY",
@@ -59,6 +64,7 @@ __all__ = [
     "audio",
     "embedded_resource",
     "image",
+    "principal_key",
     "resource_contents",
     "resource_link",
     "text",

@@ -51,9 +51,7 @@ class EngineOptions:
     )
     strict: bool = True
     state_secret: bytes | str | None = None
-    state_secrets: tuple[bytes | str, ...] = attrs.field(
-        default=(), converter=_secrets
-    )
+    state_secrets: tuple[bytes | str, ...] = attrs.field(default=(), converter=_secrets)
     state_ttl: float = 600.0
     page_size: int = 100
     ttl_ms: int = 0

@@ -23,14 +23,13 @@ from wymcp.conf import (
     CheckMessage,
     ImproperlyConfigured,
     Settings,
-    build_engine,
     load_settings,
     run_checks,
 )
 from wymcp.core.server import Engine
 from wymcp.transport.aiohttp import _client_config, _operator_commands, _reload
 from wymcp.transport.aiohttp._runner import make_runner
-from wymcp.transport.aiohttp._setup import mount
+from wymcp.transport.aiohttp._setup import mount, served_engine
 from wymcp.transport.aiohttp._versions import VersionAction
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
@@ -166,12 +165,12 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print("wymcp: fix the errors above (see `wymcp check`).", file=err)
         return 1
     try:
-        engine = build_engine(settings)
+        engine, served = served_engine(settings)
     except Exception as exc:  # noqa: BLE001 - a declaration problem, told plainly
         print(f"wymcp: the server cannot be built: {str(exc)[:2000]}", file=err)
         return 1
     app = web.Application()
-    mount(app, settings, engine)
+    mount(app, settings, served)
     host = f"[{settings.HOST}]" if ":" in settings.HOST else settings.HOST
     # Not asyncio.run: closing its loop waits for every task and every worker
     # thread, so a call that ignores cancellation or blocks in a thread
