@@ -70,10 +70,16 @@ def answers_ping(port: int) -> bool:
         return False
 
 
-def start_server(binary: Path, workdir: Path, *, attempts: int = 3) -> RedisServer:
-    """Start a server without persistence; retry on a port taken meanwhile."""
+def start_server(
+    binary: Path, workdir: Path, *, attempts: int = 3, port: int | None = None
+) -> RedisServer:
+    """Start a server without persistence; retry on a port taken meanwhile.
+
+    `port`: this one (a restart), else a free one.
+    """
+    chosen = port
     for _ in range(attempts):
-        port = free_port()
+        port = chosen if chosen is not None else free_port()
         began = time.perf_counter()
         process = subprocess.Popen(  # noqa: S603 - a fixed binary and arguments
             [

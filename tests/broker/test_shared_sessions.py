@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 
+import aiohttp
 import pytest
 import redis.asyncio as aioredis
 
@@ -316,3 +318,79 @@ async def test_a_session_whose_record_cannot_be_written_is_not_kept(
         headers=JSON_HEADERS,
     )
     assert get_endpoint(client.app).engine._store.sessions() == []
+
+
+async def test_service_resumes_after_redis_restarts_without_restarting_workers(
+    aiohttp_client, tmp_path
+):
+    from redis_server import server_binary, start_server, stop_server
+
+    server = start_server(server_binary(), tmp_path)
+    try:
+        one = await aiohttp_client(app(server.url))
+        two = await aiohttp_client(app(server.url))
+        sid = await initialize(one)
+        await initialized(two, sid)
+        assert (await call(one, sid)).status == 200
+        stop_server(server)
+        down = await call(two, sid)
+        assert down.status == 503
+        assert down.headers["Retry-After"] == "5"
+        data, headers = modern_call()
+        assert (await one.post("/mcp", data=data, headers=headers)).status == 200
+        server = start_server(server_binary(), tmp_path, port=server.port)
+        # the restarted Redis has no sessions (no persistence): 404, then anew
+        assert (await call(two, sid)).status == 404
+        fresh = await initialize(two)
+        await initialized(one, fresh)
+        assert (await call(one, fresh)).status == 200
+        assert (await call(two, fresh)).status == 200
+    finally:
+        stop_server(server)
+
+
+class Slow(Tool):
+    name = "slow"
+    description = "Waits until cancelled."
+    actions = {  # noqa: RUF012 - the pinned declaration style
+        "wait": Action(description="Wait", properties={})
+    }
+    started: asyncio.Event
+    cancelled: asyncio.Event
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        type(self).started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            type(self).cancelled.set()
+            raise
+        return None
+
+
+async def test_delete_on_one_worker_cancels_the_call_running_on_the_other(
+    aiohttp_client, redis_url
+):
+    Slow.started = asyncio.Event()
+    Slow.cancelled = asyncio.Event()
+    one = await aiohttp_client(
+        create_app(TOOLS=[Slow], BROKER=redis_url, STATE_SECRETS=[SECRET])
+    )
+    two = await aiohttp_client(
+        create_app(TOOLS=[Slow], BROKER=redis_url, STATE_SECRETS=[SECRET])
+    )
+    sid = await initialize(one)
+    await initialized(one, sid)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"action": "wait", "data": {}}},
+    }
+    running = asyncio.ensure_future(post(two, sid, body))
+    await Slow.started.wait()
+    assert (await one.delete("/mcp", headers=session_headers(sid))).status == 200
+    await Slow.cancelled.wait()  # worker two heard of the end and cancelled it
+    running.cancel()
+    with contextlib.suppress(asyncio.CancelledError, aiohttp.ClientError):
+        await running
