@@ -37,6 +37,15 @@ def _listening(port: int) -> bool:
         return False
 
 
+def _serve(command: Path, port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(  # noqa: S603 - our own command, fixed arguments
+        [str(command), "serve", "--settings", "brokered_settings", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 @pytest.fixture
 def workers(tmp_path: Path, redis_url: str) -> Iterator[list[str]]:
     """Two `wymcp serve` processes of the conformance fixture with BROKER."""
@@ -52,22 +61,7 @@ def workers(tmp_path: Path, redis_url: str) -> Iterator[list[str]]:
     processes: list[subprocess.Popen[bytes]] = []
     ports = [free_port(), free_port()]
     try:
-        for port in ports:
-            processes.append(
-                subprocess.Popen(  # noqa: S603 - our own command, fixed arguments
-                    [
-                        str(command),
-                        "serve",
-                        "--settings",
-                        "brokered_settings",
-                        "--port",
-                        str(port),
-                    ],
-                    env=env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
+        processes.extend(_serve(command, port, env) for port in ports)
         for port, process in zip(ports, processes, strict=True):
             for _ in range(3000):
                 if _listening(port) or process.poll() is not None:
