@@ -394,3 +394,113 @@ async def test_delete_on_one_worker_cancels_the_call_running_on_the_other(
     running.cancel()
     with contextlib.suppress(asyncio.CancelledError, aiohttp.ClientError):
         await running
+
+
+# ------------------------------------------- client messages across workers
+
+
+class Asker(Tool):
+    name = "asker"
+    description = "Asks the user a name."
+    actions = {  # noqa: RUF012 - the pinned declaration style
+        "ask": Action(description="Ask a name", properties={})
+    }
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        answer = await ctx.elicit(
+            "Your name?",
+            {"type": "object", "properties": {"name": {"type": "string"}}},
+        )
+        return {"answer": answer}
+
+
+async def events(response) -> Any:
+    """Each SSE event's JSON data, as the stream yields it."""
+    while True:
+        block = await response.content.readuntil(b"\n\n")
+        if not block:
+            return
+        for line in block.decode().splitlines():
+            if line.startswith("data: ") and line[6:].strip():
+                yield json.loads(line[6:])
+
+
+async def test_an_elicitation_answered_on_the_other_worker_reaches_the_call(
+    aiohttp_client, redis_url
+):
+    def asker_app():
+        return create_app(TOOLS=[Asker], BROKER=redis_url, STATE_SECRETS=[SECRET])
+
+    one = await aiohttp_client(asker_app())
+    two = await aiohttp_client(asker_app())
+    response = await one.post(
+        "/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": LEGACY,
+                "capabilities": {"elicitation": {}},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        headers=JSON_HEADERS,
+    )
+    sid = response.headers["Mcp-Session-Id"]
+    await initialized(one, sid)
+    running = await post(
+        two,
+        sid,
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {"name": "asker", "arguments": {"action": "ask", "data": {}}},
+        },
+    )
+    stream = events(running)
+    question = await anext(stream)
+    assert question["method"] == "elicitation/create"
+    answer = {"action": "accept", "content": {"name": "Ada"}}
+    reply = await post(
+        one, sid, {"jsonrpc": "2.0", "id": question["id"], "result": answer}
+    )
+    assert reply.status == 202
+    final = await anext(stream)
+    assert final["id"] == 5
+    assert json.loads(final["result"]["content"][0]["text"]) == {"answer": answer}
+
+
+async def test_a_cancel_sent_to_the_other_worker_stops_the_call(
+    aiohttp_client, redis_url
+):
+    Slow.started = asyncio.Event()
+    Slow.cancelled = asyncio.Event()
+    one = await aiohttp_client(
+        create_app(TOOLS=[Slow], BROKER=redis_url, STATE_SECRETS=[SECRET])
+    )
+    two = await aiohttp_client(
+        create_app(TOOLS=[Slow], BROKER=redis_url, STATE_SECRETS=[SECRET])
+    )
+    sid = await initialize(one)
+    await initialized(one, sid)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 8,
+        "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"action": "wait", "data": {}}},
+    }
+    running = asyncio.ensure_future(post(two, sid, body))
+    await Slow.started.wait()
+    cancel = {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": 8, "reason": "changed my mind"},
+    }
+    assert (await post(one, sid, cancel)).status == 202
+    await Slow.cancelled.wait()
+    answered = await running
+    assert answered.status in {200, 204}
+    # the session lives on: the cancel ended the call, not the session
+    assert (await prompts(two, sid)).status == 200

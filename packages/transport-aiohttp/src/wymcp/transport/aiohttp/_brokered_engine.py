@@ -2,13 +2,15 @@
 
 Before a request naming a session, the session's record is fetched (its idle
 timer restarted) into the engine's own store; after it, a new or changed
-session is written back. A stateless 2026-07-28 request never touches Redis.
+session is written back, and a client's answer or cancel for a call running
+elsewhere is relayed. A stateless 2026-07-28 request never touches Redis.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any, Final
@@ -18,6 +20,7 @@ from redis.exceptions import RedisError
 from wymcp.conf import Settings, build_engine
 from wymcp.core.server import (
     Exchange,
+    Headers,
     MemorySessionStore,
     Reply,
     Session,
@@ -27,6 +30,7 @@ from wymcp.core.server import (
 from wymcp.transport.aiohttp._answers import INTERNAL_ERROR, echoable_id, error_payload
 from wymcp.transport.aiohttp._redis_sessions import (
     ENDED_CHANNEL,
+    RELAY_CHANNEL,
     RedisSessions,
     is_session_id,
 )
@@ -57,6 +61,39 @@ def _unavailable(body: Any) -> Reply:
         ),
         {"Retry-After": RETRY_AFTER},
     )
+
+
+class _NoStream:
+    """The stream of a relayed message: an answer or a cancel never opens one."""
+
+    opened = False
+
+    async def open(self, headers: Any = None) -> None:
+        del headers
+        raise RuntimeError("a relayed client message has no stream")
+
+    async def send(self, message: Any, *, event_id: str | None = None) -> None:
+        del message, event_id
+        raise RuntimeError("a relayed client message has no stream")
+
+
+def _for_another_worker(session: Session, body: Any) -> bool:
+    """Whether `body` answers or cancels something this worker is not running."""
+    if not isinstance(body, dict):
+        return False
+    if "method" not in body:
+        rid = body.get("id")
+        return isinstance(rid, str) and rid not in session.pending
+    if body.get("method") == "notifications/cancelled":
+        params = body.get("params")
+        rid = params.get("requestId") if isinstance(params, dict) else None
+        return isinstance(rid, str | int) and rid not in session.in_flight
+    return False
+
+
+def _wanted_here(session: Session, message: Any) -> bool:
+    """Whether a relayed message answers or cancels something running here."""
+    return isinstance(message, dict) and not _for_another_worker(session, message)
 
 
 def _fields(session: Session) -> tuple[object, ...]:
@@ -101,6 +138,8 @@ class BrokeredEngine:
             before = None if local is None else _fields(local)
             reply = await self.engine.post(exchange, stream)
             await self._write_back(reply, local, before)
+            if local is not None and _for_another_worker(local, exchange.body):
+                await self._relay(local.id, exchange.body)
         except _BrokerDown:
             return _unavailable(exchange.body)
         return reply
@@ -185,6 +224,31 @@ class BrokeredEngine:
             logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
             raise _BrokerDown from None
 
+    async def _relay(self, sid: str, body: Any) -> None:
+        try:
+            await self._sessions.relay(sid, body)
+        except RedisError:
+            logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
+            raise _BrokerDown from None
+
+    async def _relayed(self, payload: bytes) -> None:
+        """Serve a client message relayed by another worker, if ours to serve."""
+        try:
+            relayed = json.loads(payload)
+            sid, message = relayed["s"], relayed["m"]
+        except (ValueError, KeyError, TypeError):
+            return
+        session = self._store.get(sid) if isinstance(sid, str) else None
+        if session is None or not _wanted_here(session, message):
+            return
+        exchange = Exchange(
+            "POST",
+            Headers.of([("Mcp-Session-Id", sid)]),
+            message,
+            session.principal,
+        )
+        await self.engine.post(exchange, _NoStream())
+
     def _drop(self, sid: str) -> None:
         """End this worker's copy of a session that ended elsewhere."""
         session = self._store.remove(sid)
@@ -206,12 +270,19 @@ class BrokeredEngine:
             try:
                 pubsub = self._sessions.client.pubsub()
                 try:
-                    await pubsub.subscribe(ENDED_CHANNEL)
+                    await pubsub.subscribe(ENDED_CHANNEL, RELAY_CHANNEL)
                     async for message in pubsub.listen():
-                        if message.get("type") != "message":
-                            continue
                         data = message.get("data")
-                        if isinstance(data, bytes):
+                        if message.get("type") != "message" or not isinstance(
+                            data, bytes
+                        ):
+                            continue
+                        if message.get("channel") == RELAY_CHANNEL.encode():
+                            try:
+                                await self._relayed(data)
+                            except Exception:
+                                logger.exception("wymcp: a relayed message failed")
+                        else:
                             self._drop(data.decode("ascii", "replace"))
                 finally:
                     await pubsub.aclose()  # type: ignore[no-untyped-call]

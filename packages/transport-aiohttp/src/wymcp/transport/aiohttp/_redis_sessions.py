@@ -2,13 +2,15 @@
 
 One key per session holds what a worker needs to serve it (revision, client
 declarations, principal key, log level, initialized); its TTL is the idle
-timeout, renewed on each use. A channel tells every worker a session ended.
+timeout, renewed on each use. One channel tells every worker a session ended,
+another relays a client's answer or cancel to the worker running the call.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, Final
 
 import redis.asyncio as aioredis
@@ -17,6 +19,8 @@ from wymcp.core.server import Session, principal_key
 
 KEY_PREFIX: Final = "wymcp:session:"
 ENDED_CHANNEL: Final = "wymcp:session-ended"
+RELAY_CHANNEL: Final = "wymcp:session-relay"
+"""Client messages for a call running on another worker: answers, cancels."""
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{43}")
 """The shape of the ids the engine makes; any other id is never looked up."""
 _TIMEOUT: Final = 2.0
@@ -95,6 +99,11 @@ class RedisSessions:
         """Forget the session and tell every worker it ended."""
         await self.client.delete(KEY_PREFIX + session_id)
         await self.client.publish(ENDED_CHANNEL, session_id)
+
+    async def relay(self, session_id: str, message: Mapping[str, Any]) -> None:
+        """Hand a client message of the session to every other worker."""
+        payload = json.dumps({"s": session_id, "m": message}, separators=(",", ":"))
+        await self.client.publish(RELAY_CHANNEL, payload)
 
     async def aclose(self) -> None:
         """Close the connections."""
