@@ -77,23 +77,32 @@ class _NoStream:
         raise RuntimeError("a relayed client message has no stream")
 
 
-def _for_another_worker(session: Session, body: Any) -> bool:
-    """Whether `body` answers or cancels something this worker is not running."""
+def _runs_here(session: Session, body: Any) -> bool | None:
+    """Whether the call `body` answers or cancels runs on this worker.
+
+    None when `body` is neither a client's answer nor a cancel.
+    """
     if not isinstance(body, dict):
-        return False
+        return None
     if "method" not in body:
         rid = body.get("id")
-        return isinstance(rid, str) and rid not in session.pending
+        return rid in session.pending if isinstance(rid, str) else None
     if body.get("method") == "notifications/cancelled":
         params = body.get("params")
         rid = params.get("requestId") if isinstance(params, dict) else None
-        return isinstance(rid, str | int) and rid not in session.in_flight
-    return False
+        if isinstance(rid, str | int) and not isinstance(rid, bool):
+            return rid in session.in_flight
+    return None
+
+
+def _for_another_worker(session: Session, body: Any) -> bool:
+    """Whether `body` answers or cancels a call this worker is not running."""
+    return _runs_here(session, body) is False
 
 
 def _wanted_here(session: Session, message: Any) -> bool:
-    """Whether a relayed message answers or cancels something running here."""
-    return isinstance(message, dict) and not _for_another_worker(session, message)
+    """Whether a relayed message answers or cancels a call running here."""
+    return _runs_here(session, message) is True
 
 
 def _fields(session: Session) -> tuple[object, ...]:
