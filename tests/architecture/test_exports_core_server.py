@@ -54,6 +54,7 @@ EXPECTED = [
     "nesting_depth",
     "request_message",
     "request_meta",
+    "principal_key",
     "resource_contents",
     "resource_link",
     "session_headers",

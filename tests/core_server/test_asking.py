@@ -289,8 +289,9 @@ async def test_multi_round_state(wire):
 async def test_tampered_or_foreign_state_is_invalid_params(wire):
     first, _ = await wire.modern("tools/call", {"name": "rounds"}, meta=meta(wire))
     state = first.body["result"]["requestState"]
-    body, mac = state.split(".")
-    tampered = body[:-2] + ("AA" if body[-2:] != "AA" else "BB") + "." + mac
+    middle = len(state) // 2
+    tampered = state[:middle] + ("AA" if state[middle:][:2] != "AA" else "BB")
+    tampered += state[middle + 2 :]
     for bad, name in ((tampered, "rounds"), (state, "everything"), ("junk", "rounds")):
         reply, _ = await wire.modern(
             "tools/call", {"name": name, "requestState": bad}, meta=meta(wire)
@@ -504,8 +505,10 @@ async def test_recorded_answers_cannot_be_forged(wire):
         {"elicitation": name_answer("A")},
         2,
     )
-    body, mac = two["requestState"].split(".")
-    forged = {**two, "requestState": body[:-3] + "AAA." + mac}
+    token = two["requestState"]
+    middle = len(token) // 2
+    flipped = "AAA" if token[middle : middle + 3] != "AAA" else "BBB"
+    forged = {**two, "requestState": token[:middle] + flipped + token[middle + 3 :]}
     params = {
         "name": "two_questions",
         "inputResponses": {"elicitation": name_answer("B")},

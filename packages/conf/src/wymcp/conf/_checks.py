@@ -5,6 +5,7 @@ Errors (`wymcp.E…`) stop the server; warnings (`wymcp.W…`) point at a risk.
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 
 from wymcp.conf._check_message import ERROR, WARNING, CheckMessage
@@ -20,6 +21,8 @@ NO_TOOLS = "wymcp.W005"
 RESOURCE_NOT_SET = "wymcp.W006"
 OFFLINE_ACCESS_LISTED = "wymcp.W007"
 STREAMS_TAKE_ALL_CONNECTIONS = "wymcp.W012"
+BROKER_WITHOUT_STATE_SECRET = "wymcp.E008"  # noqa: S105 - a check id, not a secret
+BROKER_CLIENT_MISSING = "wymcp.E010"
 
 
 def _is_loopback(host: str) -> bool:
@@ -96,7 +99,29 @@ def _auth_warnings(settings: Settings) -> list[CheckMessage]:
 def run_checks(settings: Settings) -> list[CheckMessage]:
     """Return every problem with `settings`: errors first, each with its id."""
     found = [unknown_name_warning(name) for name in settings.unknown]
-    if not settings.is_overridden("STATE_SECRET"):
+    secret_set = settings.is_overridden("STATE_SECRET") or bool(settings.STATE_SECRETS)
+    if not secret_set and settings.BROKER is not None:
+        found.append(
+            CheckMessage(
+                ERROR,
+                BROKER_WITHOUT_STATE_SECRET,
+                "BROKER is set but neither STATE_SECRETS nor STATE_SECRET is, so "
+                "each worker seals request state with its own random key and the "
+                "others cannot open it.",
+                "Set STATE_SECRETS = [os.environ['WYMCP_STATE_SECRET']] (32 bytes "
+                "or more, the same on every worker and host).",
+            )
+        )
+    if settings.BROKER is not None and importlib.util.find_spec("redis") is None:
+        found.append(
+            CheckMessage(
+                ERROR,
+                BROKER_CLIENT_MISSING,
+                "BROKER is set but the redis package (redis-py) is not installed.",
+                'Install it: pip install "wymcp-transport-aiohttp[redis]".',
+            )
+        )
+    if not secret_set and settings.BROKER is None:
         found.append(
             CheckMessage(
                 WARNING,

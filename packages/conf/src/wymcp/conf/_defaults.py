@@ -101,6 +101,15 @@ PROTOCOL_VERSIONS: tuple[str, ...] = (
 # process; set it when more than one worker serves the same clients.
 STATE_SECRET: str | bytes | None = None
 
+# Key rotation: the keys that seal request state, newest first (each at least
+# 32 bytes). The first seals, every one opens; put a new key first and remove
+# an old one once the state it sealed has expired. Replaces STATE_SECRET.
+STATE_SECRETS: tuple[str | bytes, ...] = ()
+
+# The broker every worker shares: None (sessions live in this process) or a
+# Redis URL ("redis://host:6379/0"), which shares the 2025 sessions.
+BROKER: str | None = None
+
 # Sessions of the 2025 revisions: seconds of idleness before a session ends,
 # and the most sessions alive at once (more are answered 503 + Retry-After).
 SESSION_IDLE_TIMEOUT: float = 1800.0

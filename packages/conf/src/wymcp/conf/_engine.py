@@ -23,6 +23,7 @@ def engine_options(settings: Settings) -> EngineOptions:
         protocol_versions=settings.PROTOCOL_VERSIONS,
         strict=settings.STRICT,
         state_secret=settings.STATE_SECRET,
+        state_secrets=settings.STATE_SECRETS,
         page_size=settings.PAGE_SIZE,
         session_idle_timeout=settings.SESSION_IDLE_TIMEOUT,
         max_sessions=settings.MAX_SESSIONS,

@@ -13,6 +13,7 @@ from wymcp.conf._improperly_configured import ImproperlyConfigured
 from wymcp.conf._validation import convert, sort_names
 
 AUTH_WITHOUT_SERVERS = "wymcp.E007"
+TWO_STATE_SECRET_SETTINGS = "wymcp.E009"  # noqa: S105 - a check id, not a secret
 
 if TYPE_CHECKING:
     from wymcp.core.server import TokenValidator
@@ -58,6 +59,8 @@ class Settings:
     INSTRUCTIONS: str | None = _defaults.INSTRUCTIONS
     PROTOCOL_VERSIONS: tuple[str, ...] = _defaults.PROTOCOL_VERSIONS
     STATE_SECRET: bytes = attrs.field(factory=_random_secret, repr=False)
+    STATE_SECRETS: tuple[bytes, ...] = attrs.field(default=(), repr=False)
+    BROKER: str | None = _defaults.BROKER
     SESSION_IDLE_TIMEOUT: float = _defaults.SESSION_IDLE_TIMEOUT
     MAX_SESSIONS: int = _defaults.MAX_SESSIONS
     MAX_STREAMS: int = _defaults.MAX_STREAMS
@@ -75,6 +78,19 @@ class Settings:
     module: str | None = None
 
     def __attrs_post_init__(self) -> None:
+        if self.STATE_SECRETS and "STATE_SECRET" in self.explicit:
+            raise ImproperlyConfigured(
+                [
+                    CheckMessage(
+                        ERROR,
+                        TWO_STATE_SECRET_SETTINGS,
+                        "STATE_SECRET and STATE_SECRETS are both set; only one "
+                        "can say which key seals request state.",
+                        "Keep STATE_SECRETS = [new_key, old_key] and remove "
+                        "STATE_SECRET.",
+                    )
+                ]
+            )
         if self.AUTH is not None and not self.AUTH_AUTHORIZATION_SERVERS:
             raise ImproperlyConfigured(
                 [

@@ -30,6 +30,7 @@ INVALID_VALUE = "wymcp.E004"
 UNKNOWN_NAME = "wymcp.W001"
 
 _MIN_SECRET_BYTES = 32
+_MAX_BROKER_URL = 2048
 _MAX_PORT = 65535
 _HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)"
 _HOST_ENTRY = re.compile(rf"\*|{_HOST}(?::(?:\*|[0-9]{{1,5}}))?")
@@ -360,6 +361,48 @@ def _secret(setting: str, value: object) -> bytes | None:
     return value
 
 
+def _secrets(setting: str, value: object) -> tuple[bytes, ...]:
+    keys: list[bytes] = []
+    problems: list[CheckMessage] = []
+    for index, item in enumerate(_sequence(setting, value)):
+        try:
+            key = _secret(f"{setting}[{index}]", item)
+        except Invalid as exc:
+            problems.append(exc.problem)
+            continue
+        if key is None:
+            problems.append(
+                Invalid(
+                    WRONG_TYPE,
+                    f"{setting}[{index}] must be a string or bytes, not None.",
+                    f"Write {setting} = [os.environ['WYMCP_STATE_SECRET']].",
+                ).problem
+            )
+        else:
+            keys.append(key)
+    if problems:
+        raise _Many(problems)
+    return tuple(keys)
+
+
+_BROKER_URL = re.compile(r"(?:redis|rediss|unix)://[^\s]*")
+
+
+def _broker(setting: str, value: object) -> str | None:
+    text = _text(setting, value, optional=True)
+    if text is None:
+        return None
+    if len(text) > _MAX_BROKER_URL or not _BROKER_URL.fullmatch(text):
+        raise Invalid(
+            INVALID_VALUE,
+            f"{setting} must be None or a Redis URL (redis://, rediss:// or "
+            "unix://) without spaces.",
+            f'Write {setting} = "redis://127.0.0.1:6379/0", or None for '
+            "sessions kept in each process.",
+        )
+    return text
+
+
 def _lifespan(setting: str, value: object) -> object | None:
     """Resolve LIFESPAN into a callable (a context manager factory), or None."""
     if value is None:
@@ -415,6 +458,8 @@ CONVERTERS: Mapping[str, Converter] = {
     "SESSION_IDLE_TIMEOUT": _seconds,
     "SHUTDOWN_GRACE": lambda s, v: _seconds(s, v, allow_zero=True),
     "STATE_SECRET": _secret,
+    "STATE_SECRETS": _secrets,
+    "BROKER": _broker,
     "STRICT": _boolean,
     "TOOLS": _objects,
     "WRITE_TIMEOUT": _seconds,

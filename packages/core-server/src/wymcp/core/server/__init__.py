@@ -59,7 +59,12 @@ from wymcp.core.server._revision import (
     MODERN,
     SUPPORTED,
 )
-from wymcp.core.server._session import MemorySessionStore, Session, SessionStore
+from wymcp.core.server._session import (
+    MemorySessionStore,
+    Session,
+    SessionStore,
+    principal_key,
+)
 
 __all__ = [
     "ECHO_LIMIT",
@@ -109,6 +114,7 @@ __all__ = [
     "image",
     "mirrored_headers",
     "nesting_depth",
+    "principal_key",
     "request_message",
     "request_meta",
     "resource_contents",

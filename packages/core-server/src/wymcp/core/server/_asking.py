@@ -28,7 +28,14 @@ from wymcp.core.server._jsonrpc import MISSING_CAPABILITY, RpcError
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import META_LOG_LEVEL, has_titles
 from wymcp.core.server._session import Session
-from wymcp.core.server._state import MAX_STATE, Round, StateError, seal, unseal
+from wymcp.core.server._state import (
+    MAX_STATE,
+    Round,
+    StateError,
+    StateKeys,
+    seal,
+    unseal,
+)
 from wymcp.core.server._toolcall import InputRequired
 
 MAX_ROUNDS: Final = 10
@@ -213,7 +220,7 @@ def _bound(call: Call, target: str) -> str:
 
 
 def _round(
-    call: Call, target: str, secret: bytes, now: float
+    call: Call, target: str, keys: StateKeys, now: float
 ) -> tuple[Round, Mapping[str, Any]]:
     """The verified round and the responses of a 2026 retry."""
     if not call.modern:
@@ -229,7 +236,7 @@ def _round(
         return Round(rounds=1 if responses else 0), responses
     try:
         recorded = unseal(
-            secret,
+            keys,
             token,
             target=_bound(call, target),
             principal=call.principal,
@@ -247,14 +254,14 @@ def build_context(
     call: Call,
     target: str,
     *,
-    secret: bytes,
+    keys: StateKeys,
     options: EngineOptions,
     server: object,
 ) -> ToolContext:
     """The `ctx` of one call; `target` ("tools/call:name") binds its state."""
     session = call.session
     now = options.wall_clock()
-    recorded, responses = _round(call, target, secret, now)
+    recorded, responses = _round(call, target, keys, now)
     asker: Asker | None = None
     if call.modern:
         level = call.meta.get(META_LOG_LEVEL)
@@ -265,7 +272,7 @@ def build_context(
 
         def sealer(value: Any, carried: Round) -> str:
             return seal(
-                secret,
+                keys,
                 value,
                 target=_bound(call, target),
                 principal=principal,

@@ -57,6 +57,7 @@ from wymcp.core.server._revision import (
 )
 from wymcp.core.server._session import MemorySessionStore
 from wymcp.core.server._session_path import SessionPath
+from wymcp.core.server._state import StateKeys
 from wymcp.core.server._subscriptions import Subscriptions
 from wymcp.core.server._toolcall import (
     InputRequired,
@@ -96,7 +97,7 @@ class Engine:
         secret = opts.state_secret
         if secret is None:
             secret = secrets.token_bytes(32)
-        self._secret = secret.encode() if isinstance(secret, str) else secret
+        self._state_keys = StateKeys(opts.state_secrets or (secret,))
         kit = Kit(
             catalogue=self._catalogue,
             context=self._context,
@@ -390,7 +391,7 @@ class Engine:
         ctx = build_context(
             call,
             target,
-            secret=self._secret,
+            keys=self._state_keys,
             options=self.options,
             server=self,
         )

@@ -26,12 +26,18 @@ def _versions(value: Iterable[str]) -> tuple[str, ...]:
     return newest_first(versions)
 
 
+def _secrets(value: Iterable[bytes | str]) -> tuple[bytes | str, ...]:
+    return tuple(value)
+
+
 @attrs.frozen(kw_only=True)
 class EngineOptions:
     """Engine configuration; every field has a working default.
 
     `state_secret` seals `requestState` (None: a random key per engine, so
-    state does not survive a restart or cross workers). `ttl_ms` and
+    state does not survive a restart or cross workers); `state_secrets`,
+    when not empty, replaces it: the first seals, every one opens (key
+    rotation). `ttl_ms` and
     `cache_scope` are the 2026-07-28 cache hints of lists and reads.
     `call_timeout` stops a tool still running after that many seconds
     (None: no limit). `result_limit` is the most bytes a tool's result may
@@ -48,6 +54,7 @@ class EngineOptions:
     )
     strict: bool = True
     state_secret: bytes | str | None = None
+    state_secrets: tuple[bytes | str, ...] = attrs.field(default=(), converter=_secrets)
     state_ttl: float = 600.0
     page_size: int = 100
     ttl_ms: int = 0

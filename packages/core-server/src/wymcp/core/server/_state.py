@@ -1,9 +1,9 @@
 """Sealed `requestState` for 2026-07-28 input requests.
 
 What a call carries between rounds (the tool's state, the answers of earlier
-rounds, the round count) travels through the client, so it is sealed with
-HMAC-SHA256 under the engine's secret and bound to the target, the principal
-and an expiry.
+rounds, the round count) travels through the client, so it is encrypted and
+authenticated (AES-256-GCM) and bound to the target, the principal and an
+expiry; `StateKeys` holds the keys, the first sealing and every one opening.
 """
 
 from __future__ import annotations
@@ -11,17 +11,30 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import hmac
 import json
-from collections.abc import Mapping, Sequence
+import os
+import struct
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from wymcp.core.server._session import principal_key
 
 MAX_STATE: Final = 65_536
 """Longest requestState accepted (and sealed), in characters."""
+
+_VERSION: Final = 1
+_HEADER: Final = struct.Struct(">BIQ")
+"""Format version, key id, expiry (Unix seconds): in clear, authenticated."""
+_NONCE: Final = 12
+_TAG: Final = 16
+_AES_INFO: Final = b"wymcp requestState AES-256-GCM v1"
+_KID_INFO: Final = b"wymcp requestState key id v1"
 
 
 @attrs.frozen
@@ -40,6 +53,41 @@ class Round:
     rounds: int = 0
 
 
+def _derive(secret: bytes, info: bytes, length: int) -> bytes:
+    return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=info).derive(
+        secret
+    )
+
+
+class StateKeys:
+    """The AES-GCM keys derived (HKDF-SHA256) from the state secrets.
+
+    The first secret seals; every one opens, so a new secret is put first
+    and an old one removed once the state it sealed has expired.
+    """
+
+    def __init__(self, secrets: Iterable[bytes | str]) -> None:
+        raw = [s.encode() if isinstance(s, str) else bytes(s) for s in secrets]
+        if not raw:
+            raise ValueError("StateKeys needs at least one secret")
+        self._ids: list[int] = []
+        self._by_id: dict[int, list[AESGCM]] = {}
+        for secret in raw:
+            kid = int.from_bytes(_derive(secret, _KID_INFO, 4), "big")
+            aead = AESGCM(_derive(secret, _AES_INFO, 32))
+            self._ids.append(kid)
+            self._by_id.setdefault(kid, []).append(aead)
+        self._sealing = self._by_id[self._ids[0]][0]
+
+    def sealing(self) -> tuple[int, AESGCM]:
+        """The id and cipher of the key that seals."""
+        return self._ids[0], self._sealing
+
+    def opening(self, kid: int) -> list[AESGCM]:
+        """The ciphers whose key carries id `kid` (none: a removed key)."""
+        return self._by_id.get(kid, [])
+
+
 def _b64(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
@@ -48,15 +96,20 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def _fingerprint(principal: object | None) -> str | None:
+def _fingerprint(principal: object | None) -> str:
     key = principal_key(principal)
     if key is None:
-        return None
+        return ""
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
+def _associated(header: bytes, target: str, principal: object | None) -> bytes:
+    """What the tag binds besides the plaintext: header, target, principal."""
+    return b"\0".join((header, target.encode(), _fingerprint(principal).encode()))
+
+
 def seal(
-    secret: bytes,
+    keys: StateKeys,
     state: Any,
     *,
     target: str,
@@ -68,14 +121,10 @@ def seal(
 ) -> str:
     """Seal `state` for the request aimed at `target` (e.g. "tools/call:x").
 
-    `answers`, `partial` and `rounds` are those of `Round`.
+    `answers`, `partial` and `rounds` are those of `Round`. A fresh random
+    96-bit nonce per seal; the token reveals only its length and expiry.
     """
-    sealed: dict[str, Any] = {
-        "s": state,
-        "t": target,
-        "p": _fingerprint(principal),
-        "x": int(expires),
-    }
+    sealed: dict[str, Any] = {"s": state}
     if answers:
         sealed["a"] = list(answers)
     if partial:
@@ -83,8 +132,11 @@ def seal(
     if rounds:
         sealed["n"] = rounds
     payload = json.dumps(sealed, separators=(",", ":"), ensure_ascii=True).encode()
-    mac = hmac.new(secret, payload, hashlib.sha256).digest()
-    return f"{_b64(payload)}.{_b64(mac)}"
+    kid, aead = keys.sealing()
+    header = _HEADER.pack(_VERSION, kid, max(0, int(expires)))
+    nonce = os.urandom(_NONCE)
+    cipher = aead.encrypt(nonce, payload, _associated(header, target, principal))
+    return _b64(header + nonce + cipher)
 
 
 class StateError(ValueError):
@@ -92,30 +144,44 @@ class StateError(ValueError):
 
 
 def unseal(
-    secret: bytes,
+    keys: StateKeys,
     token: object,
     *,
     target: str,
     principal: object | None,
     now: float,
 ) -> Round:
-    """The round sealed in `token`; StateError when it cannot be trusted."""
-    if not isinstance(token, str) or len(token) > MAX_STATE or token.count(".") != 1:
+    """The round sealed in `token`; StateError when it cannot be trusted.
+
+    A token sealed for another target or principal fails authentication,
+    so it reads as tampered.
+    """
+    if not isinstance(token, str) or len(token) > MAX_STATE:
         raise StateError("malformed")
-    body, mac = token.split(".")
     try:
-        payload = _unb64(body)
-        sent_mac = _unb64(mac)
+        raw = _unb64(token)
     except (binascii.Error, ValueError):
         raise StateError("malformed") from None
-    expected = hmac.new(secret, payload, hashlib.sha256).digest()
-    if not hmac.compare_digest(expected, sent_mac):
+    if len(raw) < _HEADER.size + _NONCE + _TAG:
+        raise StateError("malformed")
+    header = raw[: _HEADER.size]
+    version, kid, expires = _HEADER.unpack(header)
+    if version != _VERSION:
+        raise StateError("malformed")
+    nonce = raw[_HEADER.size : _HEADER.size + _NONCE]
+    cipher = raw[_HEADER.size + _NONCE :]
+    associated = _associated(header, target, principal)
+    for aead in keys.opening(kid):
+        try:
+            payload = aead.decrypt(nonce, cipher, associated)
+        except InvalidTag:
+            continue
+        break
+    else:
         raise StateError("tampered")
-    data = json.loads(payload)
-    if data.get("t") != target or data.get("p") != _fingerprint(principal):
-        raise StateError("foreign")
-    if not isinstance(data.get("x"), int) or data["x"] < now:
+    if expires < now:
         raise StateError("expired")
+    data = json.loads(payload)
     return Round(
         state=data.get("s"),
         answers=tuple(data.get("a", ())),

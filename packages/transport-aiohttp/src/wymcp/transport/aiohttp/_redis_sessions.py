@@ -1,0 +1,110 @@
+"""The 2025 sessions every worker shares through Redis (`BROKER`).
+
+One key per session holds what a worker needs to serve it (revision, client
+declarations, principal key, log level, initialized); its TTL is the idle
+timeout, renewed on each use. One channel tells every worker a session ended,
+another relays a client's answer or cancel to the worker running the call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+import redis.asyncio as aioredis
+
+from wymcp.core.server import Session, principal_key
+
+KEY_PREFIX: Final = "wymcp:session:"
+ENDED_CHANNEL: Final = "wymcp:session-ended"
+RELAY_CHANNEL: Final = "wymcp:session-relay"
+"""Client messages for a call running on another worker: answers, cancels."""
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{43}")
+"""The shape of the ids the engine makes; any other id is never looked up."""
+_TIMEOUT: Final = 2.0
+"""Seconds a Redis command or connection may take before it counts as down."""
+
+
+def is_session_id(text: str) -> bool:
+    """Whether `text` has the shape of an id the engine makes (43 base64url)."""
+    return _SESSION_ID.fullmatch(text) is not None
+
+
+def record(session: Session) -> bytes:
+    """The session's shared fields as compact JSON."""
+    return json.dumps(
+        {
+            "v": session.protocol_version,
+            "c": session.capabilities_json.decode(),
+            "i": session.client_info_json.decode(),
+            "p": principal_key(session.principal),
+            "l": session.log_level,
+            "n": session.initialized,
+        },
+        separators=(",", ":"),
+        ensure_ascii=False,
+    ).encode()
+
+
+def session_of(session_id: str, raw: bytes | str) -> Session:
+    """A local Session from its shared record.
+
+    Its principal is the recorded principal key, which the engine compares
+    with the request's as it compares two principals.
+    """
+    data: dict[str, Any] = json.loads(raw)
+    return Session(
+        id=session_id,
+        protocol_version=data["v"],
+        capabilities_json=data["c"].encode(),
+        client_info_json=data["i"].encode(),
+        principal=data["p"],
+        log_level=data["l"],
+        initialized=data["n"],
+    )
+
+
+class RedisSessions:
+    """Session records in Redis, expiring after `idle_timeout` seconds unused."""
+
+    def __init__(self, url: str, *, idle_timeout: float) -> None:
+        self.client: aioredis.Redis = aioredis.Redis.from_url(
+            url,
+            socket_timeout=_TIMEOUT,
+            socket_connect_timeout=_TIMEOUT,
+            health_check_interval=30,
+        )
+        self._ttl_ms = max(1, round(idle_timeout * 1000))
+
+    async def create(self, session: Session) -> None:
+        """Record a new session."""
+        await self.client.set(
+            KEY_PREFIX + session.id, record(session), px=self._ttl_ms, nx=True
+        )
+
+    async def fetch(self, session_id: str) -> Session | None:
+        """The recorded session, its idle timer restarted; None when gone."""
+        raw = await self.client.getex(KEY_PREFIX + session_id, px=self._ttl_ms)
+        return None if raw is None else session_of(session_id, raw)
+
+    async def update(self, session: Session) -> None:
+        """Rewrite a live session's record (a field changed)."""
+        await self.client.set(
+            KEY_PREFIX + session.id, record(session), px=self._ttl_ms, xx=True
+        )
+
+    async def end(self, session_id: str) -> None:
+        """Forget the session and tell every worker it ended."""
+        await self.client.delete(KEY_PREFIX + session_id)
+        await self.client.publish(ENDED_CHANNEL, session_id)
+
+    async def relay(self, session_id: str, message: Mapping[str, Any]) -> None:
+        """Hand a client message of the session to every other worker."""
+        payload = json.dumps({"s": session_id, "m": message}, separators=(",", ":"))
+        await self.client.publish(RELAY_CHANNEL, payload)
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self.client.aclose()
