@@ -28,11 +28,15 @@ from wymcp.core.server._hint import Hint
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import LEGACY, MODERN, SUPPORTED
 from wymcp.core.server._session import MemorySessionStore, Session, SessionStore
+from wymcp.core.server._task_failure import TaskFailedError
+from wymcp.core.server._task_store import MemoryTaskStore, TaskRecord, TaskStore
+from wymcp.core.server._tasks import EXTENSION as TASKS_EXTENSION
 
 __all__ = [
     "LEGACY",
     "MODERN",
     "SUPPORTED",
+    "TASKS_EXTENSION",
     "ClientRequestError",
     "Content",
     "Engine",
@@ -43,6 +47,7 @@ __all__ = [
     "InputRequest",
     "InvalidToken",
     "MemorySessionStore",
+    "MemoryTaskStore",
     "MissingCapabilityError",
     "Principal",
     "Prompt",
@@ -53,6 +58,9 @@ __all__ = [
     "Session",
     "SessionStore",
     "Stream",
+    "TaskFailedError",
+    "TaskRecord",
+    "TaskStore",
     "TokenValidator",
     "ToolContext",
     "ToolResult",

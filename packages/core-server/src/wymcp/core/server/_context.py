@@ -147,6 +147,8 @@ class ToolContext:
         self.server = server
         """The engine serving the call (to add or remove tools at runtime)."""
         self._last_progress: float | None = None
+        self.task_starter: Callable[[], bool] | None = None
+        """Set by the engine when this call may become a task (SEP-2663)."""
 
     @property
     def progress_token(self) -> str | int | None:
@@ -200,6 +202,22 @@ class ToolContext:
         if logger is not None:
             params["logger"] = logger
         await self._send(notification("notifications/message", params))
+
+    async def start_task(self) -> bool:
+        """Go on as a task (SEP-2663) if this call may be one; whether it is.
+
+        The request answers its CreateTaskResult at once; the tool keeps
+        running, its questions go to `tasks/get` and its result to the task.
+        A tool declared with `task_prelude` calls this after its questions.
+        """
+        if self.task_starter is None:
+            return False
+        return self.task_starter()
+
+    def become_task(self, asker: Asker) -> None:
+        """From now on ask through `asker` and send nothing on the request's stream."""
+        self._asker = asker
+        self._stream = None
 
     async def ask(
         self, requests: Mapping[str, InputRequest], *, state: Any = None

@@ -13,6 +13,7 @@ import attrs
 
 from wymcp.core.server._revision import SUPPORTED, newest_first
 from wymcp.core.server._session import SessionStore
+from wymcp.core.server._task_store import TaskStore
 
 
 def _versions(value: Iterable[str]) -> tuple[str, ...]:
@@ -33,7 +34,9 @@ class EngineOptions:
     state does not survive a restart or cross workers). `ttl_ms` and
     `cache_scope` are the 2026-07-28 cache hints of lists and reads.
     `call_timeout` stops a tool still running after that many seconds
-    (None: no limit).
+    (None: no limit). `task_ttl` (seconds) is how long a task and its
+    result are kept; `max_tasks` and `max_tasks_per_principal` cap the tasks
+    kept; `task_store` holds them (None: in this process's memory).
     """
 
     server_name: str = "wymcp"
@@ -58,5 +61,10 @@ class EngineOptions:
     client_request_timeout: float = 60.0
     call_timeout: float | None = None
     session_store: SessionStore | None = None
+    task_ttl: float = 3600.0
+    task_poll_interval_ms: int = 1000
+    max_tasks: int = 1000
+    max_tasks_per_principal: int = 100
+    task_store: TaskStore | None = None
     clock: Callable[[], float] = time.monotonic
     wall_clock: Callable[[], float] = time.time

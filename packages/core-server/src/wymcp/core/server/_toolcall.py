@@ -19,6 +19,7 @@ from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
 from wymcp.core.server._revision import has_titles, is_modern
+from wymcp.core.server._task_failure import TaskFailedError
 
 _log = logging.getLogger("wymcp.core.server")
 
@@ -186,7 +187,7 @@ async def call_tool(
         result = timed_out(spec, action, call_timeout)
     except ToolError as error:
         result = _refused(spec, action, error)
-    except (InputRequired, MissingCapabilityError):
+    except (InputRequired, MissingCapabilityError, TaskFailedError):
         raise
     except Exception as error:  # noqa: BLE001 - any raise answers tool_raised
         _log.exception("tool %s raised", spec.name)
