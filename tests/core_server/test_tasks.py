@@ -605,3 +605,14 @@ async def test_closing_the_engine_fails_running_tasks_with_a_reason(client):
     assert record.error is not None
     assert "stopped" in record.error["message"]
     assert GATE["held"].ended == ["cancelled"]
+
+
+async def test_a_task_is_not_bound_by_the_call_timeout():
+    client = Client(engine(call_timeout=0.01))
+    task_id = await client.create("held")
+    await asyncio.sleep(0.05)
+    assert (await client.get(task_id))["status"] == "working"
+    GATE["held"].release.set()
+    await settle()
+    assert (await client.get(task_id))["status"] == "completed"
+    assert GATE["held"].ended == ["finished"]

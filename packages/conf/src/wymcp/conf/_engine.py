@@ -28,6 +28,10 @@ def engine_options(settings: Settings) -> EngineOptions:
         max_sessions=settings.MAX_SESSIONS,
         call_timeout=settings.CALL_TIMEOUT,
         max_listeners=settings.MAX_STREAMS,
+        task_ttl=settings.TASK_TTL,
+        task_poll_interval_ms=settings.TASK_POLL_INTERVAL,
+        max_tasks=settings.MAX_TASKS,
+        max_tasks_per_principal=settings.MAX_TASKS_PER_PRINCIPAL,
     )
 
 

@@ -63,6 +63,10 @@ class Settings:
     MAX_STREAMS: int = _defaults.MAX_STREAMS
     MAX_STREAMS_PER_CLIENT: int = _defaults.MAX_STREAMS_PER_CLIENT
     CALL_TIMEOUT: float | None = _defaults.CALL_TIMEOUT
+    TASK_TTL: float = _defaults.TASK_TTL
+    TASK_POLL_INTERVAL: int = _defaults.TASK_POLL_INTERVAL
+    MAX_TASKS: int = _defaults.MAX_TASKS
+    MAX_TASKS_PER_PRINCIPAL: int = _defaults.MAX_TASKS_PER_PRINCIPAL
     PAGE_SIZE: int = _defaults.PAGE_SIZE
     KEEPALIVE_INTERVAL: float = _defaults.KEEPALIVE_INTERVAL
     SHUTDOWN_GRACE: float = _defaults.SHUTDOWN_GRACE

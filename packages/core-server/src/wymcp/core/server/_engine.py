@@ -420,7 +420,8 @@ class Engine:
                 strict=self.options.strict,
                 version=call.version,
                 deadlines=self._deadlines,
-                call_timeout=self.options.call_timeout,
+                # A task is bound by its TTL, not by the request's CALL_TIMEOUT.
+                call_timeout=None if as_task else self.options.call_timeout,
             )
 
         if not as_task:
