@@ -70,6 +70,7 @@ def test_memory_stays_bounded_under_churn():
         now[0] = float(n)
         store.create(record(f"t{n}", f"p{n % 7}", now[0], ttl=20.0))
         assert len(store) <= 21
+        assert len(store._expiry) <= 21  # the expiry heap is bounded too
     assert store.sweep() == 0
     now[0] = 10_000.0
     assert store.sweep() == 20

@@ -7,11 +7,12 @@ process started and writes their state to a `TaskStore`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any, Final
 
 from wymcp.core.server._context import (
@@ -53,18 +54,27 @@ def missing_tasks() -> RpcError:
     )
 
 
+@functools.lru_cache(maxsize=64)
+def _second(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+
+
 def _iso(timestamp: float) -> str:
-    moment = datetime.fromtimestamp(timestamp, UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """ISO 8601 in UTC to the millisecond (`2026-07-28T10:30:00.123Z`)."""
+    seconds = int(timestamp)
+    millis = int((timestamp - seconds) * 1000)
+    return f"{_second(seconds)}.{millis:03d}Z"
 
 
 def task_json(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
     """The wire `Task`; `detailed` adds `inputRequests`, `result` or `error`."""
+    created = _iso(record.created_at)
+    updated = created if record.updated_at == record.created_at else None
     shape: dict[str, Any] = {
         "taskId": record.task_id,
         "status": record.status,
-        "createdAt": _iso(record.created_at),
-        "lastUpdatedAt": _iso(record.updated_at),
+        "createdAt": created,
+        "lastUpdatedAt": updated or _iso(record.updated_at),
         "ttlMs": record.ttl_ms,
         "pollIntervalMs": record.poll_interval_ms,
     }
@@ -96,7 +106,8 @@ class _Run:
         self.capabilities = capabilities
         self.record: TaskRecord | None = None
         self.job: asyncio.Task[dict[str, Any]] | None = None
-        self.started = asyncio.Event()
+        self.started: asyncio.Event | None = None
+        """Set when a prelude's `ctx.start_task()` created the task."""
 
     def start(self) -> bool:
         """Create the task (once): the call goes on in the background."""
@@ -104,7 +115,8 @@ class _Run:
             self.record = self.tasks.create(self.principal)
             self.tasks.running[self.record.task_id] = self
             self.ctx.become_task(self.tasks.asker(self.record, self.capabilities))
-            self.started.set()
+            if self.started is not None:
+                self.started.set()
         return True
 
     async def execute(self, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
@@ -329,6 +341,7 @@ class Tasks:
         job = asyncio.ensure_future(run.execute(work()))
         run.job = job
         if run.record is None:
+            run.started = asyncio.Event()
             waiter = asyncio.ensure_future(run.started.wait())
             try:
                 await asyncio.wait({job, waiter}, return_when=asyncio.FIRST_COMPLETED)
