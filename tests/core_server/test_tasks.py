@@ -146,6 +146,18 @@ class Multi(Tool):
         return action
 
 
+class Progressing(Tool):
+    name = "progressing"
+    description = "Reports progress, then waits for the gate."
+    task_support = "required"
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        await ctx.report_progress(3, 10, "x" * 1000)
+        await ctx.report_progress(4, 10, "Exporting rows")
+        await GATE["held"].release.wait()
+        return "done"
+
+
 TASKS = {"extensions": {TASKS_EXTENSION: {}}}
 ASKING = {"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}}
 
@@ -222,7 +234,7 @@ class Client:
 
 def engine(**options: Any) -> Engine:
     return Engine(
-        tools=[Sync, Held, Quick, Failing, Asking, Prelude, Multi],
+        tools=[Sync, Held, Quick, Failing, Asking, Prelude, Multi, Progressing],
         options=EngineOptions(**options),
     )
 
@@ -616,3 +628,27 @@ async def test_a_task_is_not_bound_by_the_call_timeout():
     await settle()
     assert (await client.get(task_id))["status"] == "completed"
     assert GATE["held"].ended == ["finished"]
+
+
+async def test_progress_in_a_task_is_its_status_message(client):
+    task_id = await client.create("progressing")
+    await settle()
+    working = await client.get(task_id)
+    assert working["status"] == "working"
+    assert working["statusMessage"] == "Exporting rows (4 of 10)"
+    GATE["held"].release.set()
+    await settle()
+    done = await client.get(task_id)
+    assert done["status"] == "completed"
+    assert "statusMessage" not in done
+
+
+async def test_a_long_progress_note_is_cut():
+    client = Client(engine())
+    GATE["held"] = Gate()
+    task_id = await client.create("progressing")
+    record = client.engine._tasks.store.get(task_id, None)
+    assert record is not None
+    client.engine._tasks.progress(record, 1, None, "y" * 5000)
+    assert record.status_message is not None
+    assert len(record.status_message) == 200

@@ -148,6 +148,9 @@ class ToolContext:
         """The engine serving the call (to add or remove tools at runtime)."""
         self._last_progress: float | None = None
         self.task_starter: Callable[[], bool] | None = None
+        self._on_progress: Callable[[float, float | None, str | None], None] | None = (
+            None
+        )
         """Set by the engine when this call may become a task (SEP-2663)."""
 
     @property
@@ -177,8 +180,12 @@ class ToolContext:
     ) -> None:
         """Send `notifications/progress` when the caller asked for progress.
 
-        Values that do not increase are dropped (progress MUST increase).
+        Values that do not increase are dropped (progress MUST increase). In a
+        task, progress becomes the task's `statusMessage`.
         """
+        if self._on_progress is not None:
+            self._on_progress(progress, total, message)
+            return
         token = self.progress_token
         if token is None:
             return
@@ -214,10 +221,18 @@ class ToolContext:
             return False
         return self.task_starter()
 
-    def become_task(self, asker: Asker) -> None:
-        """From now on ask through `asker` and send nothing on the request's stream."""
+    def become_task(
+        self,
+        asker: Asker,
+        on_progress: Callable[[float, float | None, str | None], None] | None = None,
+    ) -> None:
+        """From now on ask through `asker`, send nothing on the request's stream.
+
+        Progress goes to `on_progress` (the task's `statusMessage`).
+        """
         self._asker = asker
         self._stream = None
+        self._on_progress = on_progress
 
     async def ask(
         self, requests: Mapping[str, InputRequest], *, state: Any = None

@@ -36,6 +36,9 @@ _log = logging.getLogger("wymcp.core.server")
 EXTENSION: Final = "io.modelcontextprotocol/tasks"
 """The extension identifier under `capabilities.extensions`."""
 
+_STATUS_LIMIT: Final = 200
+"""Longest `statusMessage` a task shows (a tool's progress note is cut)."""
+
 _SHUTDOWN: Final = "The server stopped before the task finished; start it again."
 
 
@@ -114,7 +117,13 @@ class _Run:
         if self.record is None:
             self.record = self.tasks.create(self.principal)
             self.tasks.running[self.record.task_id] = self
-            self.ctx.become_task(self.tasks.asker(self.record, self.capabilities))
+            record = self.record
+            self.ctx.become_task(
+                self.tasks.asker(record, self.capabilities),
+                lambda done, total, note: self.tasks.progress(
+                    record, done, total, note
+                ),
+            )
             if self.started is not None:
                 self.started.set()
         return True
@@ -243,6 +252,18 @@ class Tasks:
         record.input_requests.clear()
         record.answers.clear()
         self._touch(record, status)
+
+    def progress(
+        self, record: TaskRecord, done: float, total: float | None, note: str | None
+    ) -> None:
+        """Show a running task's progress as its `statusMessage`."""
+        if record.terminal:
+            return
+        shown = f"{done:g}" if total is None else f"{done:g} of {total:g}"
+        text = f"{note} ({shown})" if note else f"Progress: {shown}"
+        record.status_message = text[:_STATUS_LIMIT]
+        record.updated_at = self._wall_clock()
+        self.store.save(record)
 
     def cancel(self, record: TaskRecord) -> None:
         """Cancel a task that has not ended and stop its work."""
