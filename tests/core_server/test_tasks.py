@@ -652,3 +652,18 @@ async def test_a_long_progress_note_is_cut():
     client.engine._tasks.progress(record, 1, None, "y" * 5000)
     assert record.status_message is not None
     assert len(record.status_message) == 200
+
+
+async def test_a_refreshed_token_of_the_same_subject_keeps_its_tasks():
+    from wymcp.core.server import Principal
+
+    shared = engine()
+    before = Client(shared, principal=Principal("alice", expires_at=1000.0))
+    after = Client(
+        shared, principal=Principal("alice", scopes=["x"], expires_at=2000.0)
+    )
+    other = Client(shared, principal=Principal("bob", expires_at=1000.0))
+    task_id = await before.create("held")
+    assert (await after.get(task_id))["status"] == "working"
+    _, error = await other.error("tasks/get", {"taskId": task_id})
+    assert error["code"] == -32602

@@ -27,6 +27,7 @@ from wymcp.core.server._jsonrpc import (
     MISSING_CAPABILITY,
     RpcError,
 )
+from wymcp.core.server._session import principal_key
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._task_store import TaskLimitError, TaskRecord, TaskStore
 from wymcp.core.server._toolcall import InputRequired
@@ -197,12 +198,16 @@ class Tasks:
     # ---------------------------------------------------------------- records
 
     def create(self, principal: object | None) -> TaskRecord:
-        """A new `working` task of `principal`, stored; 503 at a cap."""
+        """A new `working` task of `principal`, stored; 503 at a cap.
+
+        The record keeps the principal's stable key (its subject), so a
+        refreshed token of the same caller keeps seeing its tasks.
+        """
         self._expire_running()
         now = self._wall_clock()
         record = TaskRecord(
             task_id=secrets.token_urlsafe(18),
-            principal=principal,
+            principal=principal_key(principal),
             created_at=now,
             updated_at=now,
             expires_at=self._clock() + self._ttl,
@@ -223,7 +228,7 @@ class Tasks:
     def get(self, task_id: str, principal: object | None) -> TaskRecord | None:
         """The live task of `principal`, or None (unknown, expired or not theirs)."""
         self._expire_running()
-        return self.store.get(task_id, principal)
+        return self.store.get(task_id, principal_key(principal))
 
     def _touch(self, record: TaskRecord, status: str) -> None:
         record.status = status
