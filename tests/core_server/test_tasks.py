@@ -667,3 +667,13 @@ async def test_a_refreshed_token_of_the_same_subject_keeps_its_tasks():
     assert (await after.get(task_id))["status"] == "working"
     _, error = await other.error("tasks/get", {"taskId": task_id})
     assert error["code"] == -32602
+
+
+@pytest.mark.parametrize("task_id", [7, None, ["a"], {"a": 1}, ""])
+async def test_a_task_id_that_is_not_a_string_is_32602(client, task_id):
+    for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+        status, error = await client.error(
+            method, {"taskId": task_id, "inputResponses": {}}
+        )
+        assert (status, error["code"]) == (400, -32602)
+        assert error["data"]["reason"] == "params.taskId must be a non-empty string."
