@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import heapq
 import itertools
 import logging
 import secrets
@@ -117,7 +118,7 @@ class _Run:
         """Create the task (once): the call goes on in the background."""
         if self.record is None:
             self.record = self.tasks.create(self.principal)
-            self.tasks.running[self.record.task_id] = self
+            self.tasks.register(self)
             record = self.record
             self.ctx.become_task(
                 self.tasks.asker(record, self.capabilities),
@@ -188,6 +189,8 @@ class Tasks:
     ) -> None:
         self.store = store
         self.running: dict[str, _Run] = {}
+        self._deadlines: list[tuple[float, str]] = []
+        """(expires_at, task_id) of the running tasks, as a heap."""
         self._wakeups: dict[str, asyncio.Event] = {}
         self._ttl = ttl
         self._poll_interval_ms = poll_interval_ms
@@ -279,14 +282,23 @@ class Tasks:
         if run is not None and run.job is not None:
             run.job.cancel()
 
+    def register(self, run: _Run) -> None:
+        """Keep a started run; its TTL is watched from a heap."""
+        assert run.record is not None  # noqa: S101 - only a started run
+        self.running[run.record.task_id] = run
+        heapq.heappush(self._deadlines, (run.record.expires_at, run.record.task_id))
+
     def _expire_running(self) -> None:
+        """Stop the work of tasks past their TTL: O(log n) per expired task."""
         now = self._clock()
-        for run in list(self.running.values()):
-            record = run.record
-            if record is not None and record.expires_at <= now:
-                self.finish(record, "failed", error=_expired())
-                if run.job is not None:
-                    run.job.cancel()
+        while self._deadlines and self._deadlines[0][0] <= now:
+            _, task_id = heapq.heappop(self._deadlines)
+            run = self.running.get(task_id)
+            if run is None or run.record is None:
+                continue
+            self.finish(run.record, "failed", error=_expired())
+            if run.job is not None:
+                run.job.cancel()
 
     # ---------------------------------------------------------------- asking
 
