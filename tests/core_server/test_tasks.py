@@ -677,3 +677,33 @@ async def test_a_task_id_that_is_not_a_string_is_32602(client, task_id):
         )
         assert (status, error["code"]) == (400, -32602)
         assert error["data"]["reason"] == "params.taskId must be a non-empty string."
+
+
+async def test_a_required_prelude_without_the_extension_is_32021_before_asking():
+    client = Client(engine(state_secret="s"))
+    status, error = await client.error(
+        "tools/call", {"name": "prelude", "arguments": {}}, caps={"elicitation": {}}
+    )
+    assert (status, error["code"]) == (400, -32021)
+
+
+async def test_start_task_is_false_where_a_call_cannot_be_a_task():
+    class MayStart(Tool):
+        name = "may_start"
+        description = "Tries to become a task."
+        task_support = "optional"
+        task_prelude = True
+
+        async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+            return f"started={await ctx.start_task()}"
+
+    client = Client(Engine(tools=[MayStart]))
+    in_request = await client.result(
+        "tools/call", {"name": "may_start", "arguments": {}}, caps={}
+    )
+    assert in_request["content"][0]["text"] == "started=False"
+    task = await client.result("tools/call", {"name": "may_start", "arguments": {}})
+    assert task["resultType"] == "task"
+    await settle()
+    done = await client.get(task["taskId"])
+    assert done["result"]["content"][0]["text"] == "started=True"
