@@ -4,6 +4,7 @@ import wymcp.core.schema
 def test_the_public_names_of_core_schema_are_pinned():
     assert wymcp.core.schema.__all__ == [
         "RESERVED_NAME",
+        "TASK_SUPPORT",
         "Action",
         "ActionSpec",
         "ConfigurationError",
@@ -30,6 +31,7 @@ def test_the_public_names_of_core_schema_are_pinned():
         "header_annotations",
         "prepare",
         "prepare_all",
+        "published_task_support",
         "required_scopes",
     ]
 

@@ -53,6 +53,21 @@ def test_the_engine_gets_the_settings():
     assert [spec.name for spec in engine.tool_specs] == ["echo"]
 
 
+def test_the_engine_gets_the_task_settings():
+    settings = load_settings(
+        None,
+        TOOLS=[Echo],
+        TASK_TTL=90,
+        TASK_POLL_INTERVAL=250,
+        MAX_TASKS=40,
+        MAX_TASKS_PER_PRINCIPAL=4,
+    )
+    options = build_engine(settings).options
+    assert options.task_ttl == 90.0
+    assert options.task_poll_interval_ms == 250
+    assert (options.max_tasks, options.max_tasks_per_principal) == (40, 4)
+
+
 def test_a_settings_value_built_directly_works():
     engine = build_engine(Settings(TOOLS=(Echo,)))
     assert [spec.name for spec in engine.tool_specs] == ["echo"]

@@ -1,5 +1,6 @@
 """The demo's `tasks` tool, called as the server calls it: gates, then run_action."""
 
+import asyncio
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -294,19 +295,22 @@ def test_tools_list_publishes_the_compact_schema(tmp_path: Path) -> None:
         "complete",
         "create",
         "delete",
+        "export",
         "get",
         "list",
         "search",
         "update",
     ]
     assert spec.input_schema["properties"]["data"] == {"type": "object"}
-    # Derived from the return annotations: {task}, {tasks, count}, {deleted}.
+    # Derived from the return annotations: {task}, {tasks, count}, {deleted},
+    # {count, csv}.
     assert spec.output_schema is not None
     answers = spec.output_schema["anyOf"]
     assert [sorted(a["required"]) for a in answers] == [
         ["task"],
         ["count", "tasks"],
         ["deleted"],
+        ["count", "csv"],
     ]
 
 
@@ -327,3 +331,76 @@ def test_the_database_is_chosen_when_the_tool_is_built(
     assert first.store.path == tmp_path / "first.db"
     assert Tasks().store.path == tmp_path / "second.db"
     assert not (tmp_path / "first.db").exists()
+
+
+async def test_export_runs_as_a_task_and_answers_the_csv(tmp_path: Path) -> None:
+    from wymcp.core.server import (
+        MODERN,
+        TASKS_EXTENSION,
+        Engine,
+        Exchange,
+        Headers,
+    )
+
+    tool = Tasks(database=tmp_path / "t.db")
+    await tool.store.create_task(
+        title="Renew, the passport",
+        description=None,
+        priority=2,
+        due=None,
+        project=None,
+    )
+    await tool.store.create_task(
+        title="Done one", description=None, priority=3, due=None, project=None
+    )
+    await tool.store.complete_task(2)
+    engine = Engine(tools=[tool])
+
+    class Sink:
+        async def open(self, headers: Any = None) -> None:
+            del headers
+
+        async def send(self, message: Any, *, event_id: str | None = None) -> None:
+            del message, event_id
+
+    async def post(method: str, params: dict[str, Any], name: str) -> Any:
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {
+                "extensions": {TASKS_EXTENSION: {}}
+            },
+        }
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": method,
+            "params": {**params, "_meta": meta},
+        }
+        headers = [
+            ("MCP-Protocol-Version", MODERN),
+            ("Mcp-Method", method),
+            ("Mcp-Name", name),
+        ]
+        exchange = Exchange(method="POST", headers=Headers.of(headers), body=body)
+        return (await engine.post(exchange, Sink())).body["result"]
+
+    created = await post(
+        "tools/call",
+        {"name": "tasks", "arguments": {"action": "export", "data": {}}},
+        "tasks",
+    )
+    assert created["resultType"] == "task"
+    got = created
+    for _ in range(500):
+        got = await post("tasks/get", {"taskId": created["taskId"]}, created["taskId"])
+        if got["status"] != "working":
+            break
+        await asyncio.sleep(0.01)
+    assert got["status"] == "completed", got
+    exported = got["result"]["structuredContent"]
+    assert exported["count"] == 2
+    assert exported["csv"].splitlines() == [
+        "id,title,status,priority,due,project",
+        '1,"Renew, the passport",open,2,,',
+        "2,Done one,done,3,,",
+    ]

@@ -64,7 +64,10 @@ def test_list_names_tools_actions_resources_templates_and_prompts(demo, era, cap
     assert main(["list", demo, "--protocol", era]) == 0
     out = capsys.readouterr().out
     assert "tools (3):" in out
-    assert "    actions: complete, create, delete, get, list, search, update" in out
+    assert (
+        "    actions: complete, create, delete, export, get, list, search, update"
+        in out
+    )
     assert "resources (0):" in out
     assert "resource templates (1):\n  task://{id}" in out
     assert "prompts (1):\n  plan(days?, project?)" in out

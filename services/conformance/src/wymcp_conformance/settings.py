@@ -33,6 +33,13 @@ TOOLS = [
     "wymcp_conformance.TriggerPromptChange",
     "wymcp_conformance.JsonSchema202012",
     "wymcp_conformance.Calc",
+    "wymcp_conformance.Greet",
+    "wymcp_conformance.SlowCompute",
+    "wymcp_conformance.FailingJob",
+    "wymcp_conformance.ProtocolErrorJob",
+    "wymcp_conformance.ConfirmDelete",
+    "wymcp_conformance.MultiInput",
+    "wymcp_conformance.ToolWithTask",
 ]
 
 RESOURCES = [

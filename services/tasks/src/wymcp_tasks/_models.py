@@ -163,6 +163,21 @@ class TaskList:
 
 
 @attrs.frozen
+class ExportTasks:
+    """What an export covers: every task, or those of one status."""
+
+    status: Status | None = None
+
+
+@attrs.frozen
+class ExportedTasks:
+    """export answers the tasks as CSV text (a header line, one line a task)."""
+
+    count: int = attrs.field(metadata=_schema(minimum=0))
+    csv: str
+
+
+@attrs.frozen
 class Deleted:
     """delete answers the id it deleted."""
 

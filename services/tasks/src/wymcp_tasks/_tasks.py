@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from wymcp.core.schema import Context, Tool, ToolError, action
 from wymcp.core.server import Hint
+from wymcp_tasks._export import export_tasks
 from wymcp_tasks._location import database_path
 from wymcp_tasks._models import (
     DESCRIPTION,
@@ -28,6 +29,8 @@ from wymcp_tasks._models import (
     TITLE,
     CreateTask,
     Deleted,
+    ExportedTasks,
+    ExportTasks,
     ListTasks,
     OneTask,
     SearchTasks,
@@ -251,6 +254,22 @@ class Tasks(Tool):
         return await self._listing(
             store, await store.search_tasks(data.text, limit=data.limit)
         )
+
+    @action(
+        description="Export every task (or those of one status) as CSV text",
+        notes=(
+            "Runs as a task when the client declares the tasks extension: the"
+            " call answers a task handle at once; poll tasks/get for the CSV."
+            " At most 10000 tasks per status."
+        ),
+        related=["list"],
+        examples=[{}, {"status": "open"}],
+        task_support="optional",
+    )
+    async def export(self, data: ExportTasks, ctx: Context) -> ExportedTasks:
+        """Build the CSV."""
+        store = store_of(ctx, self.store, explicit=self.explicit)
+        return await export_tasks(store, data.status, ctx)
 
     def hints(self, action: str, hint_context: Any) -> Sequence[Hint]:
         """Suggest the natural next call.

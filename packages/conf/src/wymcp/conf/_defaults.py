@@ -137,6 +137,19 @@ RESULT_LIMIT: int = 16 * 1024 * 1024
 # only: messages can carry secrets). False sends its class and a reference id
 # that the server log holds with the traceback.
 EXPOSE_EXCEPTION_MESSAGES: bool = False
+# Seconds a task (a tool call the client polls, SEP-2663) and its result are
+# kept; work still running then is stopped and the task ends failed. Tasks
+# are not bound by CALL_TIMEOUT.
+TASK_TTL: float = 3600.0
+
+# Milliseconds a client should wait between two tasks/get of one task.
+TASK_POLL_INTERVAL: int = 1000
+
+# The most tasks kept at once (finished ones count until their TTL passes).
+MAX_TASKS: int = 1000
+
+# The most tasks one principal (or, without AUTH, every client) keeps at once.
+MAX_TASKS_PER_PRINCIPAL: int = 100
 
 # How many items one page of tools/list (and other lists) holds.
 PAGE_SIZE: int = 100

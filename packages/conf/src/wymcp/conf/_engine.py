@@ -31,6 +31,10 @@ def engine_options(settings: Settings) -> EngineOptions:
         result_limit=settings.RESULT_LIMIT,
         expose_exception_messages=settings.EXPOSE_EXCEPTION_MESSAGES,
         max_listeners=settings.MAX_STREAMS,
+        task_ttl=settings.TASK_TTL,
+        task_poll_interval_ms=settings.TASK_POLL_INTERVAL,
+        max_tasks=settings.MAX_TASKS,
+        max_tasks_per_principal=settings.MAX_TASKS_PER_PRINCIPAL,
     )
 
 

@@ -68,6 +68,10 @@ class Settings:
     CALL_TIMEOUT: float | None = _defaults.CALL_TIMEOUT
     RESULT_LIMIT: int = _defaults.RESULT_LIMIT
     EXPOSE_EXCEPTION_MESSAGES: bool = _defaults.EXPOSE_EXCEPTION_MESSAGES
+    TASK_TTL: float = _defaults.TASK_TTL
+    TASK_POLL_INTERVAL: int = _defaults.TASK_POLL_INTERVAL
+    MAX_TASKS: int = _defaults.MAX_TASKS
+    MAX_TASKS_PER_PRINCIPAL: int = _defaults.MAX_TASKS_PER_PRINCIPAL
     PAGE_SIZE: int = _defaults.PAGE_SIZE
     KEEPALIVE_INTERVAL: float = _defaults.KEEPALIVE_INTERVAL
     SHUTDOWN_GRACE: float = _defaults.SHUTDOWN_GRACE

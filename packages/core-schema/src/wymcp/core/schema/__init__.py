@@ -26,11 +26,13 @@ from wymcp.core.schema._key_set import close_properties, close_schema
 from wymcp.core.schema._registration import RESERVED_NAME, prepare, prepare_all
 from wymcp.core.schema._scopes import required_scopes
 from wymcp.core.schema._spec import ActionSpec, ToolSpec
+from wymcp.core.schema._task_support import TASK_SUPPORT, published_task_support
 from wymcp.core.schema._tool import Tool
 from wymcp.core.schema._value_root import ValueNode
 
 __all__ = [
     "RESERVED_NAME",
+    "TASK_SUPPORT",
     "Action",
     "ActionSpec",
     "ConfigurationError",
@@ -57,5 +59,6 @@ __all__ = [
     "header_annotations",
     "prepare",
     "prepare_all",
+    "published_task_support",
     "required_scopes",
 ]

@@ -40,6 +40,8 @@ class Action:
         notes: free text help shows (newlines allowed).
         related: names of related actions or tools help shows.
         examples: example ``data`` objects help shows.
+        task_support: ``forbidden``, ``optional`` or ``required``: whether a call
+            may run as a task (None: the tool's ``task_support``).
     """
 
     description: str
@@ -52,3 +54,4 @@ class Action:
     notes: str | None = None
     related: Sequence[str] = attrs.field(default=(), converter=_as_tuple)
     examples: Sequence[Mapping[str, Any]] = attrs.field(default=(), converter=_as_tuple)
+    task_support: str | None = None

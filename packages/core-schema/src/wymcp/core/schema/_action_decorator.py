@@ -30,6 +30,7 @@ class ActionMark:
     notes: str | None = None
     related: Sequence[str] = ()
     examples: Sequence[Mapping[str, Any]] = ()
+    task_support: str | None = None
 
 
 @overload
@@ -48,6 +49,7 @@ def action(
     notes: str | None = None,
     related: Sequence[str] = (),
     examples: Sequence[Mapping[str, Any]] = (),
+    task_support: str | None = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -64,6 +66,7 @@ def action(
     notes: str | None = None,
     related: Sequence[str] = (),
     examples: Sequence[Mapping[str, Any]] = (),
+    task_support: str | None = None,
 ) -> F | Callable[[F], F]:
     """Mark ``async def name(self, data, ctx)`` as the code of one action.
 
@@ -73,6 +76,8 @@ def action(
     method to the declaration of the same name in the tool's ``actions``. The
     action's name is the method's unless ``name`` is given. A return annotation
     that is an attrs class (or a list of them) derives the output schema.
+    ``task_support`` (``forbidden``, ``optional``, ``required``) says whether a
+    call may run as a task (SEP-2663).
     """
     mark = ActionMark(
         name=name,
@@ -84,6 +89,7 @@ def action(
         notes=notes,
         related=tuple(related),
         examples=tuple(examples),
+        task_support=task_support,
     )
 
     def decorate(function: F) -> F:

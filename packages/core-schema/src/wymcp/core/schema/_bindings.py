@@ -231,6 +231,7 @@ def _bind(
         notes=mark.notes,
         related=mark.related,
         examples=mark.examples,
+        task_support=mark.task_support,
     )
 
 
@@ -260,6 +261,11 @@ def _annotations(function: Callable[..., Any]) -> tuple[Any, Any]:
 def _check_mark(mark: ActionMark, *, typed_input: bool, bound: bool) -> None:
     """Refuse a mark that declares too little or too much for its method."""
     if mark.description is None:
+        if mark.task_support is not None:
+            raise BindError(
+                "task_support belongs to the declaration: give it to the Action in"
+                " actions, or declare the action with @action(description=...)"
+            )
         if not bound:
             raise BindError(
                 "the method is marked @action but has no declaration: give @action a"

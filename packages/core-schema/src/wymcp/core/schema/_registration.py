@@ -27,6 +27,7 @@ from wymcp.core.schema._key_set import close_properties, close_schema
 from wymcp.core.schema._scopes import declared_scopes
 from wymcp.core.schema._spec import ActionSpec, ToolSpec, fresh_copy
 from wymcp.core.schema._summaries import compact_input_schema
+from wymcp.core.schema._task_support import declared_task_support
 from wymcp.core.schema._tool import Tool
 from wymcp.core.schema._value_root import (
     ValueNode,
@@ -152,6 +153,11 @@ def _prepare_instance(tool: Tool) -> ToolSpec:
         output_schema = bound.output_schema
     output_validator = _output_validator(output_schema, problems)
     scopes = declared_scopes(getattr(tool, "scopes", None), action_specs, problems)
+    task_support = declared_task_support(
+        getattr(tool, "task_support", None),
+        actions if actions is None else _declarations_of(action_specs),
+        problems,
+    )
     if problems:
         raise ConfigurationError(label, problems)
     if bound.bindings:
@@ -172,7 +178,13 @@ def _prepare_instance(tool: Tool) -> ToolSpec:
         plain=plain,
         output_validator=output_validator,
         scopes=scopes,
+        task_support=task_support,
     )
+
+
+def _declarations_of(specs: Mapping[str, ActionSpec]) -> dict[str, object]:
+    """The declarations of prepared actions, by name."""
+    return {name: spec.action for name, spec in specs.items()}
 
 
 def _tool_problems(tool: Tool) -> list[str]:

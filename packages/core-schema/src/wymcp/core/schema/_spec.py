@@ -104,6 +104,8 @@ class ToolSpec:
         plain: a plain tool's prepared arguments (None for a multi-action tool).
         scopes: the OAuth scopes its calls need, by ``"*"`` (every action) or action
             name (``Tool.scopes``, checked); empty when none is declared.
+        task_support: ``forbidden``/``optional``/``required`` by action name
+            (``""`` for a plain tool), resolved and checked.
     """
 
     name: str
@@ -115,6 +117,11 @@ class ToolSpec:
     plain: ActionSpec | None = None
     output_validator: Any = attrs.field(default=None, repr=False)
     scopes: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    task_support: Mapping[str, str] = attrs.field(factory=dict)
+
+    def task_support_for(self, action: str | None) -> str:
+        """The task support of one call (``forbidden`` for an unknown action)."""
+        return self.task_support.get(action or "", "forbidden")
 
     def validate_output(self, value: object) -> list[str]:
         """Check a result against the output schema; return problems (empty = valid).

@@ -18,6 +18,9 @@ class Tool:
     ``x-mcp-header`` annotations; dispatch still goes by its actions. ``scopes``
     names the OAuth scopes its calls need when the server authorizes requests: a
     list for every call, or ``{"*": [...], "<action>": [...]}``.
+    ``task_support`` (``forbidden``, ``optional``, ``required``; an action may
+    override it) says whether a call may run as a task; with ``task_prelude``
+    the call runs in its request until it awaits ``ctx.start_task()``.
 
     The framework instantiates each tool class once with no arguments.
     """
@@ -30,6 +33,8 @@ class Tool:
     actions: ClassVar[Mapping[str, Action] | None] = None
     input_schema: ClassVar[Mapping[str, Any] | None] = None
     scopes: ClassVar[Sequence[str] | Mapping[str, Sequence[str]] | None] = None
+    task_support: ClassVar[str | None] = None
+    task_prelude: ClassVar[bool] = False
 
     async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
         """Run one action of a multi-action tool with data that passed every gate.

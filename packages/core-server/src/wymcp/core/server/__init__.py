@@ -65,6 +65,9 @@ from wymcp.core.server._session import (
     SessionStore,
     principal_key,
 )
+from wymcp.core.server._task_failure import TaskFailedError
+from wymcp.core.server._task_store import MemoryTaskStore, TaskRecord, TaskStore
+from wymcp.core.server._tasks import EXTENSION as TASKS_EXTENSION
 
 __all__ = [
     "ECHO_LIMIT",
@@ -80,6 +83,7 @@ __all__ = [
     "PARSE_ERROR",
     "RETRY_AFTER",
     "SUPPORTED",
+    "TASKS_EXTENSION",
     "BodyError",
     "ClientRequestError",
     "Content",
@@ -93,6 +97,7 @@ __all__ = [
     "InputRequest",
     "InvalidToken",
     "MemorySessionStore",
+    "MemoryTaskStore",
     "MissingCapabilityError",
     "Principal",
     "Prompt",
@@ -103,6 +108,9 @@ __all__ = [
     "Session",
     "SessionStore",
     "Stream",
+    "TaskFailedError",
+    "TaskRecord",
+    "TaskStore",
     "TokenValidator",
     "ToolContext",
     "ToolResult",

@@ -9,7 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from wymcp.core.schema import ConfigurationError, ToolSpec, prepare_all
+from wymcp.core.schema import (
+    ConfigurationError,
+    ToolSpec,
+    prepare_all,
+    published_task_support,
+)
 from wymcp.core.server._help import HELP_NAME, help_definition
 from wymcp.core.server._prompt import PromptSpec, prepare_prompt
 from wymcp.core.server._resource import ResourceSpec, prepare_resource
@@ -35,6 +40,9 @@ def tool_definition(spec: ToolSpec, version: str) -> dict[str, Any]:
     annotations = getattr(tool, "annotations", None)
     if annotations:
         definition["annotations"] = dict(annotations)
+    support = published_task_support(spec.task_support)
+    if support != "forbidden" and is_modern(version):
+        definition["execution"] = {"taskSupport": support}
     return definition
 
 

@@ -149,6 +149,11 @@ class ToolContext:
         self.server = server
         """The engine serving the call (to add or remove tools at runtime)."""
         self._last_progress: float | None = None
+        self.task_starter: Callable[[], bool] | None = None
+        self._on_progress: Callable[[float, float | None, str | None], None] | None = (
+            None
+        )
+        """Set by the engine when this call may become a task (SEP-2663)."""
 
     @property
     def progress_token(self) -> str | int | None:
@@ -180,8 +185,12 @@ class ToolContext:
     ) -> None:
         """Send `notifications/progress` when the caller asked for progress.
 
-        Values that do not increase are dropped (progress MUST increase).
+        Values that do not increase are dropped (progress MUST increase). In a
+        task, progress becomes the task's `statusMessage`.
         """
+        if self._on_progress is not None:
+            self._on_progress(progress, total, message)
+            return
         token = self.progress_token
         if token is None:
             return
@@ -205,6 +214,30 @@ class ToolContext:
         if logger is not None:
             params["logger"] = logger
         await self._send(notification("notifications/message", params))
+
+    async def start_task(self) -> bool:
+        """Go on as a task (SEP-2663) if this call may be one; whether it is.
+
+        The request answers its CreateTaskResult at once; the tool keeps
+        running, its questions go to `tasks/get` and its result to the task.
+        A tool declared with `task_prelude` calls this after its questions.
+        """
+        if self.task_starter is None:
+            return False
+        return self.task_starter()
+
+    def become_task(
+        self,
+        asker: Asker,
+        on_progress: Callable[[float, float | None, str | None], None] | None = None,
+    ) -> None:
+        """From now on ask through `asker`, send nothing on the request's stream.
+
+        Progress goes to `on_progress` (the task's `statusMessage`).
+        """
+        self._asker = asker
+        self._stream = None
+        self._on_progress = on_progress
 
     async def ask(
         self, requests: Mapping[str, InputRequest], *, state: Any = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from typing import Any
 
 from wymcp.core.schema import ToolSpec
@@ -59,10 +59,15 @@ from wymcp.core.server._session import MemorySessionStore
 from wymcp.core.server._session_path import SessionPath
 from wymcp.core.server._state import StateKeys
 from wymcp.core.server._subscriptions import Subscriptions
+from wymcp.core.server._task_failure import TaskFailedError
+from wymcp.core.server._task_methods import TaskMethods
+from wymcp.core.server._task_store import MemoryTaskStore
+from wymcp.core.server._tasks import EXTENSION, Tasks, client_has_tasks, missing_tasks
 from wymcp.core.server._toolcall import (
     InputRequired,
     call_tool,
     gate_content,
+    open_call,
     raised,
     unknown_tool,
 )
@@ -94,6 +99,20 @@ class Engine:
             max_sessions=opts.max_sessions,
             clock=opts.clock,
         )
+        self._tasks = Tasks(
+            opts.task_store
+            or MemoryTaskStore(
+                max_tasks=opts.max_tasks,
+                max_per_principal=opts.max_tasks_per_principal,
+                clock=opts.clock,
+            ),
+            ttl=opts.task_ttl,
+            poll_interval_ms=opts.task_poll_interval_ms,
+            clock=opts.clock,
+            wall_clock=opts.wall_clock,
+            retry_after=opts.retry_after,
+        )
+        task_methods = TaskMethods(self._tasks)
         secret = opts.state_secret
         if secret is None:
             secret = secrets.token_bytes(32)
@@ -120,6 +139,9 @@ class Engine:
             **shared,
             "server/discover": self._discover,
             "subscriptions/listen": self._listen,
+            "tasks/get": task_methods.get,
+            "tasks/update": task_methods.update,
+            "tasks/cancel": task_methods.cancel,
         }
         self._session_path = SessionPath(
             store=self._store,
@@ -158,6 +180,8 @@ class Engine:
                 caps["resources"]["subscribe"] = True
         if catalogue.has_prompts or catalogue.has_resources:
             caps["completions"] = {}
+        if is_modern(version):
+            caps["extensions"] = {EXTENSION: {}}
         return caps
 
     @property
@@ -301,6 +325,7 @@ class Engine:
         """End every session and stream; cancel stopped calls that still run."""
         self._subscriptions.close()
         self._deadlines.stop_all()
+        await self._tasks.aclose()
         for session in self._store.sessions():
             self._store.remove(session.id)
             session.close()
@@ -371,21 +396,64 @@ class Engine:
             raise unknown_tool(name, self._catalogue.tool_names())
         if call.modern and call.mirrored_headers:
             check_params(call.headers, spec.header_annotations, arguments)
+        as_task = call.modern and self._as_task(call, spec, arguments)
         ctx = self._context(call, f"tools/call:{name}")
         try:
-            return await call_tool(
+            return await self._run_tool(call, spec, arguments, ctx, as_task=as_task)
+        except (InputRequired, MissingCapabilityError) as asked:
+            return asking_result(asked)
+        except TaskFailedError as failed:
+            raise failed.rpc_error() from None
+
+    async def _run_tool(
+        self,
+        call: Call,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        ctx: ToolContext,
+        *,
+        as_task: bool,
+    ) -> dict[str, Any]:
+        def work() -> Awaitable[dict[str, Any]]:
+            return call_tool(
                 spec,
                 arguments,
                 ctx,
                 strict=self.options.strict,
                 version=call.version,
                 deadlines=self._deadlines,
-                call_timeout=self.options.call_timeout,
+                # A task is bound by its TTL, not by the request's CALL_TIMEOUT.
+                call_timeout=None if as_task else self.options.call_timeout,
                 result_limit=self.options.result_limit,
                 expose_messages=self.options.expose_exception_messages,
             )
-        except (InputRequired, MissingCapabilityError) as asked:
-            return asking_result(asked)
+
+        if not as_task:
+            return await work()
+        return await self._tasks.call(
+            work,
+            ctx,
+            principal=call.principal,
+            capabilities=call.capabilities,
+            prelude=bool(getattr(spec.tool, "task_prelude", False)),
+        )
+
+    def _as_task(self, call: Call, spec: ToolSpec, arguments: dict[str, Any]) -> bool:
+        """Whether this call runs as a task; -32021 when it must and cannot.
+
+        A call the gates refuse is answered at once, never as a task.
+        """
+        action = arguments.get("action") if spec.plain is None else None
+        support = spec.task_support_for(action if isinstance(action, str) else None)
+        if support == "forbidden":
+            return False
+        if not client_has_tasks(call.capabilities):
+            if support == "required":
+                raise missing_tasks()
+            return False
+        return not isinstance(
+            open_call(spec, arguments, strict=self.options.strict), dict
+        )
 
     def _context(self, call: Call, target: str = "") -> ToolContext:
         ctx = build_context(

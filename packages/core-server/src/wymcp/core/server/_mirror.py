@@ -19,6 +19,9 @@ NAMED_METHODS: Final = {
     "tools/call": "name",
     "prompts/get": "name",
     "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
 }
 """Methods whose `Mcp-Name` mirrors a body field, and which field."""
 

@@ -14,6 +14,7 @@ import attrs
 from wymcp.core.server._jsonrpc import RETRY_AFTER
 from wymcp.core.server._revision import SUPPORTED, newest_first
 from wymcp.core.server._session import SessionStore
+from wymcp.core.server._task_store import TaskStore
 
 
 def _versions(value: Iterable[str]) -> tuple[str, ...]:
@@ -43,6 +44,9 @@ class EngineOptions:
     (None: no limit). `result_limit` is the most bytes a tool's result may
     take (None: no limit); `expose_exception_messages` sends a raising
     tool's exception message (development only).
+    `task_ttl` (seconds) is how long a task and its
+    result are kept; `max_tasks` and `max_tasks_per_principal` cap the tasks
+    kept; `task_store` holds them (None: in this process's memory).
     """
 
     server_name: str = "wymcp"
@@ -70,5 +74,10 @@ class EngineOptions:
     result_limit: int | None = 16 * 1024 * 1024
     expose_exception_messages: bool = False
     session_store: SessionStore | None = None
+    task_ttl: float = 3600.0
+    task_poll_interval_ms: int = 1000
+    max_tasks: int = 1000
+    max_tasks_per_principal: int = 100
+    task_store: TaskStore | None = None
     clock: Callable[[], float] = time.monotonic
     wall_clock: Callable[[], float] = time.time

@@ -23,6 +23,7 @@ from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
 from wymcp.core.server._result_limit import result_size, text_size, too_large
 from wymcp.core.server._revision import has_titles, is_modern
+from wymcp.core.server._task_failure import TaskFailedError
 
 _log = logging.getLogger("wymcp.core.server")
 
@@ -271,7 +272,7 @@ async def _outcome(
         result = timed_out(spec, action, call_timeout)
     except ToolError as error:
         result = _refused(spec, action, error)
-    except (InputRequired, MissingCapabilityError):
+    except (InputRequired, MissingCapabilityError, TaskFailedError):
         raise
     except Exception as error:  # noqa: BLE001 - any raise answers tool_raised
         result = raised(spec, action, error, expose=expose_messages)
