@@ -291,7 +291,7 @@ async def test_large_bodies_beyond_body_memory_budget_get_503_retry_after(
     serve: Serve,
 ) -> None:
     wire = await serve(BODY_MEMORY_BUDGET=300_000)
-    reader, writer = await wire.connect()
+    _reader, writer = await wire.connect()
     try:
         writer.write(padded_call(wire, "hang", {}, 200_000))  # held while it hangs
         await writer.drain()

@@ -160,7 +160,7 @@ def run_checks(settings: Settings) -> list[CheckMessage]:
                 f"({settings.BODY_LIMIT}), so a body between the two is always "
                 "answered 503.",
                 "Keep BODY_MEMORY_BUDGET at least BODY_LIMIT (the defaults are "
-                "8 MiB and 4 MiB).",
+                "both 4 MiB).",
             )
         )
     found += _auth_warnings(settings)
