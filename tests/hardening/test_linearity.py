@@ -491,8 +491,24 @@ async def test_a_body_of_empty_objects_does_not_hold_the_loop(serve: Serve) -> N
     assert answer.status < 500
 
 
+GC_WALK = pytest.mark.loop_stall_bound(1.0)
+"""A body of about 1.4 million lists: one full garbage collection walks them all in
+one step (0.2-0.4 s here, 0.7 s under the whole suite; docs/security.md). The
+bound still fails the 4.4 s and 3.2 s these bodies held the loop before."""
+
+
 @pytest.mark.parametrize(
-    "item", [b"{}", b"[]", b"0", b'""', b'"x"', b"[{}]", b'{"":{}}', b"0.5"]
+    "item",
+    [
+        b"{}",
+        pytest.param(b"[]", marks=GC_WALK),
+        b"0",
+        b'""',
+        b'"x"',
+        pytest.param(b"[{}]", marks=GC_WALK),
+        b'{"":{}}',
+        b"0.5",
+    ],
 )
 async def test_a_body_of_many_tiny_values_does_not_hold_the_loop(
     serve: Serve, item: bytes, loop_watchdog: LoopWatchdog
