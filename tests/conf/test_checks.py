@@ -84,3 +84,11 @@ def test_listing_offline_access_warns():
     )
     (problem,) = [p for p in run_checks(settings) if p.id == "wymcp.W007"]
     assert "offline_access" in problem.message
+
+
+def test_a_body_memory_budget_below_body_limit_warns() -> None:
+    assert Settings().BODY_MEMORY_BUDGET == Settings().BODY_LIMIT  # no warning
+    low = Settings().evolve(BODY_MEMORY_BUDGET=1024 * 1024)
+    (problem,) = [p for p in run_checks(low) if p.id == "wymcp.W013"]
+    assert "always answered 503" in str(problem)
+    assert "wymcp.W013" not in ids(Settings().evolve(BODY_MEMORY_BUDGET=None))

@@ -156,6 +156,8 @@ def test_a_module_with_a_missing_import_names_it(settings_module):
         ("AUTH_SCOPES_SUPPORTED", ["two words"], "not an OAuth scope"),
         ("AUTH_REQUIRED_SCOPES", [3], "not an OAuth scope"),
         ("MAX_STREAMS", 0, "at least 1"),
+        ("BODY_MEMORY_BUDGET", 0, "at least 1"),
+        ("BODY_MEMORY_BUDGET", 1.5, "must be an integer, not float"),
         ("MAX_CONNECTIONS", 0, "at least 1"),
         ("MAX_CONNECTIONS", 1.5, "must be an integer, not float"),
         ("HEADER_TIMEOUT", 0, "more than zero"),

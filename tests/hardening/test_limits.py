@@ -278,3 +278,43 @@ async def test_connections_beyond_max_connections_get_503_retry_after(
     assert answer.status == 200, answer
     for _, writer in held:
         writer.close()
+
+
+def padded_call(wire: Wire, name: str, arguments: Any, pad: int) -> bytes:
+    """A 2026-07-28 `tools/call` whose `_meta` carries `pad` bytes: a large body."""
+    params = {"name": name, "arguments": arguments, "_meta": {"pad": "p" * pad}}
+    body = json.dumps(wire.body("tools/call", params)).encode()
+    return wire.request_bytes(body, wire.headers("tools/call", name))
+
+
+async def test_large_bodies_beyond_body_memory_budget_get_503_retry_after(
+    serve: Serve,
+) -> None:
+    wire = await serve(BODY_MEMORY_BUDGET=300_000)
+    _reader, writer = await wire.connect()
+    try:
+        writer.write(padded_call(wire, "hang", {}, 200_000))  # held while it hangs
+        await writer.drain()
+        await asyncio.wait_for(wire.probe.running.wait(), ANSWER_WAIT)
+        busy = await wire.send(padded_call(wire, "hang", {}, 200_000))
+        assert_busy(busy)
+        assert "BODY_MEMORY_BUDGET" in busy.json()["error"]["message"]
+        assert wire.probe.started == 1  # the refused call never ran
+        small = await wire.call("echo", {"action": "say", "data": {"text": "a"}})
+        assert small.status == 200  # bodies of at most 4 KiB are never refused
+        under = padded_call(
+            wire, "echo", {"action": "say", "data": {"text": "a"}}, 50_000
+        )
+        assert (await wire.send(under)).status == 200  # what is left is served
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    call = padded_call(wire, "echo", {"action": "say", "data": {"text": "a"}}, 200_000)
+    for _ in range(1000):  # the budget frees once the server sees the client leave
+        answer = await wire.send(call)
+        if answer.status == 200:
+            break
+        assert_busy(answer)
+        await asyncio.sleep(0.02)
+    assert answer.status == 200
+    assert answer.json()["result"]["isError"] is False

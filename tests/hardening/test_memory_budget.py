@@ -36,11 +36,24 @@ CALL_IN_FLIGHT_KIB = 16
 BODY_FACTOR = 32
 """Budget per call in flight holding a body of empty objects, in multiples of the
 body's bytes (23.5 measured: every `{}` of 3 bytes is a dict of ~70 bytes)."""
+WORST_ITEM = [[[[]]]]
+"""The item with the most Python-object bytes per body byte (`[[[[]]]],`: four
+lists of ~72 bytes each per 9 bytes; ~37x by tracemalloc, see docs/security.md)."""
+WORST_FACTOR = 44
+"""Budget per call in flight holding a body of `WORST_ITEM`, in multiples of the
+body's bytes (see the figure the test prints)."""
+BODY_MEMORY_BUDGET = 4 * 1024 * 1024
+"""The default BODY_MEMORY_BUDGET, which the served settings keep."""
+FLOOD_COUNT = 48
+"""Large bodies sent at once by the flood test: 24 MiB, six times the budget."""
+WORST_COUNT = 6
+"""Calls holding a body of `WORST_ITEM` at once: 3 MiB at most, within the budget."""
 COMPLETED_CALLS_KIB = 4096
 """Most RSS may grow over 2,000 completed calls, after a warm-up of 500."""
 IDLE_COUNT = 400
 IN_FLIGHT_COUNT = 200
-BIG_BODY_COUNT = 8
+BIG_BODY_COUNT = 6
+"""Calls holding a large body at once: 3 MiB, within the default BODY_MEMORY_BUDGET."""
 BIG_BODY = 512 * KIB
 COMPLETED_COUNT = 2000
 
@@ -240,14 +253,68 @@ async def test_a_call_holding_a_large_body_costs_at_most_its_budget(
 ) -> None:
     items = [{}] * (BIG_BODY // 3)  # `{},` per item: the most objects per byte
     data = call_bytes(server.wire, "hold", {"items": items})
-    # no ping: parsing such bodies holds the loop (see test_linearity)
-    per_unit = await grown_per_unit(server, BIG_BODY_COUNT, data, ping=False)
+    per_unit = await grown_per_unit(server, BIG_BODY_COUNT, data)
     body_kib = len(data) / KIB
     print(  # noqa: T201 - the measured figure
         f"call holding {body_kib:.0f} KiB: {per_unit:.0f} KiB "
         f"({per_unit / body_kib:.1f}x its body)"
     )
     assert per_unit <= BODY_FACTOR * body_kib
+
+
+def worst_call(wire: Wire, size: int) -> bytes:
+    """A `hold` call whose body is about `size` bytes of `WORST_ITEM` items."""
+    unit = len(json.dumps(WORST_ITEM, separators=(",", ":"))) + 1
+    return call_bytes(wire, "hold", {"items": [WORST_ITEM] * (size // unit)})
+
+
+async def test_memory_per_body_byte_is_the_same_for_a_body_twice_as_large(
+    server: Server,
+) -> None:
+    # linear in the body: doubling it doubles what a call in flight costs
+    costs = []
+    for size in (BIG_BODY // 2, BIG_BODY):
+        data = worst_call(server.wire, size)
+        per_unit = await grown_per_unit(server, WORST_COUNT, data)
+        costs.append(per_unit / (len(data) / KIB))
+        print(  # noqa: T201 - the measured figure
+            f"call holding {len(data) / KIB:.0f} KiB of {WORST_ITEM}: "
+            f"{per_unit:.0f} KiB ({costs[-1]:.1f}x its body)"
+        )
+    assert max(costs) <= WORST_FACTOR
+    assert costs[1] <= 1.5 * costs[0]
+
+
+async def test_large_bodies_at_once_stay_within_body_memory_budget(
+    server: Server,
+) -> None:
+    # three budgets' worth of the worst bodies at once: those past the budget
+    # are answered 503 and dropped, so memory stays within factor x budget
+    data = worst_call(server.wire, BIG_BODY)
+    before = await server.settled_rss()
+    held = await open_many(server.wire, FLOOD_COUNT, data)
+    try:
+        peak = before
+        for _ in range(40):  # the RSS while every body is held or refused
+            await asyncio.sleep(0.25)
+            peak = max(peak, server.rss())
+        refused = 0
+        for reader, _ in held:
+            with contextlib.suppress(asyncio.TimeoutError):
+                answer = await asyncio.wait_for(server.wire.read(reader), 0.05)
+                assert answer.status == 503, answer
+                assert "BODY_MEMORY_BUDGET" in answer.json()["error"]["message"]
+                refused += 1
+        await server.wire.alongside(asyncio.sleep(0.5))  # still answering
+    finally:
+        await close_all(held)
+    grown = (peak - before) / KIB
+    print(  # noqa: T201 - the measured figure
+        f"{FLOOD_COUNT} x {len(data) / KIB:.0f} KiB at once: {refused} refused, "
+        f"RSS +{grown:.0f} MiB (bound {WORST_FACTOR * BODY_MEMORY_BUDGET >> 20} MiB)"
+    )
+    assert refused >= FLOOD_COUNT - BODY_MEMORY_BUDGET // len(data)
+    assert grown * KIB * KIB <= WORST_FACTOR * BODY_MEMORY_BUDGET
 
 
 async def test_completed_calls_leave_nothing_behind(server: Server) -> None:

@@ -23,6 +23,7 @@ OFFLINE_ACCESS_LISTED = "wymcp.W007"
 STREAMS_TAKE_ALL_CONNECTIONS = "wymcp.W012"
 BROKER_WITHOUT_STATE_SECRET = "wymcp.E008"  # noqa: S105 - a check id, not a secret
 BROKER_CLIENT_MISSING = "wymcp.E010"
+BODY_OVER_MEMORY_BUDGET = "wymcp.W013"
 
 
 def _is_loopback(host: str) -> bool:
@@ -172,6 +173,19 @@ def run_checks(settings: Settings) -> list[CheckMessage]:
                 "connection and every other client gets 503.",
                 "Keep MAX_STREAMS well below MAX_CONNECTIONS (the defaults are "
                 "500 and 1000).",
+            )
+        )
+    budget = settings.BODY_MEMORY_BUDGET
+    if budget is not None and budget < settings.BODY_LIMIT:
+        found.append(
+            CheckMessage(
+                WARNING,
+                BODY_OVER_MEMORY_BUDGET,
+                f"BODY_MEMORY_BUDGET ({budget}) is below BODY_LIMIT "
+                f"({settings.BODY_LIMIT}), so a body between the two is always "
+                "answered 503.",
+                "Keep BODY_MEMORY_BUDGET at least BODY_LIMIT (the defaults are "
+                "both 4 MiB).",
             )
         )
     found += _auth_warnings(settings)

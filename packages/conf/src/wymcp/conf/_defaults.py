@@ -17,6 +17,14 @@ PROMPTS: tuple[object, ...] = ()
 # answered 413 and never read past this many bytes.
 BODY_LIMIT: int = 4 * 1024 * 1024
 
+# The most bytes of large request bodies (over 4 KiB each) the process holds at
+# once while they are read, decoded and served (4 MiB: one body at
+# BODY_LIMIT, or many smaller); a body that would pass it is answered 503 +
+# Retry-After. Decoded, a body costs up to ~38 times its bytes (4 MiB of
+# `[[[[]]]]` items: ~150 MiB), so this bounds their memory, and the time a
+# garbage collection spends walking them (docs/security.md). None: no budget.
+BODY_MEMORY_BUDGET: int | None = 4 * 1024 * 1024
+
 # Seconds a client may take to send the whole body before it is answered 408.
 BODY_TIMEOUT: float = 30.0
 

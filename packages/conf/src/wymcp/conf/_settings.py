@@ -37,6 +37,7 @@ class Settings:
     RESOURCES: tuple[object, ...] = _defaults.RESOURCES
     PROMPTS: tuple[object, ...] = _defaults.PROMPTS
     BODY_LIMIT: int = _defaults.BODY_LIMIT
+    BODY_MEMORY_BUDGET: int | None = _defaults.BODY_MEMORY_BUDGET
     BODY_TIMEOUT: float = _defaults.BODY_TIMEOUT
     HEADER_TIMEOUT: float = _defaults.HEADER_TIMEOUT
     MAX_CONNECTIONS: int = _defaults.MAX_CONNECTIONS

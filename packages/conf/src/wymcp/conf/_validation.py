@@ -433,6 +433,9 @@ CONVERTERS: Mapping[str, Converter] = {
     "AUTH_RESOURCE": lambda s, v: _url(s, v, optional=True),
     "AUTH_SCOPES_SUPPORTED": _scopes,
     "BODY_LIMIT": lambda s, v: _integer(s, v, low=1, high=None),
+    "BODY_MEMORY_BUDGET": lambda s, v: (
+        None if v is None else _integer(s, v, low=1, high=None)
+    ),
     "BODY_TIMEOUT": _seconds,
     "CALL_TIMEOUT": _optional_seconds,
     "RESULT_LIMIT": lambda s, v: _integer(s, v, low=1024, high=None),

@@ -51,6 +51,7 @@ from wymcp.core.server._jsonrpc import (
     request_message,
     valid_id,
 )
+from wymcp.core.server._off_loop import yielding
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import (
     LEGACY,
@@ -130,4 +131,5 @@ __all__ = [
     "session_headers",
     "text",
     "valid_id",
+    "yielding",
 ]

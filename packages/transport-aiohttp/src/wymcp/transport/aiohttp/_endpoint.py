@@ -9,6 +9,7 @@ event of the SSE stream the engine opened. Nothing unexpected escapes as a
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Mapping
@@ -31,6 +32,7 @@ from wymcp.core.server import (
     Reply,
     Stream,
     error_message,
+    yielding,
 )
 from wymcp.transport.aiohttp._answers import (
     echoable_id,
@@ -38,6 +40,7 @@ from wymcp.transport.aiohttp._answers import (
     error_response,
     internal_error,
 )
+from wymcp.transport.aiohttp._body_budget import BodyBudget, Reservation
 from wymcp.transport.aiohttp._content_coding import (
     Inflater,
     InvalidCoding,
@@ -60,6 +63,9 @@ _UTF8 = frozenset({"utf-8", "utf8"})
 _PLAIN_JSON = ["application/json"]
 _JSON_HEADERS = {"Content-Type": "application/json"}
 _READ_CHUNK = 64 * 1024
+_OFF_LOOP = 64 * 1024
+"""Bodies larger than this are decoded in a worker thread: `json` with hooks takes
+about 1 us per object, so 4 MiB of `{}` would hold the loop for over a second."""
 _PRINCIPAL_KEY = web.RequestKey("wymcp_principal", Principal)
 
 
@@ -99,6 +105,7 @@ class Endpoint:
 
             self.auth = BearerAuth(settings, settings.AUTH)
         self._streams = StreamCap(settings.MAX_STREAMS, settings.MAX_STREAMS_PER_CLIENT)
+        self._bodies = BodyBudget(settings.BODY_MEMORY_BUDGET)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Answer one request to the endpoint, whatever it carries."""
@@ -186,11 +193,21 @@ class Endpoint:
         )
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        reservation = self._bodies.reserve()
+        try:
+            return await self._dispatch_held(request, reservation)
+        finally:
+            reservation.release()
+
+    async def _dispatch_held(
+        self, request: web.Request, reservation: Reservation
+    ) -> web.StreamResponse:
+        """Answer the request; a large body counts against the budget till the end."""
         principal = await self._admit(request)
         headers = Headers.of(request.headers.items())
         body: Any = None
         if request.method == "POST":
-            body = await self._read_json(request)
+            body = await self._read_json(request, reservation)
             if self.auth is not None and principal is not None:
                 forbidden = self.auth.check_call(
                     request, principal, body, self.engine.tool_specs
@@ -443,11 +460,26 @@ class Endpoint:
         except InvalidCoding:
             raise _Refused(self._bad_coding()) from None
 
-    async def _read_json(self, request: web.Request) -> Any:
+    def _over_budget(self) -> web.Response:
+        return error_response(
+            503,
+            INTERNAL_ERROR,
+            "Service unavailable: large request bodies being served fill "
+            f"BODY_MEMORY_BUDGET ({self._bodies.budget} bytes). Retry later.",
+            headers={"Retry-After": str(RETRY_AFTER)},
+            close=True,
+        )
+
+    def _hold(self, reservation: Reservation, held: int) -> None:
+        """Count `held` bytes of body (inflated) against the budget, or refuse it."""
+        if not reservation.grow_to(held):
+            raise _Refused(self._over_budget())
+
+    async def _read_json(self, request: web.Request, reservation: Reservation) -> Any:
         limit = self.settings.BODY_LIMIT
         inflater = self._inflater(request)
         chunks: list[bytes] = []
-        size = 0
+        size = held = 0
         content = request.content
         if content.is_eof():
             # The whole body already sits in aiohttp's buffer: nothing can
@@ -457,7 +489,8 @@ class Endpoint:
             if len(chunk) > limit:
                 raise _Refused(self._too_large())
             chunks.append(self._take(inflater, chunk))
-            return self._decode(chunks, inflater)
+            self._hold(reservation, len(chunks[0]))
+            return await self._decode(chunks, inflater, reservation)
         try:
             async with asyncio.timeout(self.settings.BODY_TIMEOUT):
                 while True:
@@ -470,6 +503,8 @@ class Endpoint:
                     if size > limit:
                         raise _Refused(self._too_large())
                     chunks.append(self._take(inflater, chunk))
+                    held += len(chunks[-1])
+                    self._hold(reservation, held)
         except (PayloadEncodingError, web.RequestPayloadError):
             # aiohttp failed to read the body: chunks that are not chunked
             # encoding, or (under a runner that inflates) data that is not gzip
@@ -484,18 +519,33 @@ class Endpoint:
                     close=True,
                 )
             ) from None
-        return self._decode(chunks, inflater)
+        return await self._decode(chunks, inflater, reservation)
 
-    def _decode(self, chunks: list[bytes], inflater: Inflater | None) -> Any:
+    async def _decode(
+        self, chunks: list[bytes], inflater: Inflater | None, reservation: Reservation
+    ) -> Any:
+        """The body's JSON value; one over `_OFF_LOOP` bytes is decoded off the loop."""
         if inflater is not None:
             try:
                 inflater.finish()
             except InvalidCoding:
                 raise _Refused(self._bad_coding()) from None
+        body = b"".join(chunks)
+        chunks.clear()
+        decode = functools.partial(
+            decode_json, body, depth_limit=self.settings.JSON_DEPTH_LIMIT
+        )
         try:
-            return decode_json(
-                b"".join(chunks), depth_limit=self.settings.JSON_DEPTH_LIMIT
-            )
+            if len(body) <= _OFF_LOOP:
+                return decode()
+            # Off the loop: the hooks of `json` run Python code, so the GIL
+            # passes back to the loop while the thread decodes.
+            work = asyncio.get_running_loop().run_in_executor(None, yielding, decode)
+            try:
+                return await asyncio.shield(work)
+            except asyncio.CancelledError:
+                reservation.release_after(work)  # the thread still holds it
+                raise
         except BodyError as exc:
             raise _Refused(
                 error_response(400, PARSE_ERROR, f"Parse error: {exc.reason}")

@@ -26,6 +26,7 @@ from wymcp.core.server import (
     Headers,
     error_message,
     valid_id,
+    yielding,
 )
 from wymcp.transport.stdio._json_line import decode_line
 from wymcp.transport.stdio._line_reader import ChunkSource, LineReader, TooLong
@@ -35,6 +36,9 @@ logger = logging.getLogger("wymcp.transport.stdio")
 
 MAX_IN_FLIGHT: Final = 1024
 """Most requests one connection runs at once; one more is answered -32603."""
+_OFF_LOOP: Final = 64 * 1024
+"""Lines longer than this are decoded in a worker thread: `json` with hooks takes
+about 1 us per object, so 4 MiB of `{}` would hold the loop for over a second."""
 _CANCEL_WAIT: Final = 1.0
 """Seconds cancelled calls get to unwind at shutdown before they are left."""
 _LEADING_ID = re.compile(
@@ -132,7 +136,13 @@ class Connection:
             )
             return
         try:
-            body = decode_line(line, depth_limit=self._depth_limit)
+            if len(line) <= _OFF_LOOP:
+                body = decode_line(line, depth_limit=self._depth_limit)
+            else:  # the hooks of `json` run Python code: the GIL returns to the loop
+                decode = functools.partial(
+                    decode_line, line, depth_limit=self._depth_limit
+                )
+                body = await asyncio.to_thread(yielding, decode)
         except BodyError as exc:
             await self._writer.send(
                 error_message(None, PARSE_ERROR, f"Parse error: {exc.reason}")
