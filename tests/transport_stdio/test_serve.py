@@ -248,7 +248,9 @@ async def test_stdin_waits_while_the_client_does_not_read_stdout(pipes):
         pipes.send(modern("tools/call", {"name": "big"}, rid))
     await asyncio.sleep(0.5)  # time to read more lines, were it not waiting
     started = Big.runs - runs_before
-    assert started <= 2
+    # reading stops once the first answers fill the pipe; a few more lines are
+    # read while those calls' tasks reach their first write, never all ten
+    assert started <= 5
     pipes.read_transport.resume_reading()
     answers = [await pipes.receive() for _ in range(10)]
     assert sorted(a["id"] for a in answers) == list(range(10))

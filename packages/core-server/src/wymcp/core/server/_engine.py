@@ -396,7 +396,7 @@ class Engine:
             raise unknown_tool(name, self._catalogue.tool_names())
         if call.modern and call.mirrored_headers:
             check_params(call.headers, spec.header_annotations, arguments)
-        as_task = call.modern and self._as_task(call, spec, arguments)
+        as_task = call.modern and await self._as_task(call, spec, arguments)
         ctx = self._context(call, f"tools/call:{name}")
         try:
             return await self._run_tool(call, spec, arguments, ctx, as_task=as_task)
@@ -438,7 +438,9 @@ class Engine:
             prelude=bool(getattr(spec.tool, "task_prelude", False)),
         )
 
-    def _as_task(self, call: Call, spec: ToolSpec, arguments: dict[str, Any]) -> bool:
+    async def _as_task(
+        self, call: Call, spec: ToolSpec, arguments: dict[str, Any]
+    ) -> bool:
         """Whether this call runs as a task; -32021 when it must and cannot.
 
         A call the gates refuse is answered at once, never as a task.
@@ -451,9 +453,8 @@ class Engine:
             if support == "required":
                 raise missing_tasks()
             return False
-        return not isinstance(
-            open_call(spec, arguments, strict=self.options.strict), dict
-        )
+        opened = await open_call(spec, arguments, strict=self.options.strict)
+        return not isinstance(opened, dict)
 
     def _context(self, call: Call, target: str = "") -> ToolContext:
         ctx = build_context(

@@ -17,7 +17,11 @@ from typing import Any, Final
 from wymcp.core.gates import Verdict, arguments_refusal, check, check_fast
 from wymcp.core.schema import ToolError, ToolSpec, dispatch_action
 from wymcp.core.server._content import Content, ToolResult
-from wymcp.core.server._context import MissingCapabilityError, ToolContext
+from wymcp.core.server._context import (
+    ClientRequestError,
+    MissingCapabilityError,
+    ToolContext,
+)
 from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
@@ -141,7 +145,9 @@ def raised(
 
     The exception's class and a reference id go to the client; the traceback
     goes to the server log under that reference. `expose` (the setting
-    EXPOSE_EXCEPTION_MESSAGES, for development) adds the message, cut.
+    EXPOSE_EXCEPTION_MESSAGES, for development) adds the message, cut. A
+    `ClientRequestError` always keeps its message: wymcp wrote it about the
+    client's own answer (declined, timed out, too many rounds), no secret.
     """
     reference = secrets.token_hex(4)
     kind = type(error).__name__[:_NAME_LIMIT]
@@ -157,7 +163,7 @@ def raised(
         payload["action"] = action
     payload["exception"] = kind
     payload["reference"] = reference
-    if expose:
+    if expose or isinstance(error, ClientRequestError):
         message = str(error)
         if len(message) > _MESSAGE_LIMIT:
             message = message[:_MESSAGE_LIMIT] + "…"
