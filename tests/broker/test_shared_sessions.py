@@ -41,9 +41,9 @@ class Greeter(Tool):
         return {"greeting": f"Hello, {data['name']}!", "session": ctx.session_id}
 
 
-def app(broker: str, **overrides: Any):
+def app(broker: str, tools: tuple[type[Tool], ...] = (Greeter,), **overrides: Any):
     return create_app(
-        TOOLS=[Greeter], BROKER=broker, STATE_SECRETS=[SECRET], **overrides
+        TOOLS=list(tools), BROKER=broker, STATE_SECRETS=[SECRET], **overrides
     )
 
 
@@ -368,27 +368,29 @@ class Slow(Tool):
         return None
 
 
-async def test_delete_on_one_worker_cancels_the_call_running_on_the_other(
-    aiohttp_client, redis_url
-):
+async def slow_call_on_two(aiohttp_client, redis_url, rid: int):
+    """Two workers, a session made on the first, `Slow` running on the second."""
     Slow.started = asyncio.Event()
     Slow.cancelled = asyncio.Event()
-    one = await aiohttp_client(
-        create_app(TOOLS=[Slow], BROKER=redis_url, STATE_SECRETS=[SECRET])
-    )
-    two = await aiohttp_client(
-        create_app(TOOLS=[Slow], BROKER=redis_url, STATE_SECRETS=[SECRET])
-    )
+    one = await aiohttp_client(app(redis_url, (Slow,)))
+    two = await aiohttp_client(app(redis_url, (Slow,)))
     sid = await initialize(one)
     await initialized(one, sid)
     body = {
         "jsonrpc": "2.0",
-        "id": 3,
+        "id": rid,
         "method": "tools/call",
         "params": {"name": "slow", "arguments": {"action": "wait", "data": {}}},
     }
     running = asyncio.ensure_future(post(two, sid, body))
     await Slow.started.wait()
+    return one, two, sid, running
+
+
+async def test_delete_on_one_worker_cancels_the_call_running_on_the_other(
+    aiohttp_client, redis_url
+):
+    one, _, sid, running = await slow_call_on_two(aiohttp_client, redis_url, 3)
     assert (await one.delete("/mcp", headers=session_headers(sid))).status == 200
     await Slow.cancelled.wait()  # worker two heard of the end and cancelled it
     running.cancel()
@@ -429,7 +431,7 @@ async def test_an_elicitation_answered_on_the_other_worker_reaches_the_call(
     aiohttp_client, redis_url
 ):
     def asker_app():
-        return create_app(TOOLS=[Asker], BROKER=redis_url, STATE_SECRETS=[SECRET])
+        return app(redis_url, (Asker,))
 
     one = await aiohttp_client(asker_app())
     two = await aiohttp_client(asker_app())
@@ -475,24 +477,7 @@ async def test_an_elicitation_answered_on_the_other_worker_reaches_the_call(
 async def test_a_cancel_sent_to_the_other_worker_stops_the_call(
     aiohttp_client, redis_url
 ):
-    Slow.started = asyncio.Event()
-    Slow.cancelled = asyncio.Event()
-    one = await aiohttp_client(
-        create_app(TOOLS=[Slow], BROKER=redis_url, STATE_SECRETS=[SECRET])
-    )
-    two = await aiohttp_client(
-        create_app(TOOLS=[Slow], BROKER=redis_url, STATE_SECRETS=[SECRET])
-    )
-    sid = await initialize(one)
-    await initialized(one, sid)
-    body = {
-        "jsonrpc": "2.0",
-        "id": 8,
-        "method": "tools/call",
-        "params": {"name": "slow", "arguments": {"action": "wait", "data": {}}},
-    }
-    running = asyncio.ensure_future(post(two, sid, body))
-    await Slow.started.wait()
+    one, two, sid, running = await slow_call_on_two(aiohttp_client, redis_url, 8)
     cancel = {
         "jsonrpc": "2.0",
         "method": "notifications/cancelled",
