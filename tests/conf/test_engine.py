@@ -41,7 +41,7 @@ def test_the_engine_gets_the_settings():
     )
     engine = build_engine(settings)
     assert engine.options.call_timeout == 12.0
-    assert engine.options.max_listeners == 4
+    assert engine.options.max_streams == 4
     options = engine.options
     assert (options.server_name, options.server_version) == ("demo", "2.0")
     assert options.instructions == "Be brief."

@@ -238,7 +238,7 @@ async def test_remove_returns_whether_something_was_removed(wire):
 
 
 async def test_the_listener_cap_answers_503(make_wire):
-    wire = make_wire(Zero, max_listeners=1)
+    wire = make_wire(Zero, max_streams=1)
     first = asyncio.create_task(
         wire.modern(
             "subscriptions/listen",

@@ -30,7 +30,7 @@ def engine_options(settings: Settings) -> EngineOptions:
         call_timeout=settings.CALL_TIMEOUT,
         result_limit=settings.RESULT_LIMIT,
         expose_exception_messages=settings.EXPOSE_EXCEPTION_MESSAGES,
-        max_listeners=settings.MAX_STREAMS,
+        max_streams=settings.MAX_STREAMS,
         task_ttl=settings.TASK_TTL,
         task_poll_interval_ms=settings.TASK_POLL_INTERVAL,
         max_tasks=settings.MAX_TASKS,

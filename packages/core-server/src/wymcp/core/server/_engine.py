@@ -509,7 +509,7 @@ class Engine:
         )
         if call.stream is None:
             raise invalid_request("subscriptions/listen needs a stream.")
-        if len(self._subscriptions) >= self.options.max_listeners:
+        if len(self._subscriptions) >= self.options.max_streams:
             raise RpcError(
                 INTERNAL_ERROR,
                 "Too many open subscriptions. Retry later.",

@@ -67,7 +67,7 @@ class EngineOptions:
     )
     session_idle_timeout: float = 1800.0
     max_sessions: int = 10_000
-    max_listeners: int = 10_000
+    max_streams: int = 10_000
     retry_after: int = RETRY_AFTER
     client_request_timeout: float = 60.0
     call_timeout: float | None = None
