@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
-
 from aiohttp import web
+
 from wymcp.core.server import INTERNAL_ERROR, encode_json, error_message, valid_id
 
 _FAST_ENCODE = msgspec.json.Encoder().encode

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aiohttp import web
+
 from wymcp.conf import Settings
 from wymcp.core.schema import ToolSpec, required_scopes
 from wymcp.core.server import (

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import HttpVersion11, web
 from aiohttp.http_exceptions import PayloadEncodingError
+
 from wymcp.conf import Settings
 from wymcp.core.schema import ToolSpec
 from wymcp.core.server import (

@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import Any, Final, Self
 
 import aiohttp
+
 from wymcp.core.schema import HeaderAnnotation, header_annotations
 from wymcp.core.server import (
     ECHO_LIMIT,
