@@ -31,6 +31,7 @@ EXPECTED = [
     "Hint",
     "InputRequest",
     "InvalidToken",
+    "JwtValidator",
     "MemorySessionStore",
     "MemoryTaskStore",
     "MissingCapabilityError",

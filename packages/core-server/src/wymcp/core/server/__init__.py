@@ -51,6 +51,7 @@ from wymcp.core.server._jsonrpc import (
     request_message,
     valid_id,
 )
+from wymcp.core.server._jwt_validator import JwtValidator
 from wymcp.core.server._off_loop import yielding
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import (
@@ -97,6 +98,7 @@ __all__ = [
     "Hint",
     "InputRequest",
     "InvalidToken",
+    "JwtValidator",
     "MemorySessionStore",
     "MemoryTaskStore",
     "MissingCapabilityError",
