@@ -6,6 +6,7 @@ A transport hands `Engine` an `Exchange` per HTTP request and sends back the
 
 from wymcp.core.schema import Prompt, PromptArgument, Resource, ResourceNotFoundError
 from wymcp.core.server._authorization import InvalidToken, Principal, TokenValidator
+from wymcp.core.server._challenge import BearerChallenge
 from wymcp.core.server._content import (
     Content,
     ToolResult,
@@ -47,6 +48,7 @@ from wymcp.core.server._jsonrpc import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     RETRY_AFTER,
+    echoable_id,
     error_message,
     request_message,
     valid_id,
@@ -86,6 +88,7 @@ __all__ = [
     "RETRY_AFTER",
     "SUPPORTED",
     "TASKS_EXTENSION",
+    "BearerChallenge",
     "BodyError",
     "ClientRequestError",
     "Content",
@@ -119,6 +122,7 @@ __all__ = [
     "ToolResult",
     "audio",
     "decode_json",
+    "echoable_id",
     "embedded_resource",
     "encode_json",
     "error_message",

@@ -222,6 +222,14 @@ def _classify_response(body: dict[str, Any]) -> Incoming:
     )
 
 
+def echoable_id(body: JSONValue) -> str | int | None:
+    """The id of a message as sent, to echo in an error: None if unusable."""
+    if not isinstance(body, dict):
+        return None
+    rid = body.get("id")
+    return rid if valid_id(rid) else None
+
+
 def request_message(
     rid: str | int | None, method: str, params: JSONValue = None
 ) -> dict[str, JSONValue]:
