@@ -14,6 +14,7 @@ from wymcp.core.schema._declarations import (
     Resource,
     ResourceNotFoundError,
 )
+from wymcp.core.schema._echo_limit import ECHO_LIMIT
 from wymcp.core.schema._errors import ConfigurationError, ToolError
 from wymcp.core.schema._header_annotations import (
     HeaderAnnotation,
@@ -31,6 +32,7 @@ from wymcp.core.schema._tool import Tool
 from wymcp.core.schema._value_root import ValueNode
 
 __all__ = [
+    "ECHO_LIMIT",
     "RESERVED_NAME",
     "TASK_SUPPORT",
     "Action",

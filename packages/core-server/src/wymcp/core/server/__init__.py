@@ -4,6 +4,7 @@ A transport hands `Engine` an `Exchange` per HTTP request and sends back the
 `Reply`, or the SSE events the engine wrote to the request's `Stream`.
 """
 
+from wymcp.core.gates import ECHO_LIMIT
 from wymcp.core.schema import Prompt, PromptArgument, Resource, ResourceNotFoundError
 from wymcp.core.server._authorization import InvalidToken, Principal, TokenValidator
 from wymcp.core.server._challenge import BearerChallenge
@@ -40,7 +41,6 @@ from wymcp.core.server._json_policy import (
     nesting_depth,
 )
 from wymcp.core.server._jsonrpc import (
-    ECHO_LIMIT,
     ID_TEXT_LIMIT,
     INTERNAL_ERROR,
     INVALID_PARAMS,

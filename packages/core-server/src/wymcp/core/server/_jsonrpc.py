@@ -11,6 +11,7 @@ from typing import Any, Final, TypeGuard
 
 import attrs
 
+from wymcp.core.gates import ECHO_LIMIT
 from wymcp.core.server._exchange import JSONValue
 
 PARSE_ERROR: Final = -32700
@@ -24,8 +25,6 @@ HEADER_MISMATCH: Final = -32020
 MISSING_CAPABILITY: Final = -32021
 UNSUPPORTED_VERSION: Final = -32022
 
-ECHO_LIMIT: Final = 120
-"""Longest piece of a request (a name, a URI) an error message may quote."""
 RETRY_AFTER: Final = 5
 """Seconds a 503 (a limit reached: connections, sessions, streams) asks to wait."""
 

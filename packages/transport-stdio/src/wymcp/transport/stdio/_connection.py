@@ -24,6 +24,7 @@ from wymcp.core.server import (
     Engine,
     Exchange,
     Headers,
+    echoable_id,
     error_message,
     valid_id,
     yielding,
@@ -165,7 +166,7 @@ class Connection:
             logger.exception("wymcp: unexpected error answering a message")
             await self._writer.send(
                 error_message(
-                    _request_id(body.get("id")) if isinstance(body, dict) else None,
+                    echoable_id(body),
                     INTERNAL_ERROR,
                     "Internal error. The server logged the cause.",
                 )

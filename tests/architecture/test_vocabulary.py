@@ -1,0 +1,148 @@
+"""One protocol vocabulary: codes, the echo bound and Retry-After are written once.
+
+Every JSON-RPC error code (-32xxx), the 120-character echo bound and the
+Retry-After seconds are constants of the vocabulary modules; any other module
+of `packages/` imports them. Docstrings and comments may name them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ROOT / "packages"
+
+VOCABULARY = {
+    # JSON-RPC codes, RETRY_AFTER, request-id rules
+    "packages/core-server/src/wymcp/core/server/_jsonrpc.py": {"code", "retry"},
+    # ECHO_LIMIT (core-gates and core-server re-export it)
+    "packages/core-schema/src/wymcp/core/schema/_echo_limit.py": {"echo"},
+}
+"""The modules that define the vocabulary, and what each may spell."""
+
+PENDING_MERGE = {
+    # conf: settings declared once (s14) replaces these cuts with ECHO_LIMIT
+    "packages/conf/src/wymcp/conf/_checks.py": {"echo"},
+    "packages/conf/src/wymcp/conf/_loading.py": {"echo"},
+    "packages/conf/src/wymcp/conf/_validation.py": {"echo"},
+    # core-server's call path (e14/p14): _NAME_LIMIT = 120
+    "packages/core-server/src/wymcp/core/server/_toolcall.py": {"echo"},
+}
+"""Copies in modules other branches of issue 14 rewrite: empty it after merging.
+
+Each entry is exact (path and kind): a new copy anywhere else still fails.
+"""
+
+ECHO = 120
+_RETRY_TEXT = re.compile(r"retry-after\s*:\s*[0-9]", re.IGNORECASE)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the string constants that are docstrings (free to name codes)."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        for statement in body:
+            if isinstance(statement, ast.Expr) and isinstance(
+                statement.value, ast.Constant
+            ):
+                found.add(id(statement.value))
+    return found
+
+
+def _is_code(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+        and 32000 <= node.operand.value <= 32768
+    )
+
+
+def _is_retry_header(node: ast.AST) -> bool:
+    """A Retry-After header given a literal value (`{"Retry-After": "5"}`)."""
+    if not isinstance(node, ast.Dict):
+        return False
+    return any(
+        isinstance(key, ast.Constant)
+        and isinstance(key.value, str)
+        and key.value.lower() == "retry-after"
+        and isinstance(value, ast.Constant)
+        for key, value in zip(node.keys, node.values, strict=True)
+    )
+
+
+def findings(source: str) -> Iterator[tuple[str, int]]:
+    """(kind, line) of every vocabulary literal in `source`."""
+    tree = ast.parse(source)
+    docstrings = _docstrings(tree)
+    for node in ast.walk(tree):
+        if _is_code(node):
+            yield "code", node.lineno
+        elif isinstance(node, ast.Constant) and id(node) not in docstrings:
+            if type(node.value) is int and node.value == ECHO:
+                yield "echo", node.lineno
+            elif isinstance(node.value, str) and _RETRY_TEXT.search(node.value):
+                yield "retry", node.lineno
+        elif _is_retry_header(node):
+            yield "retry", node.lineno
+
+
+def _modules() -> list[Path]:
+    return sorted(
+        path
+        for path in PACKAGES.rglob("*.py")
+        if "__pycache__" not in path.parts and ".venv" not in path.parts
+    )
+
+
+def test_the_scan_finds_each_kind_of_copy():
+    source = (
+        '"""A docstring may say -32603, 120 and Retry-After: 5."""\n'
+        "CODE = -32601\n"
+        "name = sent[:120]\n"
+        'headers = {"Retry-After": "5"}\n'
+        'raw = "Retry-After: 5\\r\\n"\n'
+        "fine = -1, 121, {'Retry-After': str(RETRY_AFTER)}\n"
+    )
+    assert sorted(findings(source)) == [
+        ("code", 2),
+        ("echo", 3),
+        ("retry", 4),
+        ("retry", 5),
+    ]
+
+
+def test_the_listed_modules_exist():
+    for path in (*VOCABULARY, *PENDING_MERGE):
+        assert (ROOT / path).is_file(), path
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_spells_the_vocabulary_outside_its_home(path: Path):
+    relative = path.relative_to(ROOT).as_posix()
+    allowed = VOCABULARY.get(relative, set()) | PENDING_MERGE.get(relative, set())
+    stray = [
+        f"{relative}:{line}: {kind}"
+        for kind, line in findings(path.read_text(encoding="utf-8"))
+        if kind not in allowed
+    ]
+    assert not stray, (
+        "import the constant (wymcp.core.server: INTERNAL_ERROR, ..., RETRY_AFTER; "
+        f"wymcp.core.gates.ECHO_LIMIT) instead of spelling it: {stray}"
+    )
+
+
+@pytest.mark.parametrize(("relative", "kinds"), sorted(PENDING_MERGE.items()))
+def test_each_pending_entry_still_holds_a_copy(relative: str, kinds: set[str]):
+    # once a copy is gone its entry goes too, so the set only ever shrinks
+    found = {kind for kind, _ in findings((ROOT / relative).read_text("utf-8"))}
+    assert kinds <= found, f"{relative} no longer spells {kinds - found}: unlist it"
