@@ -17,7 +17,6 @@ from wymcp.core.server import (
     Principal,
     Reply,
 )
-from wymcp.core.server._stream_cap import StreamCap
 
 from .conftest import FakeStream, modern_request
 
@@ -56,20 +55,6 @@ async def hold(served: Engine, exchange: Exchange) -> asyncio.Task[Reply]:
     await settle()
     assert not task.done()
     return task
-
-
-def test_the_cap_counts_in_all_and_per_client():
-    cap = StreamCap(total=3, per_client=2)
-    alice, bob = ("principal", "sub:alice"), ("peer", "sub:alice")
-    assert cap.acquire(alice) is None
-    assert cap.acquire(alice) is None
-    assert cap.acquire(alice) == "MAX_STREAMS_PER_CLIENT"
-    assert cap.acquire(bob) is None
-    assert cap.acquire(("peer", "carol")) == "MAX_STREAMS"
-    cap.release(alice)
-    cap.release(alice)
-    assert cap.acquire(("peer", "carol")) is None
-    assert cap.open == 2
 
 
 async def test_streams_past_max_streams_get_503_retry_after_naming_the_setting():
