@@ -1,8 +1,8 @@
-"""One protocol vocabulary: codes, the echo bound and Retry-After are written once.
+"""One protocol vocabulary: codes, echo bound, Retry-After, header names, once.
 
-Every JSON-RPC error code (-32xxx), the 120-character echo bound and the
-Retry-After seconds are constants of the vocabulary modules; any other module
-of `packages/` imports them. Docstrings and comments may name them.
+Every JSON-RPC error code (-32xxx), the 120-character echo bound, the
+Retry-After seconds and the MCP header names are constants of the vocabulary
+modules; other modules of `packages/` import them. Docstrings may name them.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ VOCABULARY = {
     "packages/core-server/src/wymcp/core/server/_jsonrpc.py": {"code", "retry"},
     # ECHO_LIMIT (core-gates and core-server re-export it)
     "packages/core-schema/src/wymcp/core/schema/_echo_limit.py": {"echo"},
+    # Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-
+    "packages/core-server/src/wymcp/core/server/_header_names.py": {"header"},
 }
 """The modules that define the vocabulary, and what each may spell."""
 
@@ -32,6 +34,15 @@ PENDING_MERGE = {
     "packages/conf/src/wymcp/conf/_validation.py": {"echo"},
     # core-server's call path (e14/p14): _NAME_LIMIT = 120
     "packages/core-server/src/wymcp/core/server/_toolcall.py": {"echo"},
+    # the engine's dispatcher and revision checks (e14) read the header names
+    "packages/core-server/src/wymcp/core/server/_ladder.py": {"header"},
+    "packages/core-server/src/wymcp/core/server/_lifecycle.py": {"header"},
+    "packages/core-server/src/wymcp/core/server/_mirror.py": {"header"},
+    "packages/core-server/src/wymcp/core/server/_session_path.py": {"header"},
+    # the Redis-brokered engine (b16) reads Mcp-Session-Id
+    "packages/transport-aiohttp/src/wymcp/transport/aiohttp/_brokered_engine.py": {
+        "header"
+    },
 }
 """Copies in modules other branches of issue 14 rewrite: empty it after merging.
 
@@ -39,6 +50,10 @@ Each entry is exact (path and kind): a new copy anywhere else still fails.
 """
 
 ECHO = 120
+HEADERS = frozenset(
+    {"mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name"}
+)
+PARAM_PREFIX = "mcp-param-"
 _RETRY_TEXT = re.compile(r"retry-after\s*:\s*[0-9]", re.IGNORECASE)
 
 
@@ -80,6 +95,12 @@ def _is_retry_header(node: ast.AST) -> bool:
     )
 
 
+def _is_header_name(text: str) -> bool:
+    """A whole constant naming an MCP header (or the Mcp-Param- prefix)."""
+    lower = text.lower()
+    return lower in HEADERS or lower.startswith(PARAM_PREFIX)
+
+
 def findings(source: str) -> Iterator[tuple[str, int]]:
     """(kind, line) of every vocabulary literal in `source`."""
     tree = ast.parse(source)
@@ -92,6 +113,8 @@ def findings(source: str) -> Iterator[tuple[str, int]]:
                 yield "echo", node.lineno
             elif isinstance(node.value, str) and _RETRY_TEXT.search(node.value):
                 yield "retry", node.lineno
+            elif isinstance(node.value, str) and _is_header_name(node.value):
+                yield "header", node.lineno
         elif _is_retry_header(node):
             yield "retry", node.lineno
 
@@ -111,11 +134,15 @@ def test_the_scan_finds_each_kind_of_copy():
         "name = sent[:120]\n"
         'headers = {"Retry-After": "5"}\n'
         'raw = "Retry-After: 5\\r\\n"\n'
-        "fine = -1, 121, {'Retry-After': str(RETRY_AFTER)}\n"
+        'sid = headers.get("mcp-session-id")\n'
+        'param = f"Mcp-Param-{name}"\n'
+        "fine = -1, 121, {'Retry-After': str(RETRY_AFTER)}, 'Send Mcp-Name.'\n"
     )
     assert sorted(findings(source)) == [
         ("code", 2),
         ("echo", 3),
+        ("header", 6),
+        ("header", 7),
         ("retry", 4),
         ("retry", 5),
     ]
@@ -136,8 +163,8 @@ def test_no_module_spells_the_vocabulary_outside_its_home(path: Path):
         if kind not in allowed
     ]
     assert not stray, (
-        "import the constant (wymcp.core.server: INTERNAL_ERROR, ..., RETRY_AFTER; "
-        f"wymcp.core.gates.ECHO_LIMIT) instead of spelling it: {stray}"
+        "import the constant (wymcp.core.server: INTERNAL_ERROR, ..., RETRY_AFTER, "
+        f"SESSION_HEADER, ...; ECHO_LIMIT) instead of spelling it: {stray}"
     )
 
 

@@ -23,6 +23,7 @@ from wymcp.core.server import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     MODERN,
+    SESSION_HEADER,
     encode_json,
     mirrored_headers,
     request_message,
@@ -154,7 +155,7 @@ class Client:
             raise RuntimeError(f"initialize failed: HTTP {answer.status}")
         self.initialize_result = answer.result
         self.protocol_version = str(answer.result["protocolVersion"])
-        self.session_id = answer.headers.get("Mcp-Session-Id")
+        self.session_id = answer.headers.get(SESSION_HEADER)
         await self.notify("notifications/initialized")
         if self.log_level is not None:
             await self.request("logging/setLevel", {"level": self.log_level})

@@ -31,6 +31,13 @@ from wymcp.core.server._envelope import (
     session_headers,
 )
 from wymcp.core.server._exchange import Exchange, Headers, Reply, Stream
+from wymcp.core.server._header_names import (
+    METHOD_HEADER,
+    NAME_HEADER,
+    PARAM_HEADER_PREFIX,
+    SESSION_HEADER,
+    VERSION_HEADER,
+)
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._json_policy import (
     BodyError,
@@ -82,12 +89,17 @@ __all__ = [
     "LEGACY",
     "META_CAPABILITIES",
     "META_VERSION",
+    "METHOD_HEADER",
     "METHOD_NOT_FOUND",
     "MODERN",
+    "NAME_HEADER",
+    "PARAM_HEADER_PREFIX",
     "PARSE_ERROR",
     "RETRY_AFTER",
+    "SESSION_HEADER",
     "SUPPORTED",
     "TASKS_EXTENSION",
+    "VERSION_HEADER",
     "BearerChallenge",
     "BodyError",
     "ClientRequestError",
