@@ -1,8 +1,8 @@
-"""One protocol vocabulary: codes, echo bound, Retry-After, header names, once.
+"""One protocol vocabulary: codes, bounds, Retry-After, names, versions, once.
 
-Every JSON-RPC error code (-32xxx), the 120-character echo bound, the
-Retry-After seconds and the MCP header names are constants of the vocabulary
-modules; other modules of `packages/` import them. Docstrings may name them.
+JSON-RPC error codes (-32xxx), the 120-character echo bound, the Retry-After
+seconds, the MCP header names, the revision strings and the OAuth scope syntax
+are constants of the vocabulary modules; other modules import them.
 """
 
 from __future__ import annotations
@@ -24,21 +24,29 @@ VOCABULARY = {
     "packages/core-schema/src/wymcp/core/schema/_echo_limit.py": {"echo"},
     # Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-
     "packages/core-server/src/wymcp/core/server/_header_names.py": {"header"},
+    # MODERN, LEGACY, SUPPORTED, HANDSHAKE
+    "packages/core-server/src/wymcp/core/server/_revision.py": {"version"},
+    # SCOPE_TOKEN (RFC 6749 scope-token), exported by core-schema
+    "packages/core-schema/src/wymcp/core/schema/_scopes.py": {"scope"},
 }
 """The modules that define the vocabulary, and what each may spell."""
 
 PENDING_MERGE = {
     # conf: settings declared once (s14) replaces these cuts with ECHO_LIMIT
     "packages/conf/src/wymcp/conf/_checks.py": {"echo"},
+    "packages/conf/src/wymcp/conf/_defaults.py": {"version"},
     "packages/conf/src/wymcp/conf/_loading.py": {"echo"},
-    "packages/conf/src/wymcp/conf/_validation.py": {"echo"},
+    "packages/conf/src/wymcp/conf/_validation.py": {"echo", "scope"},
     # core-server's call path (e14/p14): _NAME_LIMIT = 120
     "packages/core-server/src/wymcp/core/server/_toolcall.py": {"echo"},
     # the engine's dispatcher and revision checks (e14) read the header names
     "packages/core-server/src/wymcp/core/server/_ladder.py": {"header"},
-    "packages/core-server/src/wymcp/core/server/_lifecycle.py": {"header"},
+    "packages/core-server/src/wymcp/core/server/_lifecycle.py": {"header", "version"},
     "packages/core-server/src/wymcp/core/server/_mirror.py": {"header"},
-    "packages/core-server/src/wymcp/core/server/_session_path.py": {"header"},
+    "packages/core-server/src/wymcp/core/server/_session_path.py": {
+        "header",
+        "version",
+    },
     # the Redis-brokered engine (b16) reads Mcp-Session-Id
     "packages/transport-aiohttp/src/wymcp/transport/aiohttp/_brokered_engine.py": {
         "header"
@@ -54,6 +62,10 @@ HEADERS = frozenset(
     {"mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name"}
 )
 PARAM_PREFIX = "mcp-param-"
+VERSIONS = frozenset(
+    {"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+)
+SCOPE_SYNTAX = r"\x21\x23-\x5b\x5d-\x7e"
 _RETRY_TEXT = re.compile(r"retry-after\s*:\s*[0-9]", re.IGNORECASE)
 
 
@@ -115,6 +127,10 @@ def findings(source: str) -> Iterator[tuple[str, int]]:
                 yield "retry", node.lineno
             elif isinstance(node.value, str) and _is_header_name(node.value):
                 yield "header", node.lineno
+            elif isinstance(node.value, str) and node.value in VERSIONS:
+                yield "version", node.lineno
+            elif isinstance(node.value, str) and SCOPE_SYNTAX in node.value:
+                yield "scope", node.lineno
         elif _is_retry_header(node):
             yield "retry", node.lineno
 
@@ -136,7 +152,10 @@ def test_the_scan_finds_each_kind_of_copy():
         'raw = "Retry-After: 5\\r\\n"\n'
         'sid = headers.get("mcp-session-id")\n'
         'param = f"Mcp-Param-{name}"\n'
+        "old = version == '2025-03-26'\n"
+        'scope = re.compile(r"[\\x21\\x23-\\x5b\\x5d-\\x7e]+")\n'
         "fine = -1, 121, {'Retry-After': str(RETRY_AFTER)}, 'Send Mcp-Name.'\n"
+        "fine_too = 'at 2026-07-28 the call ends'\n"
     )
     assert sorted(findings(source)) == [
         ("code", 2),
@@ -145,6 +164,8 @@ def test_the_scan_finds_each_kind_of_copy():
         ("header", 7),
         ("retry", 4),
         ("retry", 5),
+        ("scope", 9),
+        ("version", 8),
     ]
 
 
@@ -164,7 +185,8 @@ def test_no_module_spells_the_vocabulary_outside_its_home(path: Path):
     ]
     assert not stray, (
         "import the constant (wymcp.core.server: INTERNAL_ERROR, ..., RETRY_AFTER, "
-        f"SESSION_HEADER, ...; ECHO_LIMIT) instead of spelling it: {stray}"
+        "SESSION_HEADER, ..., MODERN, SUPPORTED; wymcp.core.schema: ECHO_LIMIT, "
+        f"SCOPE_TOKEN) instead of spelling it: {stray}"
     )
 
 

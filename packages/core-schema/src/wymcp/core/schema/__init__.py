@@ -25,7 +25,7 @@ from wymcp.core.schema._header_codec import decode_header_value, encode_header_v
 from wymcp.core.schema._input_schema import action_summaries, build_input_schema
 from wymcp.core.schema._key_set import close_properties, close_schema
 from wymcp.core.schema._registration import RESERVED_NAME, prepare, prepare_all
-from wymcp.core.schema._scopes import required_scopes
+from wymcp.core.schema._scopes import SCOPE_TOKEN, required_scopes
 from wymcp.core.schema._spec import ActionSpec, ToolSpec
 from wymcp.core.schema._task_support import TASK_SUPPORT, published_task_support
 from wymcp.core.schema._tool import Tool
@@ -34,6 +34,7 @@ from wymcp.core.schema._value_root import ValueNode
 __all__ = [
     "ECHO_LIMIT",
     "RESERVED_NAME",
+    "SCOPE_TOKEN",
     "TASK_SUPPORT",
     "Action",
     "ActionSpec",
