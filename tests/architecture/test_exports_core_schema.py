@@ -3,7 +3,9 @@ import wymcp.core.schema
 
 def test_the_public_names_of_core_schema_are_pinned():
     assert wymcp.core.schema.__all__ == [
+        "ECHO_LIMIT",
         "RESERVED_NAME",
+        "SCOPE_TOKEN",
         "TASK_SUPPORT",
         "Action",
         "ActionSpec",

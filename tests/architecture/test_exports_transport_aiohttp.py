@@ -19,6 +19,14 @@ def test_the_facade_exports_setup_create_app_the_worker_and_the_auth_names():
         assert callable(getattr(wymcp.transport.aiohttp, name))
 
 
+def test_jwt_validator_is_the_core_servers_re_exported():
+    # it needs no aiohttp, and a stdio server validates tokens too
+    from wymcp.core.server import JwtValidator
+
+    assert wymcp.transport.aiohttp.JwtValidator is JwtValidator
+    assert JwtValidator.__module__ == "wymcp.core.server._jwt_validator"
+
+
 def test_the_console_script_points_at_main():
     from wymcp.transport.aiohttp._command import main
 

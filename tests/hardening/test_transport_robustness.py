@@ -31,7 +31,9 @@ import pytest
 from wymcp.conf import Settings, run_checks
 from wymcp.core.schema import Tool
 from wymcp.core.server import InvalidToken
+from wymcp.core.server._stream_cap import StreamCap
 from wymcp.transport.aiohttp import JwtValidator
+from wymcp.transport.aiohttp._admission import is_utf8_json as _is_utf8_json
 from wymcp.transport.aiohttp._bearer_auth import _BEARER
 from wymcp.transport.aiohttp._content_coding import (
     Inflater,
@@ -39,10 +41,8 @@ from wymcp.transport.aiohttp._content_coding import (
     TooLarge,
     body_codings,
 )
-from wymcp.transport.aiohttp._endpoint import _is_utf8_json
 from wymcp.transport.aiohttp._host_policy import HostPolicy
 from wymcp.transport.aiohttp._json_body import BodyError, decode_json, nesting_depth
-from wymcp.transport.aiohttp._stream_cap import StreamCap
 
 if TYPE_CHECKING:
     from conftest import Answer, Serve, Wire

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from wymcp.transport.aiohttp._host_policy import HostPolicy
+from wymcp.transport.aiohttp._host_policy import (
+    MEMO_LIMIT,
+    MEMO_VALUE_LIMIT,
+    HostPolicy,
+)
 
 DEFAULT = HostPolicy.build((), ())
 EXTENDED = HostPolicy.build(
@@ -91,5 +95,17 @@ def test_remembered_answers_stay_right_past_the_memo_limit():
         assert policy.host_allowed(["api.example.com:443"]), round_
         assert policy.host_allowed(["127.0.0.1:8000"]), round_
         assert policy.origin_allowed(["https://api.example.com"]), round_
-    assert len(policy._hosts_seen) <= 256
-    assert len(policy._origins_seen) <= 256
+    assert len(policy.hosts_seen) <= MEMO_LIMIT
+    assert len(policy.origins_seen) <= MEMO_LIMIT
+
+
+def test_a_value_too_long_to_be_a_host_is_decided_but_never_remembered():
+    policy = HostPolicy.build(["api.example.com"], [])
+    long_host = "a" * (MEMO_VALUE_LIMIT + 1)
+    long_origin = "http://" + long_host
+    for _ in range(2):
+        assert policy.host_allowed([long_host]) is False
+        assert policy.origin_allowed([long_origin]) is False
+    assert len(policy.hosts_seen) == len(policy.origins_seen) == 0
+    assert policy.host_allowed(["api.example.com"])
+    assert len(policy.hosts_seen) == 1

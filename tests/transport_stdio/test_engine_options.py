@@ -60,3 +60,14 @@ def test_build_engine_takes_engine_options_no_setting_names():
     engine = build_engine(settings(), session_store=store)
     assert engine.options.session_store is store
     assert engine.options.server_name == "wymcp"
+
+
+def test_the_one_stdio_client_may_hold_every_stream():
+    # MAX_STREAMS_PER_CLIENT tells HTTP clients apart; stdio has one client
+    from wymcp.transport.stdio._serve import build_stdio_engine
+
+    engine = build_stdio_engine(
+        load_settings(None, TOOLS=(Calc,), MAX_STREAMS=300, MAX_STREAMS_PER_CLIENT=5)
+    )
+    assert engine.options.max_streams == 300
+    assert engine.options.max_streams_per_client == 300

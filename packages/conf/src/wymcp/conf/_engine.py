@@ -31,6 +31,7 @@ def engine_options(settings: Settings) -> EngineOptions:
         result_limit=settings.RESULT_LIMIT,
         expose_exception_messages=settings.EXPOSE_EXCEPTION_MESSAGES,
         max_streams=settings.MAX_STREAMS,
+        max_streams_per_client=settings.MAX_STREAMS_PER_CLIENT,
         task_ttl=settings.TASK_TTL,
         task_poll_interval_ms=settings.TASK_POLL_INTERVAL,
         max_tasks=settings.MAX_TASKS,

@@ -23,6 +23,8 @@ from wymcp.core.server import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     MODERN,
+    SESSION_HEADER,
+    encode_json,
     mirrored_headers,
     request_message,
     request_meta,
@@ -38,10 +40,6 @@ RequestHandler = Callable[[str, dict[str, Any]], Awaitable[Mapping[str, Any]]]
 
 ACCEPT: Final = "application/json, text/event-stream"
 _MAX_ROUNDS: Final = 10
-
-
-def _encode(message: Mapping[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False).encode("utf-8")
 
 
 def _decoded(body: bytes) -> Any:
@@ -157,7 +155,7 @@ class Client:
             raise RuntimeError(f"initialize failed: HTTP {answer.status}")
         self.initialize_result = answer.result
         self.protocol_version = str(answer.result["protocolVersion"])
-        self.session_id = answer.headers.get("Mcp-Session-Id")
+        self.session_id = answer.headers.get(SESSION_HEADER)
         await self.notify("notifications/initialized")
         if self.log_level is not None:
             await self.request("logging/setLevel", {"level": self.log_level})
@@ -240,7 +238,7 @@ class Client:
         """POST one message with exactly these headers (plus Content-Type)."""
         sent = [("Content-Type", "application/json"), *headers]
         async with self.http.post(
-            self.path, data=_encode(message), headers=sent
+            self.path, data=encode_json(message), headers=sent
         ) as response:
             return await self._read(response)
 

@@ -16,6 +16,7 @@ from wymcp.core.schema import ToolSpec, prepare
 from wymcp.core.server import (
     METHOD_NOT_FOUND,
     MODERN,
+    SESSION_HEADER,
     Engine,
     Exchange,
     Headers,
@@ -99,7 +100,7 @@ class _Session:
             raise RuntimeError(f"initialize failed: {answer.response}")
         self.version = str(answer.result["protocolVersion"])
         self.headers = list(
-            session_headers(self.version, answer.headers["Mcp-Session-Id"]).items()
+            session_headers(self.version, answer.headers[SESSION_HEADER]).items()
         )
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         await self.post(initialized, self.headers, Recorder())

@@ -10,8 +10,10 @@ from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._plain_refusal import plain_refusal
 from wymcp.core.gates._refusal import help_pointer
 from wymcp.core.gates._verdict import Verdict
+from wymcp.core.schema import ECHO_LIMIT
 
 __all__ = [
+    "ECHO_LIMIT",
     "Verdict",
     "arguments_refusal",
     "check",

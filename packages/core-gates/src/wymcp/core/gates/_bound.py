@@ -1,8 +1,8 @@
 """Bounding what a refusal carries: the first ten in path order, and echo cutting.
 
 A refusal quotes the request only through keys and paths; each such text is cut at
-120 characters (fewer when its characters need JSON escaping), and a list of them keeps
-the first ten in path order plus a count of them all.
+`ECHO_LIMIT` characters (fewer when its characters need JSON escaping), and a list
+of them keeps the first ten in path order plus a count of them all.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import heapq
 import json
 from collections.abc import Iterable, Sequence
 
+from wymcp.core.schema import ECHO_LIMIT
+
 FIRST = 10
-ECHO = 120
 _ESCAPED_BUDGET = 180
 _ELLIPSIS = "…"
 
@@ -21,12 +22,12 @@ Path = tuple[Token, ...]
 
 
 def echo(text: str) -> str:
-    """Cut an echoed text at 120 characters, fewer if it needs heavy JSON escaping."""
-    if len(text) <= ECHO and len(json.dumps(text)) <= _ESCAPED_BUDGET + 2:
+    """Cut an echoed text at `ECHO_LIMIT` characters, fewer if it needs escaping."""
+    if len(text) <= ECHO_LIMIT and len(json.dumps(text)) <= _ESCAPED_BUDGET + 2:
         return text
     budget = _ESCAPED_BUDGET - len(json.dumps(_ELLIPSIS)) + 2
     kept: list[str] = []
-    for char in text[: ECHO - 1]:
+    for char in text[: ECHO_LIMIT - 1]:
         cost = len(json.dumps(char)) - 2
         if cost > budget:
             break

@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from wymcp.core.gates._bound import Token, echo
+from wymcp.core.schema import ECHO_LIMIT
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -26,9 +27,9 @@ def render_path(path: Sequence[Token], root: str = "data") -> str:
         elif _IDENTIFIER.fullmatch(token):
             part = f".{token}"
         else:
-            part = f"[{json.dumps(token[: 2 * 120], ensure_ascii=False)}]"
+            part = f"[{json.dumps(token[: 2 * ECHO_LIMIT], ensure_ascii=False)}]"
         parts.append(part)
         length += len(part)
-        if length > 2 * 120:
+        if length > 2 * ECHO_LIMIT:
             break
     return echo("".join(parts))

@@ -14,6 +14,7 @@ from wymcp.core.schema._declarations import (
     Resource,
     ResourceNotFoundError,
 )
+from wymcp.core.schema._echo_limit import ECHO_LIMIT
 from wymcp.core.schema._errors import ConfigurationError, ToolError
 from wymcp.core.schema._header_annotations import (
     HeaderAnnotation,
@@ -24,14 +25,16 @@ from wymcp.core.schema._header_codec import decode_header_value, encode_header_v
 from wymcp.core.schema._input_schema import action_summaries, build_input_schema
 from wymcp.core.schema._key_set import close_properties, close_schema
 from wymcp.core.schema._registration import RESERVED_NAME, prepare, prepare_all
-from wymcp.core.schema._scopes import required_scopes
+from wymcp.core.schema._scopes import SCOPE_TOKEN, required_scopes
 from wymcp.core.schema._spec import ActionSpec, ToolSpec
 from wymcp.core.schema._task_support import TASK_SUPPORT, published_task_support
 from wymcp.core.schema._tool import Tool
 from wymcp.core.schema._value_root import ValueNode
 
 __all__ = [
+    "ECHO_LIMIT",
     "RESERVED_NAME",
+    "SCOPE_TOKEN",
     "TASK_SUPPORT",
     "Action",
     "ActionSpec",

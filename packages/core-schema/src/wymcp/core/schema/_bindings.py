@@ -22,6 +22,7 @@ from wymcp.core.schema._derive import (
     derive_output,
     is_output_annotation,
 )
+from wymcp.core.schema._echo_limit import ECHO_LIMIT
 from wymcp.core.schema._errors import ToolError
 from wymcp.core.schema._structuring import make_converter, structurer, unstructurer
 from wymcp.core.schema._tool import Tool
@@ -162,8 +163,8 @@ async def run_bound(
     binding = (bindings or {}).get(action)
     if binding is None:
         raise NotImplementedError(
-            f"action {action[:120]!r} has no @action method and run_action is not"
-            " overridden"
+            f"action {action[:ECHO_LIMIT]!r} has no @action method and run_action "
+            "is not overridden"
         )
     return await binding.run(tool, data, ctx)
 

@@ -4,8 +4,10 @@ A transport hands `Engine` an `Exchange` per HTTP request and sends back the
 `Reply`, or the SSE events the engine wrote to the request's `Stream`.
 """
 
+from wymcp.core.gates import ECHO_LIMIT
 from wymcp.core.schema import Prompt, PromptArgument, Resource, ResourceNotFoundError
 from wymcp.core.server._authorization import InvalidToken, Principal, TokenValidator
+from wymcp.core.server._challenge import BearerChallenge
 from wymcp.core.server._content import (
     Content,
     ToolResult,
@@ -29,6 +31,13 @@ from wymcp.core.server._envelope import (
     session_headers,
 )
 from wymcp.core.server._exchange import Exchange, Headers, Reply, Stream
+from wymcp.core.server._header_names import (
+    METHOD_HEADER,
+    NAME_HEADER,
+    PARAM_HEADER_PREFIX,
+    SESSION_HEADER,
+    VERSION_HEADER,
+)
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._json_policy import (
     BodyError,
@@ -39,7 +48,6 @@ from wymcp.core.server._json_policy import (
     nesting_depth,
 )
 from wymcp.core.server._jsonrpc import (
-    ECHO_LIMIT,
     ID_TEXT_LIMIT,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -47,10 +55,12 @@ from wymcp.core.server._jsonrpc import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     RETRY_AFTER,
+    echoable_id,
     error_message,
     request_message,
     valid_id,
 )
+from wymcp.core.server._jwt_validator import JwtValidator
 from wymcp.core.server._off_loop import yielding
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import (
@@ -79,12 +89,18 @@ __all__ = [
     "LEGACY",
     "META_CAPABILITIES",
     "META_VERSION",
+    "METHOD_HEADER",
     "METHOD_NOT_FOUND",
     "MODERN",
+    "NAME_HEADER",
+    "PARAM_HEADER_PREFIX",
     "PARSE_ERROR",
     "RETRY_AFTER",
+    "SESSION_HEADER",
     "SUPPORTED",
     "TASKS_EXTENSION",
+    "VERSION_HEADER",
+    "BearerChallenge",
     "BodyError",
     "ClientRequestError",
     "Content",
@@ -97,6 +113,7 @@ __all__ = [
     "Hint",
     "InputRequest",
     "InvalidToken",
+    "JwtValidator",
     "MemorySessionStore",
     "MemoryTaskStore",
     "MissingCapabilityError",
@@ -117,6 +134,7 @@ __all__ = [
     "ToolResult",
     "audio",
     "decode_json",
+    "echoable_id",
     "embedded_resource",
     "encode_json",
     "error_message",

@@ -3,18 +3,20 @@
 A transport authenticates every request with a `TokenValidator` and hands
 the engine the `Principal` it returns. A tool declares the OAuth scopes its
 actions need in a `scopes` class attribute, checked at registration;
-`tool_scopes` and `required_scopes` read it for one call.
+`refuse_call` answers 403 to a `tools/call` whose principal lacks one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from wymcp.core.schema import ToolSpec
+from wymcp.core.schema import ToolSpec, required_scopes
+from wymcp.core.server._exchange import Exchange, Reply
+from wymcp.core.server._jsonrpc import echoable_id
 
 _DESCRIPTION_LIMIT = 200
 
@@ -76,10 +78,34 @@ class TokenValidator(Protocol):
         ...
 
 
-def tool_scopes(spec: ToolSpec) -> Mapping[str, frozenset[str]]:
-    """The scopes a prepared tool declared, by `"*"` or action name.
+def refuse_call(
+    exchange: Exchange, tool: Callable[[str], ToolSpec | None]
+) -> Reply | None:
+    """The 403 for a `tools/call` needing scopes the principal was not granted.
 
-    Registration (`wymcp.core.schema.prepare`) has already checked the
-    declaration; a wrong one never reaches a served tool.
+    Read from the message as sent, before any other check: the tool action's
+    scopes (its tool-wide ones for an unknown action) plus the challenge's
+    `required`. None when the exchange carries no challenge (no `AUTH`), the
+    message calls no known tool, or the principal has every scope.
     """
-    return spec.scopes
+    challenge = exchange.challenge
+    principal = exchange.principal
+    body = exchange.body
+    if challenge is None or not isinstance(principal, Principal):
+        return None
+    if not isinstance(body, dict) or body.get("method") != "tools/call":
+        return None
+    params = body.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    spec = tool(name) if isinstance(name, str) else None
+    if spec is None:
+        return None
+    action = None
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    if spec.actions and isinstance(arguments, dict):
+        sent = arguments.get("action")
+        action = sent if isinstance(sent, str) and sent in spec.actions else None
+    needed = required_scopes(spec.scopes, action) | challenge.required
+    if not principal.missing(needed):
+        return None
+    return challenge.forbidden(needed, rid=echoable_id(body))

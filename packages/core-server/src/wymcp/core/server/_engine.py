@@ -14,6 +14,7 @@ from typing import Any
 
 from wymcp.core.schema import ToolSpec
 from wymcp.core.server._asking import asking_result, build_context
+from wymcp.core.server._authorization import refuse_call
 from wymcp.core.server._call import (
     Call,
     Handler,
@@ -33,7 +34,6 @@ from wymcp.core.server._help import (
     help_arguments,
 )
 from wymcp.core.server._jsonrpc import (
-    INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     Incoming,
     RpcError,
@@ -58,6 +58,7 @@ from wymcp.core.server._revision import (
 from wymcp.core.server._session import MemorySessionStore
 from wymcp.core.server._session_path import SessionPath
 from wymcp.core.server._state import StateKeys
+from wymcp.core.server._stream_cap import LongStreams
 from wymcp.core.server._subscriptions import Subscriptions
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._task_methods import TaskMethods
@@ -93,6 +94,12 @@ class Engine:
         opts = self.options
         self._subscriptions = Subscriptions()
         self._deadlines = Deadlines()
+        self._streams = LongStreams(
+            total=opts.max_streams,
+            per_client=opts.max_streams_per_client,
+            retry_after=opts.retry_after,
+            wall_clock=opts.wall_clock,
+        )
         self._catalogue = Catalogue(tools, resources, prompts, self._changed)
         self._store = opts.session_store or MemorySessionStore(
             idle_timeout=opts.session_idle_timeout,
@@ -252,6 +259,15 @@ class Engine:
 
     async def post(self, exchange: Exchange, stream: Stream) -> Reply:
         """Answer one POSTed JSON-RPC message."""
+        denied = refuse_call(exchange, self._catalogue.tool)
+        if denied is not None:
+            return denied
+        body = exchange.body
+        if isinstance(body, dict) and body.get("method") == "subscriptions/listen":
+            return await self._streams.hold(exchange, stream, self._post)
+        return await self._post(exchange, stream)
+
+    async def _post(self, exchange: Exchange, stream: Stream) -> Reply:
         body = exchange.body
         try:
             incoming = classify(body)
@@ -315,7 +331,7 @@ class Engine:
 
         It lasts until the session ends or another GET replaces it.
         """
-        return await self._session_path.get(exchange, stream)
+        return await self._streams.hold(exchange, stream, self._session_path.get)
 
     async def delete(self, exchange: Exchange) -> Reply:
         """End a session; later requests naming it get 404."""
@@ -509,11 +525,4 @@ class Engine:
         )
         if call.stream is None:
             raise invalid_request("subscriptions/listen needs a stream.")
-        if len(self._subscriptions) >= self.options.max_streams:
-            raise RpcError(
-                INTERNAL_ERROR,
-                "Too many open subscriptions. Retry later.",
-                status=503,
-                headers={"Retry-After": str(self.options.retry_after)},
-            )
         return await self._subscriptions.listen(call.id, honoured, call.stream)

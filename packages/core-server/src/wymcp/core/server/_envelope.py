@@ -11,6 +11,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from wymcp.core.schema import HeaderAnnotation, encode_header_value
+from wymcp.core.server._header_names import (
+    METHOD_HEADER,
+    NAME_HEADER,
+    PARAM_HEADER_PREFIX,
+    SESSION_HEADER,
+    VERSION_HEADER,
+)
 from wymcp.core.server._mirror import NAMED_METHODS, value_at
 from wymcp.core.server._revision import (
     META_CAPABILITIES,
@@ -57,24 +64,24 @@ def mirrored_headers(
     `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` for a named method, and
     one `Mcp-Param-<Name>` per annotated argument present in a tools/call.
     """
-    headers = [("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)]
+    headers = [(VERSION_HEADER, MODERN), (METHOD_HEADER, method)]
     field = NAMED_METHODS.get(method)
     name = params.get(field) if field is not None else None
     if isinstance(name, str):
-        headers.append(("Mcp-Name", encode_header_value(name)))
+        headers.append((NAME_HEADER, encode_header_value(name)))
     arguments = params.get("arguments")
     if method != "tools/call" or not isinstance(arguments, Mapping):
         return headers
     for annotation in annotations:
         value = _header_value(value_at(arguments, annotation.path))
         if value is not None:
-            headers.append((f"Mcp-Param-{annotation.header}", value))
+            headers.append((PARAM_HEADER_PREFIX + annotation.header, value))
     return headers
 
 
 def session_headers(version: str, session_id: str | None) -> dict[str, str]:
     """The headers of a request in a 2025 session (before it has an id: the version)."""
-    headers = {"MCP-Protocol-Version": version}
+    headers = {VERSION_HEADER: version}
     if session_id is not None:
-        headers["Mcp-Session-Id"] = session_id
+        headers[SESSION_HEADER] = session_id
     return headers

@@ -9,9 +9,12 @@ into an SSE stream. Nothing here performs I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
+
+if TYPE_CHECKING:
+    from wymcp.core.server._challenge import BearerChallenge
 
 JSONValue = Any
 """A decoded JSON value (the decode boundary is the only place Any appears)."""
@@ -59,7 +62,11 @@ class Exchange:
     `principal` is what the transport's auth hook accepted, or None.
     `mirrored_headers` is False for a transport without HTTP headers (stdio):
     the 2026-07-28 checks of `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` then
-    do not apply.
+    do not apply. `challenge` is how a refusal of this request points at a
+    token (None without authentication): the engine answers a tool call the
+    principal lacks scopes for, or a stream its token outlived, with it.
+    `peer` is the client's network address if the transport knows one: a
+    client without a principal is counted by it (`max_streams_per_client`).
     """
 
     method: str
@@ -67,6 +74,8 @@ class Exchange:
     body: JSONValue = None
     principal: object | None = None
     mirrored_headers: bool = True
+    challenge: BearerChallenge | None = None
+    peer: str | None = None
 
 
 @attrs.frozen

@@ -11,6 +11,7 @@ from typing import Any, Final, TypeGuard
 
 import attrs
 
+from wymcp.core.gates import ECHO_LIMIT
 from wymcp.core.server._exchange import JSONValue
 
 PARSE_ERROR: Final = -32700
@@ -24,8 +25,6 @@ HEADER_MISMATCH: Final = -32020
 MISSING_CAPABILITY: Final = -32021
 UNSUPPORTED_VERSION: Final = -32022
 
-ECHO_LIMIT: Final = 120
-"""Longest piece of a request (a name, a URI) an error message may quote."""
 RETRY_AFTER: Final = 5
 """Seconds a 503 (a limit reached: connections, sessions, streams) asks to wait."""
 
@@ -220,6 +219,14 @@ def _classify_response(body: dict[str, Any]) -> Incoming:
     return Incoming(
         kind="response", id=rid, result=body.get("result"), error=body.get("error")
     )
+
+
+def echoable_id(body: JSONValue) -> str | int | None:
+    """The id of a message as sent, to echo in an error: None if unusable."""
+    if not isinstance(body, dict):
+        return None
+    rid = body.get("id")
+    return rid if valid_id(rid) else None
 
 
 def request_message(

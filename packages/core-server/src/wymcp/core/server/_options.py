@@ -47,6 +47,8 @@ class EngineOptions:
     `task_ttl` (seconds) is how long a task and its
     result are kept; `max_tasks` and `max_tasks_per_principal` cap the tasks
     kept; `task_store` holds them (None: in this process's memory).
+    `max_streams` caps the long-lived streams (GET, `subscriptions/listen`)
+    open at once, `max_streams_per_client` those of one client.
     """
 
     server_name: str = "wymcp"
@@ -68,6 +70,7 @@ class EngineOptions:
     session_idle_timeout: float = 1800.0
     max_sessions: int = 10_000
     max_streams: int = 10_000
+    max_streams_per_client: int = 10_000
     retry_after: int = RETRY_AFTER
     client_request_timeout: float = 60.0
     call_timeout: float | None = None

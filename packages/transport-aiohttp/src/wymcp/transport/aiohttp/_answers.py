@@ -2,7 +2,7 @@
 
 Every one is a JSON-RPC error object with a fixed, short message: nothing the
 caller sent is quoted, so each stays a few hundred bytes whatever arrived.
-`docs/http.md` lists them all.
+`docs/http.md` lists them all. An engine's `Reply` becomes a response here too.
 """
 
 from __future__ import annotations
@@ -11,11 +11,26 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
-
 from aiohttp import web
-from wymcp.core.server import INTERNAL_ERROR, encode_json, error_message, valid_id
+
+from wymcp.core.server import (
+    INTERNAL_ERROR,
+    Reply,
+    echoable_id,
+    encode_json,
+    error_message,
+)
+
+__all__ = [
+    "echoable_id",
+    "encode",
+    "error_response",
+    "internal_error",
+    "reply_response",
+]
 
 _FAST_ENCODE = msgspec.json.Encoder().encode
+_JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 def encode(value: Any) -> bytes:
@@ -27,14 +42,6 @@ def encode(value: Any) -> bytes:
     attrs) are written as msgspec writes them.
     """
     return encode_json(value, fast=_FAST_ENCODE)
-
-
-def echoable_id(body: Any) -> Any:
-    """Return the request id to echo in an error, or None if unusable or large."""
-    if not isinstance(body, dict):
-        return None
-    rid = body.get("id")
-    return rid if valid_id(rid) else None
 
 
 def error_response(
@@ -63,3 +70,15 @@ def internal_error(rid: Any = None) -> web.Response:
     return error_response(
         200, INTERNAL_ERROR, "Internal error. The server logged the cause.", rid=rid
     )
+
+
+def reply_response(reply: Reply) -> web.Response:
+    """The engine's `Reply` as a response: its status, headers, and JSON body."""
+    headers: Mapping[str, str] = reply.headers
+    if reply.body is None:
+        return web.Response(status=reply.status, headers=headers or None)
+    if headers:
+        headers = {**headers, "Content-Type": "application/json"}
+    else:
+        headers = _JSON_HEADERS
+    return web.Response(status=reply.status, body=encode(reply.body), headers=headers)

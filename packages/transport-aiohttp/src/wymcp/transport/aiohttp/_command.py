@@ -17,6 +17,7 @@ from collections.abc import Collection, Sequence
 from typing import TextIO
 
 from aiohttp import web
+
 from wymcp.conf import (
     CheckMessage,
     Settings,

@@ -13,6 +13,7 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.worker import GunicornWebWorker
+
 from wymcp.conf import run_checks
 from wymcp.transport.aiohttp._runner import make_runner
 from wymcp.transport.aiohttp._setup import get_endpoint

@@ -14,8 +14,12 @@ from collections.abc import Callable, Iterable
 import attrs
 
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
-_MEMO_LIMIT = 256
+MEMO_LIMIT = 256
 """Distinct Host/Origin values remembered; past it the memo starts over."""
+MEMO_VALUE_LIMIT = 300
+"""Longest value remembered (a DNS name is at most 253 characters, plus a port
+and a scheme): a longer one is decided each time, so a memo holds at most
+`MEMO_LIMIT` x `MEMO_VALUE_LIMIT` characters whatever clients send."""
 
 _AUTHORITY = re.compile(r"(\[[0-9a-f:.]+\]|[^\[\]:/]+)(?::([0-9]{1,5}))?")
 _ORIGIN = re.compile(r"(https?)://(.+)")
@@ -38,20 +42,51 @@ def _entry(entry: str) -> tuple[str, str | None]:
     return name, (None if port in {"", "*"} else port)
 
 
-@attrs.frozen
+class Memo:
+    """Verdicts remembered by header value, bounded in count and value length.
+
+    A client sends the same Host every time; a hostile one sends a new value
+    each time and only ever empties the memo.
+    """
+
+    def __init__(self, decide: Callable[[str], bool]) -> None:
+        self._decide = decide
+        self._seen: dict[str, bool] = {}
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def __call__(self, value: str) -> bool:
+        """`decide(value)`, remembered when `value` is short enough to keep."""
+        known = self._seen.get(value)
+        if known is not None:
+            return known
+        known = self._decide(value)
+        if len(value) <= MEMO_VALUE_LIMIT:
+            if len(self._seen) >= MEMO_LIMIT:
+                self._seen.clear()
+            self._seen[value] = known
+        return known
+
+
+@attrs.define(eq=False)
 class HostPolicy:
-    """Answers whether a request's Host and Origin headers are acceptable."""
+    """Answers whether a request's Host and Origin headers are acceptable.
+
+    The rules are fixed at `build`; the policy owns the two `Memo`s of its
+    verdicts, so it is not a frozen value.
+    """
 
     any_host: bool
     hosts: frozenset[tuple[str, str | None]]
     any_origin: bool
     origins: frozenset[tuple[str, str, str | None]]
-    _hosts_seen: dict[str, bool] = attrs.field(
-        factory=dict, init=False, eq=False, repr=False
-    )
-    _origins_seen: dict[str, bool] = attrs.field(
-        factory=dict, init=False, eq=False, repr=False
-    )
+    hosts_seen: Memo = attrs.field(init=False, repr=False)
+    origins_seen: Memo = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.hosts_seen = Memo(self._host_allowed)
+        self.origins_seen = Memo(self._origin_allowed)
 
     @classmethod
     def build(
@@ -81,7 +116,7 @@ class HostPolicy:
             return False
         if self.any_host:
             return True
-        return _memo(self._hosts_seen, values[0], self._host_allowed)
+        return self.hosts_seen(values[0])
 
     def _host_allowed(self, value: str) -> bool:
         split = _split(value.strip())
@@ -98,7 +133,7 @@ class HostPolicy:
             return False
         if self.any_origin:
             return True
-        return _memo(self._origins_seen, values[0], self._origin_allowed)
+        return self.origins_seen(values[0])
 
     def _origin_allowed(self, value: str) -> bool:
         match = _ORIGIN.fullmatch(value.strip().lower())
@@ -111,13 +146,3 @@ class HostPolicy:
         return (scheme, name, None) in self.origins or (
             port is not None and (scheme, name, port) in self.origins
         )
-
-
-def _memo(seen: dict[str, bool], value: str, decide: Callable[[str], bool]) -> bool:
-    """`decide(value)`, remembered: a client sends the same Host every time."""
-    known = seen.get(value)
-    if known is None:
-        if len(seen) >= _MEMO_LIMIT:
-            seen.clear()
-        known = seen[value] = decide(value)
-    return known

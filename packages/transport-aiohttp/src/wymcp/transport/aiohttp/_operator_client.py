@@ -15,11 +15,13 @@ from types import TracebackType
 from typing import Any, Final, Self
 
 import aiohttp
+
 from wymcp.core.schema import HeaderAnnotation, header_annotations
 from wymcp.core.server import (
     ECHO_LIMIT,
     METHOD_NOT_FOUND,
     MODERN,
+    SESSION_HEADER,
     mirrored_headers,
     request_message,
     request_meta,
@@ -181,8 +183,8 @@ class OperatorClient:
                         raise OperatorError(
                             f"the answer is larger than {MAX_BODY} bytes; not read"
                         )
-                if self.session_id is None and "Mcp-Session-Id" in response.headers:
-                    self.session_id = response.headers["Mcp-Session-Id"]
+                if self.session_id is None and SESSION_HEADER in response.headers:
+                    self.session_id = response.headers[SESSION_HEADER]
                 return response.status, _messages(bytes(body), response.content_type)
         except aiohttp.ClientError as exc:
             raise OperatorError(

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
+
 from wymcp.conf import Settings
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"

@@ -16,6 +16,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError, LineTooLong
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
+
 from wymcp.conf import Settings
 from wymcp.core.server import (
     INTERNAL_ERROR,

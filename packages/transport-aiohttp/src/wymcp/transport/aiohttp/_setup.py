@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
+
 from wymcp.conf import Settings, build_engine, load_settings
 from wymcp.transport.aiohttp._endpoint import Endpoint, Engine
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
+
 from wymcp.transport.aiohttp._answers import encode
 
 SSE_HEADERS = {

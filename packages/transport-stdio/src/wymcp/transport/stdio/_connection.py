@@ -20,10 +20,12 @@ from wymcp.core.server import (
     META_CAPABILITIES,
     META_VERSION,
     PARSE_ERROR,
+    SESSION_HEADER,
     BodyError,
     Engine,
     Exchange,
     Headers,
+    echoable_id,
     error_message,
     valid_id,
     yielding,
@@ -165,7 +167,7 @@ class Connection:
             logger.exception("wymcp: unexpected error answering a message")
             await self._writer.send(
                 error_message(
-                    _request_id(body.get("id")) if isinstance(body, dict) else None,
+                    echoable_id(body),
                     INTERNAL_ERROR,
                     "Internal error. The server logged the cause.",
                 )
@@ -186,7 +188,7 @@ class Connection:
                 "Invalid Request: a request with this id is still in flight. "
                 "Give every request its own id.",
             )
-        elif self._headers.get("Mcp-Session-Id") is None and _sessionless(body):
+        elif self._headers.get(SESSION_HEADER) is None and _sessionless(body):
             refusal = error_message(
                 rid,
                 INVALID_REQUEST,
@@ -251,7 +253,7 @@ class Connection:
         """`initialize`, notifications, responses and malformed messages, in order."""
         reply = await self._engine.post(self._exchange(body), LineStream(self._writer))
         if isinstance(body, dict) and body.get("method") == "initialize":
-            session_id = reply.headers.get("Mcp-Session-Id")
+            session_id = reply.headers.get(SESSION_HEADER)
             if session_id is not None:
                 await self._session_opened(session_id)
         if reply.body is None:
@@ -269,8 +271,8 @@ class Connection:
     async def _session_opened(self, session_id: str) -> None:
         """Use the new session from now on; end the one it replaces."""
         previous = self._headers
-        self._headers = Headers.of([("Mcp-Session-Id", session_id)])
-        if previous.get("Mcp-Session-Id") is not None:
+        self._headers = Headers.of([(SESSION_HEADER, session_id)])
+        if previous.get(SESSION_HEADER) is not None:
             await self._engine.delete(Exchange("DELETE", previous))
         task = asyncio.ensure_future(self._session_stream(self._headers))
         self._tasks.add(task)

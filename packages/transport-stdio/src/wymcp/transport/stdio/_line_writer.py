@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from wymcp.core.server import INTERNAL_ERROR, error_message
+from wymcp.core.server import INTERNAL_ERROR, echoable_id, error_message
 from wymcp.transport.stdio._json_line import encode_line
 from wymcp.transport.stdio._pipes import Output
 
@@ -17,12 +17,11 @@ logger = logging.getLogger("wymcp.transport.stdio")
 
 
 def _unencodable(message: Any) -> bytes:
-    rid = message.get("id") if isinstance(message, dict) else None
-    if not (isinstance(rid, str | int) and not isinstance(rid, bool)):
-        rid = None
     return encode_line(
         error_message(
-            rid, INTERNAL_ERROR, "Internal error. The server logged the cause."
+            echoable_id(message),
+            INTERNAL_ERROR,
+            "Internal error. The server logged the cause.",
         )
     )
 

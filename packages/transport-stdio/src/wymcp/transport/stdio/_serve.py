@@ -26,12 +26,15 @@ def build_stdio_engine(settings: Settings) -> Engine:
     """The engine of one stdio process: its sessions never expire while it runs.
 
     A stdio session is the connection itself; it ends with the process, so
-    SESSION_IDLE_TIMEOUT does not apply.
+    SESSION_IDLE_TIMEOUT does not apply. Its one client may hold all of
+    MAX_STREAMS: MAX_STREAMS_PER_CLIENT tells HTTP clients apart.
     """
     store = MemorySessionStore(
         idle_timeout=math.inf, max_sessions=settings.MAX_SESSIONS, clock=_no_clock
     )
-    return build_engine(settings, session_store=store)
+    return build_engine(
+        settings, session_store=store, max_streams_per_client=settings.MAX_STREAMS
+    )
 
 
 def _no_clock() -> float:

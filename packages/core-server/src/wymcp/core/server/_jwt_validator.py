@@ -1,4 +1,4 @@
-"""A ready `AUTH` validator for JWT access tokens (pyjwt; the `[jwt]` extra).
+"""A ready token validator for JWT access tokens (pyjwt; the `[jwt]` extra).
 
 It checks the signature against a fixed key or the issuer's JWKS, `exp`
 (and `nbf`/`iat` when present), the issuer, and the audience: only tokens
@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from wymcp.core.server import InvalidToken, Principal
+from wymcp.core.server._authorization import InvalidToken, Principal
 
 if TYPE_CHECKING:
     import jwt
@@ -31,7 +31,7 @@ def _import_jwt() -> Any:
     except ImportError:
         raise ImportError(
             "JwtValidator needs pyjwt with its crypto extra: "
-            "pip install 'wymcp-transport-aiohttp[jwt]'"
+            "pip install 'wymcp-core-server[jwt]'"
         ) from None
     return jwt
 

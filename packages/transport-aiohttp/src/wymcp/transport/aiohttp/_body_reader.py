@@ -1,0 +1,185 @@
+"""Reading a POST body into JSON under BODY_LIMIT, BODY_TIMEOUT and the budget.
+
+The body is read in chunks (inflated when aiohttp did not), held against
+`BODY_MEMORY_BUDGET`, and decoded (off the loop when large). Every failure
+raises `Refused` with its bounded answer (400, 408, 413, 503).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from typing import Any
+
+from aiohttp import web
+from aiohttp.http_exceptions import PayloadEncodingError
+
+from wymcp.conf import Settings
+from wymcp.core.server import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    RETRY_AFTER,
+    BodyError,
+    yielding,
+)
+from wymcp.transport.aiohttp._admission import Refused, too_large
+from wymcp.transport.aiohttp._answers import error_response
+from wymcp.transport.aiohttp._body_budget import BodyBudget, Reservation
+from wymcp.transport.aiohttp._content_coding import (
+    Inflater,
+    InvalidCoding,
+    TooLarge,
+    body_codings,
+)
+from wymcp.transport.aiohttp._json_body import decode_json
+
+_READ_CHUNK = 64 * 1024
+_OFF_LOOP = 64 * 1024
+"""Bodies larger than this are decoded in a worker thread: `json` with hooks takes
+about 1 us per object, so 4 MiB of `{}` would hold the loop for over a second."""
+
+
+class BodyReader:
+    """Reads request bodies for one endpoint, all within one memory budget."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.bodies = BodyBudget(settings.BODY_MEMORY_BUDGET)
+
+    def reserve(self) -> Reservation:
+        """A reservation one request's body grows in (release it when done)."""
+        return self.bodies.reserve()
+
+    async def read_json(self, request: web.Request, reservation: Reservation) -> Any:
+        """The JSON value of the request's body, or `Refused` saying why not."""
+        limit = self.settings.BODY_LIMIT
+        inflater = self._inflater(request)
+        chunks: list[bytes] = []
+        size = held = 0
+        content = request.content
+        if content.is_eof():
+            # The whole body already sits in aiohttp's buffer: nothing can
+            # trickle, so no BODY_TIMEOUT timer is armed. At most one byte over
+            # the limit is copied out, as in the loop below.
+            chunk = content.read_nowait(limit + 1)
+            if len(chunk) > limit:
+                raise Refused(too_large(limit))
+            chunks.append(self._take(inflater, chunk))
+            self._hold(reservation, len(chunks[0]))
+            return await self._decode(chunks, inflater, reservation)
+        try:
+            async with asyncio.timeout(self.settings.BODY_TIMEOUT):
+                while True:
+                    chunk = await request.content.read(
+                        min(_READ_CHUNK, limit + 1 - size)
+                    )
+                    if not chunk:
+                        break
+                    size += len(chunk)
+                    if size > limit:
+                        raise Refused(too_large(limit))
+                    chunks.append(self._take(inflater, chunk))
+                    held += len(chunks[-1])
+                    self._hold(reservation, held)
+        except (PayloadEncodingError, web.RequestPayloadError):
+            # aiohttp failed to read the body: chunks that are not chunked
+            # encoding, or (under a runner that inflates) data that is not gzip
+            raise Refused(_unreadable()) from None
+        except TimeoutError:
+            raise Refused(
+                error_response(
+                    408,
+                    INVALID_REQUEST,
+                    "Request timeout: the body did not arrive within "
+                    f"BODY_TIMEOUT ({self.settings.BODY_TIMEOUT:g} s).",
+                    close=True,
+                )
+            ) from None
+        return await self._decode(chunks, inflater, reservation)
+
+    def _inflater(self, request: web.Request) -> Inflater | None:
+        """An `Inflater` for a compressed body aiohttp does not inflate itself.
+
+        Under `wymcp serve` and `GunicornWorker` aiohttp hands the body over
+        as sent; a runner that inflates marks the stream with its compressed
+        size (`total_compressed_bytes`), and then the bytes read are inflated.
+        """
+        codings = body_codings(request.headers.getall("Content-Encoding", []))
+        inflated = getattr(request.content, "total_compressed_bytes", None)
+        if not codings or inflated is not None:
+            return None
+        return Inflater(codings[0], self.settings.BODY_LIMIT)
+
+    def _take(self, inflater: Inflater | None, chunk: bytes) -> bytes:
+        if inflater is None:
+            return chunk
+        try:
+            return inflater.feed(chunk)
+        except TooLarge:
+            raise Refused(too_large(self.settings.BODY_LIMIT)) from None
+        except InvalidCoding:
+            raise Refused(_bad_coding()) from None
+
+    def _hold(self, reservation: Reservation, held: int) -> None:
+        """Count `held` bytes of body (inflated) against the budget, or refuse it."""
+        if not reservation.grow_to(held):
+            raise Refused(
+                error_response(
+                    503,
+                    INTERNAL_ERROR,
+                    "Service unavailable: large request bodies being served fill "
+                    f"BODY_MEMORY_BUDGET ({self.bodies.budget} bytes). Retry later.",
+                    headers={"Retry-After": str(RETRY_AFTER)},
+                    close=True,
+                )
+            )
+
+    async def _decode(
+        self, chunks: list[bytes], inflater: Inflater | None, reservation: Reservation
+    ) -> Any:
+        """The body's JSON value; one over `_OFF_LOOP` bytes is decoded off the loop."""
+        if inflater is not None:
+            try:
+                inflater.finish()
+            except InvalidCoding:
+                raise Refused(_bad_coding()) from None
+        body = b"".join(chunks)
+        chunks.clear()
+        decode = functools.partial(
+            decode_json, body, depth_limit=self.settings.JSON_DEPTH_LIMIT
+        )
+        try:
+            if len(body) <= _OFF_LOOP:
+                return decode()
+            # Off the loop: the hooks of `json` run Python code, so the GIL
+            # passes back to the loop while the thread decodes.
+            work = asyncio.get_running_loop().run_in_executor(None, yielding, decode)
+            try:
+                return await asyncio.shield(work)
+            except asyncio.CancelledError:
+                reservation.release_after(work)  # the thread still holds it
+                raise
+        except BodyError as exc:
+            raise Refused(
+                error_response(400, PARSE_ERROR, f"Parse error: {exc.reason}")
+            ) from None
+
+
+def _bad_coding() -> web.Response:
+    return error_response(
+        400,
+        INVALID_REQUEST,
+        "Bad request: the body is not valid data of its Content-Encoding.",
+        close=True,
+    )
+
+
+def _unreadable() -> web.Response:
+    return error_response(
+        400,
+        INVALID_REQUEST,
+        "Bad request: the body could not be read (its chunked framing or "
+        "its Content-Encoding is malformed).",
+        close=True,
+    )
