@@ -215,3 +215,14 @@ def test_messages_never_quote_a_huge_value():
     with pytest.raises(ImproperlyConfigured) as exc:
         load_settings(None, ALLOWED_HOSTS=["x y" * 10_000])
     assert len(str(exc.value)) < 1000
+
+
+def test_a_long_dotted_path_is_quoted_at_most_120_characters():
+    path = "pkg_that_is_not_there." * 500 + "Tool"
+    with pytest.raises(ImproperlyConfigured) as exc:
+        load_settings(None, TOOLS=[path])
+    (problem,) = exc.value.problems
+    assert problem.id == "wymcp.E003"
+    assert path[:120] in problem.message
+    assert path[:121] not in problem.message
+    assert len(str(problem)) < 1000
