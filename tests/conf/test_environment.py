@@ -200,5 +200,6 @@ def test_the_listing_says_where_each_value_came_from_and_hides_secrets(monkeypat
     assert "HOST = '::1'  [override]" in lines
     assert "STRICT = True  [default]" in lines
     assert "STATE_SECRET = (hidden)  [environment WYMCP_STATE_SECRET]" in lines
+    assert "BROKER = None  [default]" in lines
     assert not any(KEY in line for line in lines)
     assert len(lines) == len(Settings.__attrs_attrs__) - 3

@@ -118,6 +118,7 @@ def describe_settings(settings: Settings) -> list[str]:
         if origin == ENVIRONMENT:
             origin = f"{origin} {PREFIX}{name}"
         value = getattr(settings, name)
-        shown = "(hidden)" if declaration.secret else repr(value)[: echo_limit()]
+        hidden = declaration.secret and value not in (None, ())
+        shown = "(hidden)" if hidden else repr(value)[: echo_limit()]
         lines.append(f"{name} = {shown}  [{origin}]")
     return lines
