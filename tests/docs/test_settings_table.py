@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import attrs
 
-from wymcp.conf._docs_table import END_MARKER, TABLES, begin_marker, regenerate
 from wymcp.conf._engine import PROGRAMMATIC_ONLY
 from wymcp.conf._settings import DECLARATIONS
 from wymcp.core.server import EngineOptions
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "settings.md"
+
+
+def _script() -> ModuleType:
+    """scripts/settings_table.py, the writer of the tables (not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        "settings_table", ROOT / "scripts" / "settings_table.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SCRIPT = _script()
+END_MARKER, TABLES = SCRIPT.END_MARKER, SCRIPT.TABLES
+begin_marker, regenerate = SCRIPT.begin_marker, SCRIPT.regenerate
 
 
 def test_the_page_holds_each_generated_table_once():

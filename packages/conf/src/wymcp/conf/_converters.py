@@ -2,18 +2,19 @@
 
 A converter turns what a settings module wrote into the value `Settings`
 stores (dotted paths imported, lists made tuples, a secret made bytes) or
-raises `Invalid`; `from_text` reads an environment variable's text by one rule
-per kind, and `checked` says in the docs table what the converter enforces.
+raises `Invalid`; `from_text` reads an environment variable by one rule per
+kind, and `checked()` says in the docs table what the converter enforces.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Final, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
 from urllib.parse import urlsplit
 
 import attrs
@@ -27,22 +28,27 @@ from wymcp.conf._problems import (
     echo_limit,
 )
 
+if TYPE_CHECKING:
+    from wymcp.core.server import Principal
+
 Kind = Literal["boolean", "integer", "number", "text", "list"]
 
 _MIN_SECRET_BYTES: Final = 32
 _MAX_URL: Final = 2000
-_MAX_BROKER_URL: Final = 2048
 _MAX_NUMBER_TEXT: Final = 40
+_MOST_ITEM_PROBLEMS: Final = 10
+"""A list setting names at most this many bad items."""
 _HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)"
 HOST_ENTRY: Final = re.compile(rf"\*|{_HOST}(?::(?:\*|[0-9]{{1,5}}))?")
 ORIGIN_ENTRY: Final = re.compile(rf"\*|https?://{_HOST}(?::(?:\*|[0-9]{{1,5}}))?")
-_PATH = re.compile(r"/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*")
+URL_PATH: Final = re.compile(r"/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*")
+BROKER_URL: Final = re.compile(r"(?:redis|rediss|unix)://[^\s]*")
 _SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
-_BROKER_URL = re.compile(r"(?:redis|rediss|unix)://[^\s]*")
-_TRUE: Final = frozenset({"true", "yes", "on", "1"})
-_FALSE: Final = frozenset({"false", "no", "off", "0"})
+_BOOLEANS: Final = dict.fromkeys(("true", "yes", "on", "1"), True) | dict.fromkeys(
+    ("false", "no", "off", "0"), False
+)
 
 ENVIRONMENT_RULES: Final[dict[Kind, str]] = {
     "boolean": "`true`, `yes`, `on`, `1` or `false`, `no`, `off`, `0` (any case)",
@@ -55,6 +61,49 @@ ENVIRONMENT_RULES: Final[dict[Kind, str]] = {
     ),
 }
 """How an environment variable's text is read, per kind of setting."""
+
+_KIND_WORDS: Final[dict[Kind, str]] = {
+    "boolean": "true or false",
+    "integer": "an integer",
+    "number": "a number",
+    "text": "text",
+    "list": "a list",
+}
+
+
+def _read_boolean(text: str) -> bool:
+    return _BOOLEANS[text.strip().lower()]  # KeyError: not a boolean
+
+
+def _read_integer(text: str) -> int:
+    if len(text) > _MAX_NUMBER_TEXT or not _INTEGER.fullmatch(text.strip()):
+        raise ValueError(text)
+    return int(text)
+
+
+def _read_number(text: str) -> float:
+    if len(text) > _MAX_NUMBER_TEXT:
+        raise ValueError(text)
+    return float(text)
+
+
+def _read_list(text: str) -> list[object]:
+    stripped = text.strip()
+    if not stripped.startswith("["):
+        return [item.strip() for item in stripped.split(",") if item.strip()]
+    items = json.loads(stripped)
+    if not isinstance(items, list):
+        raise TypeError(stripped)
+    return items
+
+
+_READERS: Final[dict[Kind, Callable[[str], object]]] = {
+    "boolean": _read_boolean,
+    "integer": _read_integer,
+    "number": _read_number,
+    "text": str,
+    "list": _read_list,
+}
 
 
 def _type_name(value: object) -> str:
@@ -102,7 +151,7 @@ def import_string(setting: str, dotted: str) -> object:
 
 @attrs.frozen(kw_only=True)
 class Converter:
-    """Check and convert one kind of value; subclasses say how."""
+    """Check and convert one kind of value; each subclass says how."""
 
     kind: ClassVar[Kind] = "text"
     optional: bool = False
@@ -127,97 +176,23 @@ class Converter:
         return f"{text}, or `None`" if self.optional else text
 
     def from_text(self, setting: str, text: str) -> object:
-        """Read an environment variable's `text` by the rule of this kind."""
-        if self.optional and (text == "" or (self.kind != "text" and _is_none(text))):
+        """Read an environment variable's `text` by the rule of this kind.
+
+        Where None is allowed, an empty text is None, and so is `none` but
+        for text settings.
+        """
+        none = text == "" or (self.kind != "text" and text.strip().lower() == "none")
+        if self.optional and none:
             return None
-        if self.kind == "list":
-            return _items(setting, text)
-        if self.kind == "boolean":
-            word = text.strip().lower()
-            if word in _TRUE | _FALSE:
-                return word in _TRUE
-        elif self.kind == "integer":
-            if len(text) <= _MAX_NUMBER_TEXT and _INTEGER.fullmatch(text.strip()):
-                return int(text)
-        elif self.kind == "number":
-            try:
-                return float(text) if len(text) <= _MAX_NUMBER_TEXT else None
-            except ValueError:
-                pass
-        else:
-            return text
-        raise Invalid(
-            WRONG_TYPE,
-            f"{setting} must be {self.describe_kind()}; the text given does not "
-            "read as one.",
-            f"Write it as {ENVIRONMENT_RULES[self.kind]}.",
-        )
-
-    def describe_kind(self) -> str:
-        """The kind in a few words, for a message."""
-        return {
-            "boolean": "true or false",
-            "integer": "an integer",
-            "number": "a number",
-        }.get(self.kind, "text")
-
-
-def _is_none(text: str) -> bool:
-    return text.strip().lower() == "none"
-
-
-def _items(setting: str, text: str) -> list[object]:
-    stripped = text.strip()
-    if not stripped.startswith("["):
-        return [item.strip() for item in stripped.split(",") if item.strip()]
-    try:
-        items = json.loads(stripped)
-    except ValueError:
-        items = None
-    if not isinstance(items, list):
-        raise Invalid(
-            WRONG_TYPE,
-            f"{setting} must be a list; the text given starts with [ but is no "
-            "JSON array.",
-            'Write a JSON array (["a", "b"]) or comma-separated items (a, b).',
-        )
-    return items
-
-
-def _sequence(setting: str, value: object) -> tuple[Any, ...]:
-    if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
-        raise Invalid(
-            WRONG_TYPE,
-            f"{setting} must be a list or a tuple, not {_type_name(value)}.",
-            f"Write {setting} = [...].",
-        )
-    return tuple(value)
-
-
-_MOST_ITEM_PROBLEMS: Final = 10
-"""A list setting names at most this many bad items (the count is bounded)."""
-
-
-def _each(
-    setting: str,
-    items: Sequence[object],
-    convert: Callable[[str, object], Any],
-    *,
-    indexed: bool,
-) -> tuple[Any, ...]:
-    """Convert every item, naming the bad ones (at most ten) at once."""
-    done: list[Any] = []
-    problems: list[CheckMessage] = []
-    for index, item in enumerate(items):
         try:
-            done.append(convert(f"{setting}[{index}]" if indexed else setting, item))
-        except Invalid as exc:
-            problems.extend(exc.problems)
-            if len(problems) >= _MOST_ITEM_PROBLEMS:
-                break
-    if problems:
-        raise Invalid.of(problems[:_MOST_ITEM_PROBLEMS])
-    return tuple(done)
+            return _READERS[self.kind](text)
+        except (ValueError, KeyError, TypeError):
+            raise Invalid(
+                WRONG_TYPE,
+                f"{setting} must be {_KIND_WORDS[self.kind]}; the text given does "
+                "not read as one.",
+                f"Write it as {ENVIRONMENT_RULES[self.kind]}.",
+            ) from None
 
 
 @attrs.frozen(kw_only=True)
@@ -249,24 +224,21 @@ class Integer(Converter):
     example: int = 0
 
     def convert(self, setting: str, value: object) -> int:
+        fix = f"Write {setting} = {self.example!r}, for example."
         if isinstance(value, bool) or not isinstance(value, int):
             raise Invalid(
                 WRONG_TYPE,
                 f"{setting} must be an integer, not {_type_name(value)}.",
-                f"Write {setting} = {self.example!r}, for example.",
+                fix,
             )
         if value < self.low or (self.high is not None and value > self.high):
-            raise Invalid(
-                INVALID_VALUE,
-                f"{setting} must be {self._bounds()}.",
-                f"Write {setting} = {self.example!r}, for example.",
+            bounds = (
+                f"at least {self.low}"
+                if self.high is None
+                else f"between {self.low} and {self.high}"
             )
+            raise Invalid(INVALID_VALUE, f"{setting} must be {bounds}.", fix)
         return value
-
-    def _bounds(self) -> str:
-        if self.high is None:
-            return f"at least {self.low}"
-        return f"between {self.low} and {self.high}"
 
     def describe(self) -> str:
         if self.high is None:
@@ -283,11 +255,12 @@ class Seconds(Converter):
     example: float = 0.0
 
     def convert(self, setting: str, value: object) -> float:
+        fix = f"Write {setting} = {self.example!r}, for example."
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise Invalid(
                 WRONG_TYPE,
                 f"{setting} must be a number of seconds, not {_type_name(value)}.",
-                f"Write {setting} = {self.example!r}, for example.",
+                fix,
             )
         allowed = value >= 0 if self.allow_zero else value > 0
         if not math.isfinite(value) or not allowed:
@@ -295,7 +268,7 @@ class Seconds(Converter):
             raise Invalid(
                 INVALID_VALUE,
                 f"{setting} must be a finite number of seconds, {limit}.",
-                f"Write {setting} = {self.example!r}, for example.",
+                fix,
             )
         return float(value)
 
@@ -329,25 +302,30 @@ class Text(Converter):
 
 
 @attrs.frozen(kw_only=True)
-class UrlPath(Text):
-    """A URL path: starts with `/`, no query, fragment or spaces."""
+class Matching(Text):
+    """A string that `pattern` matches whole (at most `longest` characters).
+
+    `must` ends the sentence "SETTING must …"; `example` is a value to write.
+    """
+
+    pattern: re.Pattern[str]
+    must: str
+    example: str
+    what: str
+    longest: int = 2048
 
     def convert(self, setting: str, value: object) -> str:
         text = super().convert(setting, value)
-        if not _PATH.fullmatch(text):
+        if len(text) > self.longest or not self.pattern.fullmatch(text):
             raise Invalid(
                 INVALID_VALUE,
-                f"{setting} must be a URL path starting with '/', without a query, "
-                "a fragment or spaces.",
-                f'Write {setting} = "/mcp", for example.',
+                f"{setting} must {self.must}.",
+                f'Write {setting} = "{self.example}", for example.',
             )
         return text
 
     def describe(self) -> str:
-        return (
-            "a string (E001) starting with `/`, without query, fragment or "
-            "spaces (E004)"
-        )
+        return self.what
 
 
 @attrs.frozen(kw_only=True)
@@ -355,7 +333,7 @@ class Url(Text):
     """An absolute http(s) URL without a fragment."""
 
     def convert(self, setting: str, value: object) -> str:
-        text = Text.convert(self, setting, value)
+        text = super().convert(setting, value)
         try:
             usable = len(text) <= _MAX_URL and text.isprintable()
             parts = urlsplit(text) if usable else None
@@ -377,26 +355,6 @@ class Url(Text):
 
     def describe(self) -> str:
         return "an absolute http(s) URL (E001/E004)"
-
-
-@attrs.frozen(kw_only=True)
-class BrokerUrl(Text):
-    """A Redis URL: `redis://`, `rediss://` or `unix://`, without spaces."""
-
-    def convert(self, setting: str, value: object) -> str:
-        text = Text.convert(self, setting, value)
-        if len(text) > _MAX_BROKER_URL or not _BROKER_URL.fullmatch(text):
-            raise Invalid(
-                INVALID_VALUE,
-                f"{setting} must be None or a Redis URL (redis://, rediss:// or "
-                "unix://) without spaces.",
-                f'Write {setting} = "redis://127.0.0.1:6379/0", or None for '
-                "sessions kept in each process.",
-            )
-        return text
-
-    def describe(self) -> str:
-        return "a `redis://`, `rediss://` or `unix://` URL without spaces (E001/E004)"
 
 
 @attrs.frozen(kw_only=True)
@@ -432,12 +390,11 @@ class Secret(Converter):
 class Importable(Converter):
     """An object, or a dotted path to one, that `accept` turns into the value."""
 
-    accept: Callable[[str, object], object] = attrs.field()
-    what: str = ""
+    accept: Callable[[str, object], object]
+    what: str
 
     def convert(self, setting: str, value: object) -> object:
-        resolved = import_string(setting, value) if isinstance(value, str) else value
-        return self.accept(setting, resolved)
+        return self.accept(setting, object_or_path(setting, value))
 
     def describe(self) -> str:
         return f"{self.what} (E001), or an importable dotted path to one (E003)"
@@ -447,18 +404,30 @@ class Importable(Converter):
 class ListOf(Converter):
     """A list or tuple whose items `item` converts; `finish` shapes the tuple.
 
-    Items are named `SETTING[i]` in messages when `indexed`, else `SETTING`.
+    Every bad item is named (at most ten), as `SETTING[i]` when `indexed`.
     """
 
     kind: ClassVar[Kind] = "list"
-    item: Callable[[str, object], Any] = attrs.field()
-    what: str = ""
+    item: Callable[[str, object], Any]
+    what: str
     finish: Callable[[tuple[Any, ...]], tuple[Any, ...]] = tuple
     indexed: bool = False
 
     def convert(self, setting: str, value: object) -> tuple[Any, ...]:
-        items = _sequence(setting, value)
-        return self.finish(_each(setting, items, self.item, indexed=self.indexed))
+        done: list[Any] = []
+        problems: list[CheckMessage] = []
+        for index, item in enumerate(_sequence(setting, value)):
+            try:
+                done.append(
+                    self.item(f"{setting}[{index}]" if self.indexed else setting, item)
+                )
+            except Invalid as exc:
+                problems.extend(exc.problems)
+                if len(problems) >= _MOST_ITEM_PROBLEMS:
+                    break
+        if problems:
+            raise Invalid.of(problems[:_MOST_ITEM_PROBLEMS])
+        return self.finish(tuple(done))
 
     def describe(self) -> str:
         return self.what
@@ -466,11 +435,11 @@ class ListOf(Converter):
 
 @attrs.frozen(kw_only=True)
 class Choices(Converter):
-    """A list of some of `allowed` (each once when `unique`)."""
+    """Some of `allowed`, sorted; with `at_least_one`, one or more, each once."""
 
     kind: ClassVar[Kind] = "list"
-    allowed: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
-    noun: str = "value"
+    allowed: tuple[str, ...] | Callable[[], tuple[str, ...]]
+    noun: str
     verb: str = "serves"
     at_least_one: bool = False
     newest_first: bool = False
@@ -482,6 +451,7 @@ class Choices(Converter):
     def convert(self, setting: str, value: object) -> tuple[str, ...]:
         items = _sequence(setting, value)
         known = self.options()
+        hint = f"Choose among {', '.join(known)}"
         for item in items:
             if not isinstance(item, str) or item not in known:
                 shown = repr(item[:40]) if isinstance(item, str) else _type_name(item)
@@ -489,18 +459,15 @@ class Choices(Converter):
                     INVALID_VALUE,
                     f"{setting} holds {shown}, which is not a {self.noun} wymcp "
                     f"{self.verb}.",
-                    f"Choose among {', '.join(known)}{self._or_none()}.",
+                    f"{hint}." if self.at_least_one else f"{hint}, or () for none.",
                 )
         if self.at_least_one and (not items or len(set(items)) != len(items)):
             raise Invalid(
                 INVALID_VALUE,
                 f"{setting} must name at least one {self.noun}, each once.",
-                f"Choose among {', '.join(known)}.",
+                f"{hint}.",
             )
         return tuple(sorted(set(items), reverse=self.newest_first))
-
-    def _or_none(self) -> str:
-        return "" if self.at_least_one else ", or () for none"
 
     def describe(self) -> str:
         shown = ", ".join(f"`{option}`" for option in self.options())
@@ -509,26 +476,14 @@ class Choices(Converter):
         return f"a list of {shown} (E001/E004)"
 
 
-@attrs.frozen(kw_only=True)
-class Choice(Text):
-    """One of `allowed`, a string."""
-
-    allowed: tuple[str, ...] = ()
-    noun: str = "value"
-
-    def convert(self, setting: str, value: object) -> str:
-        text = Text.convert(self, setting, value)
-        if text not in self.allowed:
-            raise Invalid(
-                INVALID_VALUE,
-                f"{setting} must be one of {', '.join(self.allowed)}.",
-                f'Write {setting} = "{self.allowed[0]}", for example.',
-            )
-        return text
-
-    def describe(self) -> str:
-        shown = " or ".join(f'`"{option}"`' for option in self.allowed)
-        return f"{shown} (E001/E004)"
+def _sequence(setting: str, value: object) -> tuple[Any, ...]:
+    if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
+        raise Invalid(
+            WRONG_TYPE,
+            f"{setting} must be a list or a tuple, not {_type_name(value)}.",
+            f"Write {setting} = [...].",
+        )
+    return tuple(value)
 
 
 def patterns(pattern: re.Pattern[str], example: str) -> Callable[[str, object], str]:
@@ -561,7 +516,7 @@ def scope(setting: str, item: object) -> str:
             INVALID_VALUE,
             f"{setting} holds {shown}, which is not an OAuth scope (visible "
             'ASCII without spaces, " or \\).',
-            'Write ["tasks:read"], for example.',
+            f'Write {setting} = ["tasks:read"], for example.',
         )
     return item
 
@@ -574,6 +529,24 @@ def unique(items: tuple[Any, ...]) -> tuple[Any, ...]:
 def object_or_path(setting: str, item: object) -> object:
     """An item converter: a dotted path is imported, anything else kept."""
     return import_string(setting, item) if isinstance(item, str) else item
+
+
+@attrs.frozen
+class CallableValidator:
+    """A token validator whose `validate` calls `function` (awaiting its result).
+
+    `AUTH` may name a plain or async function `token -> Principal`; the
+    transport only ever calls `validate`.
+    """
+
+    function: Callable[[str], Any]
+
+    async def validate(self, token: str) -> Principal:
+        """Return what `function(token)` returns (or resolves to)."""
+        result = self.function(token)
+        if inspect.isawaitable(result):
+            result = await result
+        return result  # type: ignore[no-any-return]
 
 
 def token_validator(setting: str, resolved: object) -> object:
@@ -594,10 +567,6 @@ def token_validator(setting: str, resolved: object) -> object:
     if callable(getattr(resolved, "validate", None)):
         return resolved
     if callable(resolved):
-        from wymcp.conf._callable_validator import (  # noqa: PLC0415 - only with AUTH
-            CallableValidator,
-        )
-
         return CallableValidator(resolved)
     raise Invalid(
         WRONG_TYPE,

@@ -7,6 +7,7 @@ these declarations. To add a setting, add one field here (docs/settings.md).
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -14,21 +15,21 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from wymcp.conf._converters import (
+    BROKER_URL,
     HOST_ENTRY,
     ORIGIN_ENTRY,
+    URL_PATH,
     Boolean,
-    BrokerUrl,
-    Choice,
     Choices,
     Converter,
     Importable,
     Integer,
     ListOf,
+    Matching,
     Seconds,
     Secret,
     Text,
     Url,
-    UrlPath,
     context_manager_factory,
     object_or_path,
     patterns,
@@ -284,7 +285,14 @@ class Settings:
     )
     PATH: str = setting(
         "/mcp",
-        UrlPath(),
+        Matching(
+            pattern=URL_PATH,
+            must="be a URL path starting with '/', without a query, a fragment "
+            "or spaces",
+            example="/mcp",
+            what="a string (E001) starting with `/`, without query, fragment or "
+            "spaces (E004)",
+        ),
         ("The endpoint's URL path."),
     )
     ALLOWED_HOSTS: tuple[str, ...] = setting(
@@ -472,7 +480,15 @@ class Settings:
     )
     BROKER: str | None = setting(
         None,
-        BrokerUrl(optional=True),
+        Matching(
+            optional=True,
+            pattern=BROKER_URL,
+            must="be None or a Redis URL (redis://, rediss:// or unix://) without "
+            "spaces",
+            example="redis://127.0.0.1:6379/0",
+            what="a `redis://`, `rediss://` or `unix://` URL without spaces "
+            "(E001/E004)",
+        ),
         (
             "Where the 2025-revision sessions live. `None`: in this process (one "
             'worker). A Redis URL (`"redis://host:6379/0"`, `rediss://…`, '
@@ -636,7 +652,12 @@ class Settings:
     )
     CACHE_SCOPE: str = setting(
         "public",
-        Choice(allowed=("private", "public"), noun="cache scope"),
+        Matching(
+            pattern=re.compile("public|private"),
+            must='be "public" or "private"',
+            example="private",
+            what='`"public"` or `"private"` (E001/E004)',
+        ),
         (
             'Who may share a cached 2026-07-28 result (`cacheScope`): `"public"`, '
             'any client; `"private"`, only the client (the principal) that '
@@ -738,7 +759,7 @@ class Settings:
 
         Raises `ImproperlyConfigured` naming every problem.
         """
-        from wymcp.conf._structuring import structure  # noqa: PLC0415 - a cycle
+        from wymcp.conf._loading import structure  # noqa: PLC0415 - a cycle
 
         converted, problems = structure(overrides)
         if problems:
