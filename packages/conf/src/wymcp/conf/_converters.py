@@ -221,7 +221,8 @@ class Integer(Converter):
     kind: ClassVar[Kind] = "integer"
     low: int = 1
     high: int | None = None
-    example: int = 0
+    example: int | None = None
+    """The value a hint suggests; `setting()` makes it the default."""
 
     def convert(self, setting: str, value: object) -> int:
         fix = f"Write {setting} = {self.example!r}, for example."
@@ -252,7 +253,8 @@ class Seconds(Converter):
 
     kind: ClassVar[Kind] = "number"
     allow_zero: bool = False
-    example: float = 0.0
+    example: float | None = None
+    """The value a hint suggests; `setting()` makes it the default."""
 
     def convert(self, setting: str, value: object) -> float:
         fix = f"Write {setting} = {self.example!r}, for example."

@@ -95,6 +95,8 @@ def setting(
     factory: Callable[[], object] | None = None,
 ) -> Any:
     """Declare one setting (a field of `Settings`); see `Declaration`."""
+    if isinstance(convert, Integer | Seconds) and convert.example is None:
+        convert = attrs.evolve(convert, example=default)  # hints suggest the default
     declared = Declaration(
         "", convert, doc, default, checks, engine, shown, secret, factory
     )
@@ -157,7 +159,7 @@ class Settings:
     )
     BODY_LIMIT: int = setting(
         4 * 1024 * 1024,
-        Integer(low=1, example=4 * 1024 * 1024),
+        Integer(low=1),
         (
             "The largest request body, in bytes. A larger one is answered 413 and "
             "never read past the limit, with or without `Content-Length`."
@@ -165,7 +167,7 @@ class Settings:
     )
     BODY_MEMORY_BUDGET: int | None = setting(
         4 * 1024 * 1024,
-        Integer(low=1, example=4 * 1024 * 1024, optional=True),
+        Integer(low=1, optional=True),
         (
             "The most bytes of large request bodies (over 4 KiB each, counted as "
             "read and, if compressed, as inflated) the process holds at once, from "
@@ -187,7 +189,7 @@ class Settings:
     )
     BODY_TIMEOUT: float = setting(
         30.0,
-        Seconds(example=30.0),
+        Seconds(),
         (
             "Seconds a client may take to send the whole body, counted from the "
             "first read after the headers; a body that trickles in is answered 408 "
@@ -196,7 +198,7 @@ class Settings:
     )
     HEADER_TIMEOUT: float = setting(
         75.0,
-        Seconds(example=75.0),
+        Seconds(),
         (
             "Seconds a connection may take to send a request's line and headers, "
             "counted from when it opens or from the end of its previous response "
@@ -214,7 +216,7 @@ class Settings:
     )
     MAX_CONNECTIONS: int = setting(
         1000,
-        Integer(low=1, example=1000),
+        Integer(low=1),
         (
             "The most connections `wymcp serve` keeps open at once (per worker "
             "under `GunicornWorker`). One more is answered at once `503` with "
@@ -228,7 +230,7 @@ class Settings:
     )
     WRITE_TIMEOUT: float = setting(
         30.0,
-        Seconds(example=30.0),
+        Seconds(),
         (
             "Seconds a connection may go without its client taking any of the "
             "answer waiting to be sent. While more than the transport's high-water "
@@ -255,7 +257,7 @@ class Settings:
     )
     JSON_DEPTH_LIMIT: int = setting(
         100,
-        Integer(low=2, high=10_000, example=100),
+        Integer(low=2, high=10_000),
         (
             "The deepest nesting of arrays and objects a body may have; deeper is "
             "answered 400 / -32700 before parsing."
@@ -280,7 +282,7 @@ class Settings:
     )
     PORT: int = setting(
         8000,
-        Integer(low=0, high=65535, example=8000),
+        Integer(low=0, high=65535),
         ("The port `wymcp serve` listens on (`--port` overrides)."),
     )
     PATH: str = setting(
@@ -469,7 +471,7 @@ class Settings:
     )
     STATE_TTL: float = setting(
         600.0,
-        Seconds(example=600.0),
+        Seconds(),
         (
             "Seconds a sealed `requestState` (a 2026-07-28 call waiting for the "
             "client's input) stays valid; a later answer is refused -32602 and "
@@ -505,13 +507,13 @@ class Settings:
     )
     SESSION_IDLE_TIMEOUT: float = setting(
         1800.0,
-        Seconds(example=1800.0),
+        Seconds(),
         ("Seconds of idleness after which a 2025-revision session ends."),
         engine="session_idle_timeout",
     )
     MAX_SESSIONS: int = setting(
         10_000,
-        Integer(low=1, example=10_000),
+        Integer(low=1),
         (
             "The most sessions alive at once; an `initialize` beyond it is answered"
             " 503 with `Retry-After: {RETRY_AFTER}`."
@@ -520,7 +522,7 @@ class Settings:
     )
     MAX_STREAMS: int = setting(
         500,
-        Integer(low=1, example=500),
+        Integer(low=1),
         (
             "The most long-lived SSE streams open at once in one process: a "
             "session's GET stream and a `subscriptions/listen` stream each count "
@@ -535,7 +537,7 @@ class Settings:
     )
     MAX_STREAMS_PER_CLIENT: int = setting(
         50,
-        Integer(low=1, example=50),
+        Integer(low=1),
         (
             "The most long-lived streams one client may hold open at once: one "
             "principal (the token's subject) with `AUTH`, else one peer address. "
@@ -549,7 +551,7 @@ class Settings:
     )
     CLIENT_REQUEST_TIMEOUT: float = setting(
         60.0,
-        Seconds(example=60.0),
+        Seconds(),
         (
             "Seconds a tool waits for the client's answer to a request the server "
             "sends it on a 2025-revision session (elicitation, sampling, roots); "
@@ -559,7 +561,7 @@ class Settings:
     )
     CALL_TIMEOUT: float | None = setting(
         300.0,
-        Seconds(example=300.0, optional=True),
+        Seconds(optional=True),
         (
             "Seconds a tool call may run. A tool still running then is cancelled "
             'and the call answers `isError` with `{"errorType": "call_timeout", '
@@ -571,7 +573,7 @@ class Settings:
     )
     RESULT_LIMIT: int = setting(
         16 * 1024 * 1024,
-        Integer(low=1024, example=16 * 1024 * 1024),
+        Integer(low=1024),
         (
             "The most bytes a tool's result may take: its content blocks and "
             "structured content as JSON (strings counted as UTF-8 with their "
@@ -597,7 +599,7 @@ class Settings:
     )
     TASK_TTL: float = setting(
         3600.0,
-        Seconds(example=3600.0),
+        Seconds(),
         (
             "Seconds a task (a tool call run as a task, see [tasks.md](tasks.md)) "
             "and its result are kept. Work still running then is stopped and the "
@@ -608,7 +610,7 @@ class Settings:
     )
     TASK_POLL_INTERVAL: int = setting(
         1000,
-        Integer(low=1, high=3_600_000, example=1000),
+        Integer(low=1, high=3_600_000),
         (
             "Milliseconds a client should wait between two `tasks/get` of one task "
             "(`pollIntervalMs`)."
@@ -617,7 +619,7 @@ class Settings:
     )
     MAX_TASKS: int = setting(
         1000,
-        Integer(low=1, example=1000),
+        Integer(low=1),
         (
             "The most tasks kept at once; one more `tools/call` that would create "
             "one answers 503 + `Retry-After`. Finished tasks count until their TTL "
@@ -627,7 +629,7 @@ class Settings:
     )
     MAX_TASKS_PER_PRINCIPAL: int = setting(
         100,
-        Integer(low=1, example=100),
+        Integer(low=1),
         (
             "The most tasks one principal keeps at once (without `AUTH`, all "
             "clients share one count)."
@@ -636,7 +638,7 @@ class Settings:
     )
     PAGE_SIZE: int = setting(
         100,
-        Integer(low=1, high=10_000, example=100),
+        Integer(low=1, high=10_000),
         ("Items per page of `tools/list` (cursor pagination)."),
         engine="page_size",
     )
@@ -667,7 +669,7 @@ class Settings:
     )
     KEEPALIVE_INTERVAL: float = setting(
         15.0,
-        Seconds(example=15.0),
+        Seconds(),
         (
             "Seconds between keep-alive comment lines (`: keepalive`) on an open "
             "SSE stream."
@@ -697,7 +699,7 @@ class Settings:
     )
     SHUTDOWN_GRACE: float = setting(
         10.0,
-        Seconds(allow_zero=True, example=10.0),
+        Seconds(allow_zero=True),
         (
             "Seconds `wymcp serve` (and `GunicornWorker`) lets calls in flight "
             "finish after SIGINT/SIGTERM before cancelling them. Session streams "
