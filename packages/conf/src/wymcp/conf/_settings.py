@@ -95,8 +95,12 @@ def setting(
     factory: Callable[[], object] | None = None,
 ) -> Any:
     """Declare one setting (a field of `Settings`); see `Declaration`."""
-    if isinstance(convert, Integer | Seconds) and convert.example is None:
-        convert = attrs.evolve(convert, example=default)  # hints suggest the default
+    # A number's hints suggest its default ("Write PORT = 8000, for example.").
+    unset = getattr(convert, "example", 0) is None
+    if unset and isinstance(convert, Integer) and isinstance(default, int):
+        convert = attrs.evolve(convert, example=default)
+    if unset and isinstance(convert, Seconds) and isinstance(default, int | float):
+        convert = attrs.evolve(convert, example=default)
     declared = Declaration(
         "", convert, doc, default, checks, engine, shown, secret, factory
     )
