@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO, TypeVar
 
 from wymcp.conf._checks import in_order, settings_problems, unservable
-from wymcp.conf._loading import ENVIRONMENT_VARIABLE, PREFIX, read_settings
+from wymcp.conf._loading import ENVIRONMENT_VARIABLE, read_settings
 from wymcp.conf._problems import CheckMessage, ImproperlyConfigured, echo_limit
 from wymcp.conf._settings import DECLARATIONS, ENVIRONMENT, Settings
 
@@ -116,7 +116,7 @@ def describe_settings(settings: Settings) -> list[str]:
     for name, declaration in DECLARATIONS.items():
         origin = settings.origin(name)
         if origin == ENVIRONMENT:
-            origin = f"{origin} {PREFIX}{name}"
+            origin = f"{origin} {declaration.environment_variable}"
         value = getattr(settings, name)
         hidden = declaration.secret and value not in (None, ())
         shown = "(hidden)" if hidden else repr(value)[: echo_limit()]

@@ -31,13 +31,13 @@ from wymcp.conf._settings import (
     ENVIRONMENT,
     MODULE,
     OVERRIDE,
+    PREFIX,
     SETTING_NAMES,
     Declaration,
     Settings,
 )
 
 ENVIRONMENT_VARIABLE: Final = "WYMCP_SETTINGS_MODULE"
-PREFIX: Final = "WYMCP_"
 
 
 def resembles(name: str) -> str | None:
@@ -252,7 +252,7 @@ def read_settings(
     origins.update(dict.fromkeys(overrides, OVERRIDE))
     values = {**module_values, **env_values, **overrides}
     notes = {
-        key: environment_note(PREFIX + key)
+        key: environment_note(DECLARATIONS[key].environment_variable)
         for key, origin in origins.items()
         if origin == ENVIRONMENT
     }

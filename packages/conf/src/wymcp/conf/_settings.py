@@ -52,6 +52,8 @@ OVERRIDE: Final = "override"
 """Where a value came from, lowest precedence first (`Settings.origin`)."""
 
 _DECLARATION: Final = "wymcp.setting"
+PREFIX: Final = "WYMCP_"
+"""What the environment variable of every setting starts with."""
 
 
 @attrs.frozen
@@ -80,7 +82,7 @@ class Declaration:
     @property
     def environment_variable(self) -> str:
         """The variable that overrides this setting: `WYMCP_<NAME>`."""
-        return f"WYMCP_{self.name}"
+        return f"{PREFIX}{self.name}"
 
 
 def setting(
