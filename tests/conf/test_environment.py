@@ -16,15 +16,6 @@ from wymcp.conf import (
 KEY = "k" * 40
 
 
-@pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
-    for name in list(os.environ):
-        if name.startswith("WYMCP_"):
-            monkeypatch.delenv(name)
-
-
 def test_a_variable_sets_its_setting_and_says_so(monkeypatch):
     monkeypatch.setenv("WYMCP_PORT", "9000")
     settings = load_settings()
