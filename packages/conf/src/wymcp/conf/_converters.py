@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
 import math
 import re
 from collections.abc import Callable
@@ -91,6 +90,8 @@ def _read_list(text: str) -> list[object]:
     stripped = text.strip()
     if not stripped.startswith("["):
         return [item.strip() for item in stripped.split(",") if item.strip()]
+    import json  # noqa: PLC0415 - only for a JSON array in the environment
+
     items = json.loads(stripped)
     if not isinstance(items, list):
         raise TypeError(stripped)
