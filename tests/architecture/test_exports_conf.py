@@ -13,6 +13,7 @@ def test_the_facade_exports_a_sorted_pinned_list():
         "Settings",
         "add_settings_option",
         "build_engine",
+        "describe_settings",
         "engine_for_command",
         "load_settings",
         "print_problems",

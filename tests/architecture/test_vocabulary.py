@@ -32,11 +32,6 @@ VOCABULARY = {
 """The modules that define the vocabulary, and what each may spell."""
 
 PENDING_MERGE = {
-    # conf: settings declared once (s14) replaces these cuts with ECHO_LIMIT
-    "packages/conf/src/wymcp/conf/_checks.py": {"echo"},
-    "packages/conf/src/wymcp/conf/_defaults.py": {"version"},
-    "packages/conf/src/wymcp/conf/_loading.py": {"echo"},
-    "packages/conf/src/wymcp/conf/_validation.py": {"echo", "scope"},
     # core-server's call path (e14/p14): _NAME_LIMIT = 120
     "packages/core-server/src/wymcp/core/server/_toolcall.py": {"echo"},
     # the engine's dispatcher and revision checks (e14) read the header names

@@ -1,8 +1,9 @@
-"""Write throw-away settings modules for the settings tests."""
+"""Throw-away settings modules, and an environment without WYMCP_ variables."""
 
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -30,3 +31,11 @@ def settings_module(
     yield write
     for name in written:
         sys.modules.pop(name, None)
+
+
+@pytest.fixture(autouse=True)
+def no_wymcp_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every WYMCP_ variable of the shell removed: each test sets its own."""
+    for name in list(os.environ):
+        if name.startswith("WYMCP_"):
+            monkeypatch.delenv(name)

@@ -6,6 +6,7 @@ import argparse
 import io
 import sys
 from pathlib import Path
+from typing import Any
 
 from wymcp.conf import (
     ENVIRONMENT_VARIABLE,
@@ -15,8 +16,10 @@ from wymcp.conf import (
     build_engine,
     engine_for_command,
     project_on_path,
+    run_checks,
     settings_for_command,
 )
+from wymcp.core.schema import Action, Tool
 from wymcp.core.server import Engine
 
 
@@ -50,15 +53,27 @@ def test_a_module_that_cannot_be_used_is_told_with_each_problem(settings_module)
     assert problems[0].startswith("wymcp.E")
 
 
-def test_checks_are_reported_and_errors_stop_before_building():
+def test_a_settings_error_stops_before_building():
     built: list[Settings] = []
     err = io.StringIO()
     reported: list[CheckMessage] = []
-    broken = Settings(TOOLS=(42,))
+    broken = Settings().evolve(BROKER="redis://127.0.0.1:6379/0")  # E008: no secret
     assert engine_for_command(broken, built.append, err, report=reported.append) is None
-    assert [p.id for p in reported if p.is_error] == ["wymcp.E006"]
+    assert [p.id for p in reported if p.is_error] == ["wymcp.E008"]
     assert err.getvalue() == "wymcp: fix the errors above (see `wymcp check`).\n"
     assert built == []
+
+
+def test_declarations_that_cannot_be_served_are_the_checks_e006():
+    err = io.StringIO()
+    reported: list[CheckMessage] = []
+    broken = Settings(TOOLS=(42,))
+    assert engine_for_command(broken, build_engine, err, report=reported.append) is None
+    (problem,) = [p for p in reported if p.is_error]
+    (checked,) = [p for p in run_checks(broken) if p.is_error]
+    assert problem == checked
+    assert problem.id == "wymcp.E006"
+    assert err.getvalue() == "wymcp: fix the errors above (see `wymcp check`).\n"
 
 
 def test_warnings_are_printed_and_the_engine_built():
@@ -71,13 +86,43 @@ def test_warnings_are_printed_and_the_engine_built():
     ]
 
 
+class Counted(Tool):
+    name = "counted"
+    description = "Counts how often it is made."
+    actions = {  # noqa: RUF012 - the pinned declaration style
+        "go": Action(description="Go", properties={}),
+    }
+    made = 0
+
+    def __init__(self) -> None:
+        type(self).made += 1
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        return data
+
+
+def test_a_served_engine_is_built_once(monkeypatch):
+    monkeypatch.setattr(Counted, "made", 0)
+    err = io.StringIO()
+    engine = engine_for_command(Settings(TOOLS=(Counted,)), build_engine, err)
+    assert isinstance(engine, Engine)
+    assert Counted.made == 1
+    run_checks(Settings(TOOLS=(Counted,)))  # `wymcp check` builds one to check
+    assert Counted.made == 2
+
+
 def test_a_server_that_cannot_be_built_is_told_in_one_bounded_line():
     def build(settings: Settings) -> Engine:
         raise ValueError("x" * 5000)
 
     err = io.StringIO()
-    assert engine_for_command(Settings(), build, err, report=lambda p: None) is None
-    assert err.getvalue() == f"wymcp: the server cannot be built: {'x' * 2000}\n"
+    reported: list[CheckMessage] = []
+    assert engine_for_command(Settings(), build, err, report=reported.append) is None
+    (problem,) = [p for p in reported if p.is_error]
+    assert problem.id == "wymcp.E006"
+    assert "raised ValueError: " in problem.message
+    assert len(problem.message) < 700
+    assert err.getvalue() == "wymcp: fix the errors above (see `wymcp check`).\n"
 
 
 def test_the_settings_option_defaults_to_none():

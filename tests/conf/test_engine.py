@@ -115,3 +115,31 @@ def test_a_wrong_scopes_declaration_is_reported_by_the_checks():
     (problem,) = [p for p in run_checks(Settings(TOOLS=(Scoped,))) if p.is_error]
     assert problem.id == "wymcp.E006"
     assert "'has space' is not a scope" in problem.message
+
+
+def test_the_engine_gets_the_settings_its_options_used_to_lack():
+    settings = load_settings(
+        None,
+        SERVER_TITLE="Demo server",
+        STATE_TTL=120,
+        CLIENT_REQUEST_TIMEOUT=5,
+        CACHE_TTL=60_000,
+        CACHE_SCOPE="private",
+    )
+    options = build_engine(settings).options
+    assert options.server_title == "Demo server"
+    assert options.state_ttl == 120.0
+    assert options.client_request_timeout == 5.0
+    assert (options.ttl_ms, options.cache_scope) == (60_000, "private")
+    defaults = build_engine(Settings()).options
+    assert (defaults.state_ttl, defaults.client_request_timeout) == (600.0, 60.0)
+    assert (defaults.ttl_ms, defaults.cache_scope, defaults.server_title) == (
+        0,
+        "public",
+        None,
+    )
+
+
+def test_build_options_win_over_the_settings():
+    options = build_engine(Settings(), page_size=3).options
+    assert options.page_size == 3

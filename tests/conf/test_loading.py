@@ -178,6 +178,11 @@ def test_a_module_with_a_missing_import_names_it(settings_module):
         ("JSON_DEPTH_LIMIT", 1, "between 2 and 10000"),
         ("INSTRUCTIONS", 3, "a string or None"),
         ("ACCESS_LOG", "yes", "ACCESS_LOG must be True or False, not str"),
+        ("CACHE_SCOPE", "shared", 'CACHE_SCOPE must be "public" or "private"'),
+        ("CACHE_TTL", -1, "CACHE_TTL must be between 0 and 86400000"),
+        ("STATE_TTL", 0, "more than zero"),
+        ("CLIENT_REQUEST_TIMEOUT", "60", "number of seconds, not str"),
+        ("SERVER_TITLE", 3, "a string or None"),
     ],
 )
 def test_each_bad_value_names_the_setting(setting, value, expected):
@@ -215,3 +220,14 @@ def test_messages_never_quote_a_huge_value():
     with pytest.raises(ImproperlyConfigured) as exc:
         load_settings(None, ALLOWED_HOSTS=["x y" * 10_000])
     assert len(str(exc.value)) < 1000
+
+
+def test_a_long_dotted_path_is_quoted_at_most_120_characters():
+    path = "pkg_that_is_not_there." * 500 + "Tool"
+    with pytest.raises(ImproperlyConfigured) as exc:
+        load_settings(None, TOOLS=[path])
+    (problem,) = exc.value.problems
+    assert problem.id == "wymcp.E003"
+    assert path[:120] in problem.message
+    assert path[:121] not in problem.message
+    assert len(str(problem)) < 1000

@@ -32,7 +32,7 @@ def test_the_default_is_no_rotation_list():
     [
         ("n" * 32, "must be a list or a tuple"),
         ([NEW, "short"], r"STATE_SECRETS\[1\] must be at least 32 bytes"),
-        ([3], r"STATE_SECRETS\[0\] must be a string, bytes or None"),
+        ([3], r"STATE_SECRETS\[0\] must be a string or bytes, not int"),
         ([None], r"STATE_SECRETS\[0\] must be a string or bytes, not None"),
     ],
 )

@@ -1,22 +1,22 @@
 """Django-style settings for wymcp: load a settings module, check it, build a server.
 
 `load_settings()` reads the module named by its argument or by
-`WYMCP_SETTINGS_MODULE` into a frozen `Settings`; `run_checks()` reports
-problems with stable ids; `build_engine()` turns settings into an engine.
+`WYMCP_SETTINGS_MODULE`, and `WYMCP_<NAME>` variables, into a frozen `Settings`;
+`run_checks()` reports problems with stable ids; `build_engine()` builds an engine.
 """
 
-from wymcp.conf._check_message import CheckMessage
 from wymcp.conf._checks import run_checks
 from wymcp.conf._command_line import (
     add_settings_option,
+    describe_settings,
     engine_for_command,
     print_problems,
     project_on_path,
     settings_for_command,
 )
 from wymcp.conf._engine import build_engine
-from wymcp.conf._improperly_configured import ImproperlyConfigured
 from wymcp.conf._loading import ENVIRONMENT_VARIABLE, load_settings
+from wymcp.conf._problems import CheckMessage, ImproperlyConfigured
 from wymcp.conf._settings import Settings
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "Settings",
     "add_settings_option",
     "build_engine",
+    "describe_settings",
     "engine_for_command",
     "load_settings",
     "print_problems",

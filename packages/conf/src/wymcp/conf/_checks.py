@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import importlib.util
 import ipaddress
+from collections.abc import Callable
 
-from wymcp.conf._check_message import ERROR, WARNING, CheckMessage
 from wymcp.conf._engine import build_engine
+from wymcp.conf._problems import ERROR, UNKNOWN_NAME, WARNING, CheckMessage, echo_limit
 from wymcp.conf._settings import Settings
-from wymcp.conf._validation import unknown_name_warning
 
 UNSERVABLE_DECLARATION = "wymcp.E006"
 STATE_SECRET_NOT_SET = "wymcp.W002"  # noqa: S105 - a check id, not a secret
@@ -35,33 +35,44 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _declaration_problems(settings: Settings) -> list[CheckMessage]:
-    if not (settings.TOOLS or settings.RESOURCES or settings.PROMPTS):
-        return []
+def unknown_name_warning(name: str) -> CheckMessage:
+    """The warning for an UPPERCASE name (or `WYMCP_` variable) that is no setting."""
+    return CheckMessage(
+        WARNING,
+        UNKNOWN_NAME,
+        f"{name[: echo_limit()]} is not a wymcp setting; wymcp ignores it.",
+        "Remove it, or ignore this warning if your own code reads it.",
+    )
+
+
+def unservable(exc: Exception) -> CheckMessage:
+    """The error for declarations the engine refused to build (`exc` says why)."""
     from wymcp.core.schema import ConfigurationError  # noqa: PLC0415 - see build_engine
 
+    if isinstance(exc, ConfigurationError):
+        return CheckMessage(
+            ERROR,
+            UNSERVABLE_DECLARATION,
+            f"TOOLS, RESOURCES or PROMPTS cannot be served: {str(exc)[:2000]}",
+            "Fix the declarations named above.",
+        )
+    return CheckMessage(
+        ERROR,
+        UNSERVABLE_DECLARATION,
+        "TOOLS, RESOURCES or PROMPTS cannot be served: building the server "
+        f"raised {type(exc).__name__}: {str(exc)[:500]}",
+        "Each entry must be a wymcp Tool, Resource or Prompt (a class, an "
+        "instance or a dotted path to one).",
+    )
+
+
+def _declaration_problems(
+    settings: Settings, build: Callable[[Settings], object]
+) -> list[CheckMessage]:
     try:
-        build_engine(settings)
-    except ConfigurationError as exc:
-        return [
-            CheckMessage(
-                ERROR,
-                UNSERVABLE_DECLARATION,
-                f"TOOLS, RESOURCES or PROMPTS cannot be served: {str(exc)[:2000]}",
-                "Fix the declarations named above.",
-            )
-        ]
+        build(settings)
     except Exception as exc:  # noqa: BLE001 - anything a declaration raises
-        return [
-            CheckMessage(
-                ERROR,
-                UNSERVABLE_DECLARATION,
-                "TOOLS, RESOURCES or PROMPTS cannot be served: building the server "
-                f"raised {type(exc).__name__}: {str(exc)[:500]}",
-                "Each entry must be a wymcp Tool, Resource or Prompt (a class, an "
-                "instance or a dotted path to one).",
-            )
-        ]
+        return [unservable(exc)]
     return []
 
 
@@ -98,7 +109,24 @@ def _auth_warnings(settings: Settings) -> list[CheckMessage]:
 
 
 def run_checks(settings: Settings) -> list[CheckMessage]:
-    """Return every problem with `settings`: errors first, each with its id."""
+    """Return every problem with `settings`: errors first, each with its id.
+
+    Checking the declarations builds an engine, which is then dropped; a
+    command that serves uses `engine_for_command`, which builds just one.
+    """
+    found = settings_problems(settings)
+    if settings.TOOLS or settings.RESOURCES or settings.PROMPTS:
+        found += _declaration_problems(settings, build_engine)
+    return in_order(found)
+
+
+def in_order(problems: list[CheckMessage]) -> list[CheckMessage]:
+    """Errors first, then by id."""
+    return sorted(problems, key=lambda problem: (not problem.is_error, problem.id))
+
+
+def settings_problems(settings: Settings) -> list[CheckMessage]:
+    """Every problem found without building the engine (unsorted)."""
     found = [unknown_name_warning(name) for name in settings.unknown]
     secret_set = settings.is_overridden("STATE_SECRET") or bool(settings.STATE_SECRETS)
     if not secret_set and settings.BROKER is not None:
@@ -138,7 +166,8 @@ def run_checks(settings: Settings) -> list[CheckMessage]:
             CheckMessage(
                 WARNING,
                 REMOTE_HOST_NOT_ALLOWED,
-                f"HOST {settings.HOST[:120]!r} is not a loopback address, but only "
+                f"HOST {settings.HOST[: echo_limit()]!r} is not a loopback address, "
+                "but only "
                 "loopback Host headers are allowed, so remote clients get 403.",
                 "List the names clients use in ALLOWED_HOSTS, e.g. "
                 '["mcp.example.com"].',
@@ -188,6 +217,4 @@ def run_checks(settings: Settings) -> list[CheckMessage]:
                 "both 4 MiB).",
             )
         )
-    found += _auth_warnings(settings)
-    found += _declaration_problems(settings)
-    return sorted(found, key=lambda problem: (not problem.is_error, problem.id))
+    return found + _auth_warnings(settings)

@@ -14,16 +14,12 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TextIO, TypeVar
 
-from wymcp.conf._check_message import CheckMessage
-from wymcp.conf._checks import run_checks
-from wymcp.conf._improperly_configured import ImproperlyConfigured
-from wymcp.conf._loading import ENVIRONMENT_VARIABLE, load_settings
-from wymcp.conf._settings import Settings
+from wymcp.conf._checks import in_order, settings_problems, unservable
+from wymcp.conf._loading import ENVIRONMENT_VARIABLE, read_settings
+from wymcp.conf._problems import CheckMessage, ImproperlyConfigured, echo_limit
+from wymcp.conf._settings import DECLARATIONS, ENVIRONMENT, Settings
 
 _Built = TypeVar("_Built")
-
-_BUILD_REASON = 2000
-"""Longest part of a build failure's text that is printed."""
 
 
 def add_settings_option(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +61,8 @@ def settings_for_command(
     None when there is no module or it cannot be used: why is printed to
     `err`, each line starting with `command`.
     """
-    name = module or os.environ.get(ENVIRONMENT_VARIABLE)
+    environ = dict(os.environ)
+    name = module or environ.get(ENVIRONMENT_VARIABLE)
     if not name:
         print(
             f"{command}: no settings module. Pass --settings myproject.settings or "
@@ -74,7 +71,7 @@ def settings_for_command(
         )
         return None
     try:
-        return load_settings(name, **(overrides or {}))
+        return read_settings(name, environ, overrides or {})
     except ImproperlyConfigured as exc:
         print(f"{command}: the settings module {name!r} cannot be used:", file=err)
         print_problems(exc.problems, err)
@@ -88,13 +85,21 @@ def engine_for_command(
     *,
     report: Callable[[CheckMessage], object] | None = None,
 ) -> _Built | None:
-    """Check `settings`, then `build` the server; None if either fails.
+    """Check `settings`, then `build` the server once; None if either fails.
 
-    Every problem goes to `report` (default: printed to `err`); errors stop
-    here with a pointer to `wymcp check`, as does a server that cannot be built.
+    The checks `run_checks` makes, except that the declarations are checked
+    by the one `build` (its failure is the E006 `wymcp check` reports), so a
+    served engine is built once. Every problem goes to `report` (default:
+    printed to `err`); errors stop here with a pointer to `wymcp check`.
     """
-    problems = run_checks(settings)
-    for problem in problems:
+    problems = settings_problems(settings)
+    built: _Built | None = None
+    if not any(problem.is_error for problem in problems):
+        try:
+            built = build(settings)
+        except Exception as exc:  # noqa: BLE001 - a declaration problem, told plainly
+            problems.append(unservable(exc))
+    for problem in in_order(problems):
         if report is None:
             print(str(problem), file=err)
         else:
@@ -102,9 +107,18 @@ def engine_for_command(
     if any(problem.is_error for problem in problems):
         print("wymcp: fix the errors above (see `wymcp check`).", file=err)
         return None
-    try:
-        return build(settings)
-    except Exception as exc:  # noqa: BLE001 - a declaration problem, told plainly
-        reason = str(exc)[:_BUILD_REASON]
-        print(f"wymcp: the server cannot be built: {reason}", file=err)
-        return None
+    return built
+
+
+def describe_settings(settings: Settings) -> list[str]:
+    """One line per setting: its value (secrets hidden) and where it came from."""
+    lines = []
+    for name, declaration in DECLARATIONS.items():
+        origin = settings.origin(name)
+        if origin == ENVIRONMENT:
+            origin = f"{origin} {declaration.environment_variable}"
+        value = getattr(settings, name)
+        hidden = declaration.secret and value not in (None, ())
+        shown = "(hidden)" if hidden else repr(value)[: echo_limit()]
+        lines.append(f"{name} = {shown}  [{origin}]")
+    return lines

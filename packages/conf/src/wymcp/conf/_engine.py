@@ -1,42 +1,44 @@
-"""Build the sans-I/O engine a transport serves from loaded settings."""
+"""Build the sans-I/O engine a transport serves from loaded settings.
+
+The engine options come from the declarations (`engine=` of each setting);
+`PROGRAMMATIC_ONLY` says why the other `EngineOptions` fields have no setting.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-import attrs
-
-from wymcp.conf._settings import Settings
+from wymcp.conf._settings import DECLARATIONS, Settings
 
 if TYPE_CHECKING:
     from wymcp.core.server import Engine, EngineOptions
 
+PROGRAMMATIC_ONLY: Final = {
+    "retry_after": (
+        "the seconds a 503 asks a client to wait; the transport's own 503s use "
+        "the same protocol constant, and a setting would let the two disagree"
+    ),
+    "session_store": (
+        "an object, not a value: the transport picks it (memory, or Redis with "
+        "`BROKER`; the stdio transport's never expires)"
+    ),
+    "task_store": "an object, not a value: a deployment passes its own store in code",
+    "clock": "a function: tests pass a fake clock",
+    "wall_clock": "a function: tests pass a fake clock",
+}
+"""Each `EngineOptions` field no setting feeds, and why it is set in code only."""
 
-def engine_options(settings: Settings) -> EngineOptions:
-    """Translate settings into the engine's options (same names, lower case)."""
+
+def engine_options(settings: Settings, **options: Any) -> EngineOptions:
+    """The engine's options: each setting's declared `engine` field, then `options`."""
     from wymcp.core.server import EngineOptions  # noqa: PLC0415 - see build_engine
 
-    return EngineOptions(
-        server_name=settings.SERVER_NAME,
-        server_version=settings.SERVER_VERSION,
-        instructions=settings.INSTRUCTIONS,
-        protocol_versions=settings.PROTOCOL_VERSIONS,
-        strict=settings.STRICT,
-        state_secret=settings.STATE_SECRET,
-        state_secrets=settings.STATE_SECRETS,
-        page_size=settings.PAGE_SIZE,
-        session_idle_timeout=settings.SESSION_IDLE_TIMEOUT,
-        max_sessions=settings.MAX_SESSIONS,
-        call_timeout=settings.CALL_TIMEOUT,
-        result_limit=settings.RESULT_LIMIT,
-        expose_exception_messages=settings.EXPOSE_EXCEPTION_MESSAGES,
-        max_streams=settings.MAX_STREAMS,
-        max_streams_per_client=settings.MAX_STREAMS_PER_CLIENT,
-        task_ttl=settings.TASK_TTL,
-        task_poll_interval_ms=settings.TASK_POLL_INTERVAL,
-        max_tasks=settings.MAX_TASKS,
-        max_tasks_per_principal=settings.MAX_TASKS_PER_PRINCIPAL,
-    )
+    chosen = {
+        declaration.engine: getattr(settings, name)
+        for name, declaration in DECLARATIONS.items()
+        if declaration.engine is not None
+    }
+    return EngineOptions(**(chosen | options))
 
 
 def build_engine(settings: Settings, **options: Any) -> Engine:
@@ -50,15 +52,11 @@ def build_engine(settings: Settings, **options: Any) -> Engine:
     """
     from wymcp.core.server import Engine  # noqa: PLC0415 - imported when needed
 
-    chosen = engine_options(settings)
-    if options:
-        chosen = attrs.evolve(chosen, **options)
-
     return Engine(
         # A class gets a fresh instance per engine: two apps in one process (or
         # two tests) never share a tool's state through the class.
         tools=tuple(t() if isinstance(t, type) else t for t in settings.TOOLS),
         resources=settings.RESOURCES,
         prompts=settings.PROMPTS,
-        options=chosen,
+        options=engine_options(settings, **options),
     )

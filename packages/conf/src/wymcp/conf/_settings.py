@@ -1,26 +1,126 @@
-"""The frozen value holding every wymcp setting, stored on the app, never global."""
+"""Every wymcp setting, declared once: the frozen `Settings` class is the table.
+
+Each field is a `setting(default, converter, doc, ...)`; the conversions, the
+environment variables, the engine options and the docs table are read from
+these declarations. To add a setting, add one field here (docs/settings.md).
+"""
 
 from __future__ import annotations
 
+import re
 import secrets
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from wymcp.conf import _defaults
-from wymcp.conf._check_message import ERROR, CheckMessage
-from wymcp.conf._improperly_configured import ImproperlyConfigured
-from wymcp.conf._validation import convert, sort_names
-
-AUTH_WITHOUT_SERVERS = "wymcp.E007"
-TWO_STATE_SECRET_SETTINGS = "wymcp.E009"  # noqa: S105 - a check id, not a secret
+from wymcp.conf._converters import (
+    BROKER_URL,
+    HOST_ENTRY,
+    ORIGIN_ENTRY,
+    URL_PATH,
+    Boolean,
+    Choices,
+    Converter,
+    Importable,
+    Integer,
+    ListOf,
+    Matching,
+    Seconds,
+    Secret,
+    Text,
+    Url,
+    context_manager_factory,
+    object_or_path,
+    patterns,
+    scope,
+    token_validator,
+    unique,
+)
+from wymcp.conf._problems import ERROR, CheckMessage, ImproperlyConfigured
 
 if TYPE_CHECKING:
     from wymcp.core.server import TokenValidator
 
+AUTH_WITHOUT_SERVERS: Final = "wymcp.E007"
+TWO_STATE_SECRET_SETTINGS: Final = "wymcp.E009"  # noqa: S105 - a check id, not a secret
+
+DEFAULT: Final = "default"
+MODULE: Final = "module"
+ENVIRONMENT: Final = "environment"
+OVERRIDE: Final = "override"
+"""Where a value came from, lowest precedence first (`Settings.origin`)."""
+
+_DECLARATION: Final = "wymcp.setting"
+PREFIX: Final = "WYMCP_"
+"""What the environment variable of every setting starts with."""
+
+
+@attrs.frozen
+class Declaration:
+    """What one setting is: its converter, its docs line, the engine option it feeds.
+
+    `checks` names the checks across settings (warnings, E007…) for the docs
+    table; `shown` replaces the default there; `secret` keeps the value out
+    of reprs, messages and `wymcp check -v`.
+    """
+
+    name: str
+    convert: Converter
+    doc: str
+    default: object
+    checks: str = ""
+    engine: str | None = None
+    shown: str = ""
+    secret: bool = False
+    factory: Callable[[], object] | None = None
+
+    def is_set_by(self, value: object) -> bool:
+        """Whether giving `value` sets this setting (None asks for a made default)."""
+        return not (value is None and self.factory is not None)
+
+    @property
+    def environment_variable(self) -> str:
+        """The variable that overrides this setting: `WYMCP_<NAME>`."""
+        return f"{PREFIX}{self.name}"
+
+
+def setting(
+    default: object,
+    convert: Converter,
+    doc: str,
+    *,
+    checks: str = "",
+    engine: str | None = None,
+    shown: str = "",
+    secret: bool = False,
+    factory: Callable[[], object] | None = None,
+) -> Any:
+    """Declare one setting (a field of `Settings`); see `Declaration`."""
+    # A number's hints suggest its default ("Write PORT = 8000, for example.").
+    unset = getattr(convert, "example", 0) is None
+    if unset and isinstance(convert, Integer) and isinstance(default, int):
+        convert = attrs.evolve(convert, example=default)
+    if unset and isinstance(convert, Seconds) and isinstance(default, int | float):
+        convert = attrs.evolve(convert, example=default)
+    declared = Declaration(
+        "", convert, doc, default, checks, engine, shown, secret, factory
+    )
+    metadata = {_DECLARATION: declared}
+    if factory is not None:
+        return attrs.field(factory=factory, repr=not secret, metadata=metadata)
+    return attrs.field(default=default, repr=not secret, metadata=metadata)
+
 
 def _random_secret() -> bytes:
     return secrets.token_bytes(32)
+
+
+def _supported_versions() -> tuple[str, ...]:
+    """The revisions the engine speaks, newest first (imported when needed)."""
+    from wymcp.core.server import SUPPORTED  # noqa: PLC0415 - keeps the import cheap
+
+    return tuple(SUPPORTED)
 
 
 @attrs.frozen
@@ -28,57 +128,596 @@ class Settings:
     """Every wymcp setting, checked and converted (see `docs/settings.md`).
 
     Build one with `load_settings()`; `Settings()` gives the defaults.
-    `explicit` names the settings the user set, `unknown` the UPPERCASE names
-    of the settings module that are no wymcp setting (warnings of `wymcp
-    check`), `module` the settings module read, if any.
+    `origins` says where each value the user set came from, `unknown` holds
+    the UPPERCASE names of the settings module that are no wymcp setting
+    (warnings of `wymcp check`), `module` the settings module read, if any.
     """
 
-    TOOLS: tuple[object, ...] = _defaults.TOOLS
-    RESOURCES: tuple[object, ...] = _defaults.RESOURCES
-    PROMPTS: tuple[object, ...] = _defaults.PROMPTS
-    BODY_LIMIT: int = _defaults.BODY_LIMIT
-    BODY_MEMORY_BUDGET: int | None = _defaults.BODY_MEMORY_BUDGET
-    BODY_TIMEOUT: float = _defaults.BODY_TIMEOUT
-    HEADER_TIMEOUT: float = _defaults.HEADER_TIMEOUT
-    MAX_CONNECTIONS: int = _defaults.MAX_CONNECTIONS
-    WRITE_TIMEOUT: float = _defaults.WRITE_TIMEOUT
-    ACCEPT_CONTENT_ENCODING: tuple[str, ...] = _defaults.ACCEPT_CONTENT_ENCODING
-    JSON_DEPTH_LIMIT: int = _defaults.JSON_DEPTH_LIMIT
-    STRICT: bool = _defaults.STRICT
-    HOST: str = _defaults.HOST
-    PORT: int = _defaults.PORT
-    PATH: str = _defaults.PATH
-    ALLOWED_HOSTS: tuple[str, ...] = _defaults.ALLOWED_HOSTS
-    ALLOWED_ORIGINS: tuple[str, ...] = _defaults.ALLOWED_ORIGINS
-    AUTH: TokenValidator | None = None  # _defaults.AUTH, as a validator
-    AUTH_AUTHORIZATION_SERVERS: tuple[str, ...] = _defaults.AUTH_AUTHORIZATION_SERVERS
-    AUTH_RESOURCE: str | None = _defaults.AUTH_RESOURCE
-    AUTH_SCOPES_SUPPORTED: tuple[str, ...] = _defaults.AUTH_SCOPES_SUPPORTED
-    AUTH_REQUIRED_SCOPES: tuple[str, ...] = _defaults.AUTH_REQUIRED_SCOPES
-    SERVER_NAME: str = _defaults.SERVER_NAME
-    SERVER_VERSION: str = _defaults.SERVER_VERSION
-    INSTRUCTIONS: str | None = _defaults.INSTRUCTIONS
-    PROTOCOL_VERSIONS: tuple[str, ...] = _defaults.PROTOCOL_VERSIONS
-    STATE_SECRET: bytes = attrs.field(factory=_random_secret, repr=False)
-    STATE_SECRETS: tuple[bytes, ...] = attrs.field(default=(), repr=False)
-    BROKER: str | None = _defaults.BROKER
-    SESSION_IDLE_TIMEOUT: float = _defaults.SESSION_IDLE_TIMEOUT
-    MAX_SESSIONS: int = _defaults.MAX_SESSIONS
-    MAX_STREAMS: int = _defaults.MAX_STREAMS
-    MAX_STREAMS_PER_CLIENT: int = _defaults.MAX_STREAMS_PER_CLIENT
-    CALL_TIMEOUT: float | None = _defaults.CALL_TIMEOUT
-    RESULT_LIMIT: int = _defaults.RESULT_LIMIT
-    EXPOSE_EXCEPTION_MESSAGES: bool = _defaults.EXPOSE_EXCEPTION_MESSAGES
-    TASK_TTL: float = _defaults.TASK_TTL
-    TASK_POLL_INTERVAL: int = _defaults.TASK_POLL_INTERVAL
-    MAX_TASKS: int = _defaults.MAX_TASKS
-    MAX_TASKS_PER_PRINCIPAL: int = _defaults.MAX_TASKS_PER_PRINCIPAL
-    PAGE_SIZE: int = _defaults.PAGE_SIZE
-    KEEPALIVE_INTERVAL: float = _defaults.KEEPALIVE_INTERVAL
-    SHUTDOWN_GRACE: float = _defaults.SHUTDOWN_GRACE
-    ACCESS_LOG: bool = _defaults.ACCESS_LOG
-    LIFESPAN: object | None = _defaults.LIFESPAN
-    explicit: frozenset[str] = frozenset()
+    TOOLS: tuple[object, ...] = setting(
+        (),
+        ListOf(
+            item=object_or_path,
+            what="a list or tuple (E001); each dotted path importable (E003)",
+        ),
+        (
+            'The tools to serve: dotted paths (`"myapp.tools.Tasks"`), `Tool` '
+            "subclasses or instances. `help` is always added."
+        ),
+        checks="each declaration servable (E006)",
+    )
+    RESOURCES: tuple[object, ...] = setting(
+        (),
+        ListOf(
+            item=object_or_path,
+            what="a list or tuple (E001); dotted paths importable (E003)",
+        ),
+        ("Resources to serve: dotted paths or objects."),
+        checks="each servable (E006)",
+    )
+    PROMPTS: tuple[object, ...] = setting(
+        (),
+        ListOf(
+            item=object_or_path,
+            what="a list or tuple (E001); dotted paths importable (E003)",
+        ),
+        ("Prompts to serve: dotted paths or objects."),
+        checks="each servable (E006)",
+    )
+    BODY_LIMIT: int = setting(
+        4 * 1024 * 1024,
+        Integer(low=1),
+        (
+            "The largest request body, in bytes. A larger one is answered 413 and "
+            "never read past the limit, with or without `Content-Length`."
+        ),
+    )
+    BODY_MEMORY_BUDGET: int | None = setting(
+        4 * 1024 * 1024,
+        Integer(low=1, optional=True),
+        (
+            "The most bytes of large request bodies (over 4 KiB each, counted as "
+            "read and, if compressed, as inflated) the process holds at once, from "
+            "the first byte read until the request's answer is sent (a call in "
+            "flight holds its body). A body that would take the total past it is "
+            "answered at once `503` with `Retry-After: {RETRY_AFTER}`, "
+            "`Connection: close` and "
+            'a -32603 "large request bodies being served fill BODY_MEMORY_BUDGET" '
+            "body, and is read no further; bodies of at most 4 KiB are never "
+            "counted nor refused by it. Decoded, a body costs up to about 38 times "
+            "its bytes (60 times for a moment while its depth is checked), so at "
+            "the default the bodies in flight cost at most about 160 MiB "
+            "(`docs/security.md`, memory budget); the budget also bounds how long a"
+            " garbage collection walks their objects. Raise it with `BODY_LIMIT` "
+            "for many large calls at once. Over stdio it does not apply (one "
+            "client). `None`: no budget."
+        ),
+        checks="below `BODY_LIMIT` warns (W013)",
+    )
+    BODY_TIMEOUT: float = setting(
+        30.0,
+        Seconds(),
+        (
+            "Seconds a client may take to send the whole body, counted from the "
+            "first read after the headers; a body that trickles in is answered 408 "
+            "and the connection closes."
+        ),
+    )
+    HEADER_TIMEOUT: float = setting(
+        75.0,
+        Seconds(),
+        (
+            "Seconds a connection may take to send a request's line and headers, "
+            "counted from when it opens or from the end of its previous response "
+            "(so an idle kept-alive connection is closed after it too; a body, a "
+            "running call and an open stream are not affected). A connection that "
+            "runs out is closed without an answer, which ends idle connections, "
+            "trickled headers and half-sent request lines (slowloris). It is "
+            "aiohttp's `keepalive_timeout`, applied by `wymcp serve` and "
+            "`GunicornWorker`; when you run the application yourself, pass it to "
+            "your `AppRunner`. The default sits above the 60 s idle timeout of "
+            "nginx's and common load balancers' upstream connections: a proxy that "
+            "reuses a connection just as wymcp closes it answers 502. Without a "
+            "proxy, lower it (10 to 30 s) to shed slow clients sooner."
+        ),
+    )
+    MAX_CONNECTIONS: int = setting(
+        1000,
+        Integer(low=1),
+        (
+            "The most connections `wymcp serve` keeps open at once (per worker "
+            "under `GunicornWorker`). One more is answered at once `503` with "
+            "`Retry-After: {RETRY_AFTER}`, `Connection: close` and a -32603 "
+            '"too many open '
+            'connections (MAX_CONNECTIONS)" body, then closed; its request is never'
+            " read. Checked as each connection is accepted, so a burst accepted in "
+            "one go can pass it by at most the listen backlog (128). Keep it below "
+            "the process's file-descriptor limit (`ulimit -n`)."
+        ),
+    )
+    WRITE_TIMEOUT: float = setting(
+        30.0,
+        Seconds(),
+        (
+            "Seconds a connection may go without its client taking any of the "
+            "answer waiting to be sent. While more than the transport's high-water "
+            "mark (64 KiB) of an answer or SSE stream is unsent, the backlog is "
+            "checked every `WRITE_TIMEOUT` seconds; a check that finds it no "
+            "smaller closes the connection at once (no answer), which frees the "
+            "backlog and cancels the request's call. A client that reads, however "
+            "slowly, is never cut. Applied by `wymcp serve` and `GunicornWorker`, "
+            "like `HEADER_TIMEOUT`."
+        ),
+    )
+    ACCEPT_CONTENT_ENCODING: tuple[str, ...] = setting(
+        (),
+        Choices(allowed=("deflate", "gzip"), noun="coding", verb="inflates"),
+        (
+            "The content codings a POST body may carry. `()`: a body with any "
+            "`Content-Encoding` but `identity` is answered 415 / -32600 before it "
+            'is read, and the connection closes. `("gzip", "deflate")` (either or '
+            "both): such a body is inflated by wymcp, never past `BODY_LIMIT` (413)"
+            " and never after a refusal; data that is not a whole stream of its "
+            "coding is 400 / -32600. One coding per body: stacked codings (`gzip, "
+            "gzip`) are 415."
+        ),
+    )
+    JSON_DEPTH_LIMIT: int = setting(
+        100,
+        Integer(low=2, high=10_000),
+        (
+            "The deepest nesting of arrays and objects a body may have; deeper is "
+            "answered 400 / -32700 before parsing."
+        ),
+    )
+    STRICT: bool = setting(
+        True,  # noqa: FBT003 - the default
+        Boolean(),
+        (
+            "`True`: a tool call with keys its action does not declare is refused "
+            "(`unknown_params`). `False` (lenient): the unknown keys are dropped "
+            "and the call runs, and the result lists every dropped path under "
+            '`_meta["wymcp/dropped"]` — never silently.'
+        ),
+        engine="strict",
+    )
+    HOST: str = setting(
+        "127.0.0.1",
+        Text(),
+        ("The address `wymcp serve` listens on (`--host` overrides)."),
+        checks="a non-loopback address with no `ALLOWED_HOSTS` warns (W003)",
+    )
+    PORT: int = setting(
+        8000,
+        Integer(low=0, high=65535),
+        ("The port `wymcp serve` listens on (`--port` overrides)."),
+    )
+    PATH: str = setting(
+        "/mcp",
+        Matching(
+            pattern=URL_PATH,
+            must="be a URL path starting with '/', without a query, a fragment "
+            "or spaces",
+            example="/mcp",
+            what="a string (E001) starting with `/`, without query, fragment or "
+            "spaces (E004)",
+        ),
+        ("The endpoint's URL path."),
+    )
+    ALLOWED_HOSTS: tuple[str, ...] = setting(
+        (),
+        ListOf(
+            item=patterns(HOST_ENTRY, "example.com:8000"),
+            what="a list of strings (E001) of that shape (E004)",
+        ),
+        (
+            "`Host` header values accepted besides the loopback names (`127.0.0.1`,"
+            ' `localhost`, `[::1]`, any port, always accepted). Entries: `"name"` '
+            '(any port), `"name:port"`, `"name:*"`, or `"*"` (no Host check). '
+            "Origins on these hosts (http or https) are accepted too."
+        ),
+        checks='`"*"` warns (W004)',
+    )
+    ALLOWED_ORIGINS: tuple[str, ...] = setting(
+        (),
+        ListOf(
+            item=patterns(ORIGIN_ENTRY, "https://example.com"),
+            what="a list of strings (E001) of that shape (E004)",
+        ),
+        (
+            "`Origin` header values accepted besides those on allowed hosts: "
+            '`"https://app.example.com"` (any port), '
+            '`"https://app.example.com:8443"`, `"…:*"`, or `"*"`. A request without'
+            " `Origin` (not a browser) is not affected."
+        ),
+        checks='`"*"` warns (W004)',
+    )
+    AUTH: TokenValidator | None = setting(  # noqa: RUF009 - a field specifier
+        None,
+        Importable(accept=token_validator, what="one of those forms", optional=True),
+        (
+            "The token validator that makes the endpoint an OAuth 2.1 resource "
+            "server (`docs/authorization.md`): an object with `async "
+            "validate(token) -> Principal` (e.g. `JwtValidator(...)`), a class "
+            "making one with no arguments, a plain or async function `token -> "
+            "Principal`, or a dotted path to any of these. Every request (POST, "
+            "GET, DELETE) then needs `Authorization: Bearer <token>`. `None` serves"
+            " without authentication."
+        ),
+        checks=(
+            "a class that can be made (E004); needs `AUTH_AUTHORIZATION_SERVERS` (E007)"
+        ),
+    )
+    AUTH_AUTHORIZATION_SERVERS: tuple[str, ...] = setting(
+        (),
+        ListOf(
+            item=Url(),
+            what=(
+                "a list of absolute http(s) URLs without fragment or quotes (E001/E004)"
+            ),
+        ),
+        (
+            "The authorization servers (issuer URLs) published in the "
+            "protected-resource metadata."
+        ),
+        checks="at least one when `AUTH` is set (E007)",
+    )
+    AUTH_RESOURCE: str | None = setting(
+        None,
+        Url(optional=True),
+        (
+            "This server's resource identifier (RFC 8707), the audience its tokens "
+            'must name, e.g. `"https://mcp.example.com/mcp"`. It is the metadata\'s '
+            "`resource`, and its path decides the path-suffixed metadata URL. "
+            "`None`: `scheme://Host` of each request plus `PATH`."
+        ),
+        checks="unset with `AUTH` warns (W006)",
+    )
+    AUTH_SCOPES_SUPPORTED: tuple[str, ...] = setting(
+        (),
+        ListOf(
+            item=scope, finish=unique, what="a list of OAuth scope tokens (E001/E004)"
+        ),
+        (
+            "The metadata's `scopes_supported`. Empty: every scope named by "
+            "`AUTH_REQUIRED_SCOPES` and the tools' `scopes` declarations."
+        ),
+        checks="`offline_access` warns (W007)",
+    )
+    AUTH_REQUIRED_SCOPES: tuple[str, ...] = setting(
+        (),
+        ListOf(
+            item=scope, finish=unique, what="a list of OAuth scope tokens (E001/E004)"
+        ),
+        (
+            "Scopes every request needs, whatever it asks for (a token without them"
+            " gets 403). The 401 challenge names them in `scope`."
+        ),
+        checks="`offline_access` warns (W007)",
+    )
+    SERVER_NAME: str = setting(
+        "wymcp",
+        Text(),
+        ("`serverInfo.name` in `initialize` and `server/discover`."),
+        engine="server_name",
+    )
+    SERVER_VERSION: str = setting(
+        "0.1.0",
+        Text(),
+        ("`serverInfo.version`."),
+        engine="server_version",
+    )
+    SERVER_TITLE: str | None = setting(
+        None,
+        Text(optional=True),
+        "`serverInfo.title`, a display name for people (2025-06-18 and later). "
+        "`None`: no title.",
+        engine="server_title",
+    )
+    INSTRUCTIONS: str | None = setting(
+        None,
+        Text(optional=True),
+        ("Free text a client may hand its model on connecting."),
+        engine="instructions",
+    )
+    PROTOCOL_VERSIONS: tuple[str, ...] = setting(
+        None,
+        Choices(
+            allowed=_supported_versions,
+            noun="revision",
+            at_least_one=True,
+            newest_first=True,
+        ),
+        (
+            "The MCP revisions served: any of `2026-07-28`, `2025-11-25`, "
+            "`2025-06-18`, `2025-03-26`."
+        ),
+        engine="protocol_versions",
+        factory=_supported_versions,
+        shown="all four, newest first",
+    )
+    STATE_SECRET: bytes = setting(
+        None,
+        Secret(optional=True),
+        (
+            "The key that seals (AES-256-GCM: encrypted and authenticated) the "
+            "request state handed to clients; shorthand for a one-key "
+            "`STATE_SECRETS`. `None` makes a random 32-byte key when the settings "
+            "are loaded, so it differs per process."
+        ),
+        checks=(
+            "unset warns (W002), or is an error with `BROKER` (E008); not with "
+            "`STATE_SECRETS` (E009)"
+        ),
+        engine="state_secret",
+        factory=_random_secret,
+        secret=True,
+    )
+    STATE_SECRETS: tuple[bytes, ...] = setting(
+        (),
+        ListOf(
+            item=Secret(),
+            indexed=True,
+            what=(
+                "a list of strings or bytes (E001), each at least 32 bytes (E004, "
+                "naming `STATE_SECRETS[i]`)"
+            ),
+        ),
+        (
+            "Key rotation: the keys that seal request state, newest first. The "
+            "first seals, every one opens (each AES key is derived from its secret "
+            "with HKDF-SHA256). To rotate: put the new key first on every worker, "
+            "then remove the old one once the state it sealed has expired "
+            "(`STATE_TTL`). "
+            "State sealed under a removed key is answered -32602 (start the request"
+            " again)."
+        ),
+        checks="not with `STATE_SECRET` (E009)",
+        engine="state_secrets",
+        secret=True,
+    )
+    STATE_TTL: float = setting(
+        600.0,
+        Seconds(),
+        (
+            "Seconds a sealed `requestState` (a 2026-07-28 call waiting for the "
+            "client's input) stays valid; a later answer is refused -32602 and "
+            "the client starts the request again. Also how long a key removed "
+            "from `STATE_SECRETS` must have been kept."
+        ),
+        engine="state_ttl",
+    )
+    BROKER: str | None = setting(
+        None,
+        Matching(
+            optional=True,
+            pattern=BROKER_URL,
+            must="be None or a Redis URL (redis://, rediss:// or unix://) without "
+            "spaces",
+            example="redis://127.0.0.1:6379/0",
+            what="a `redis://`, `rediss://` or `unix://` URL without spaces "
+            "(E001/E004)",
+        ),
+        (
+            "Where the 2025-revision sessions live. `None`: in this process (one "
+            'worker). A Redis URL (`"redis://host:6379/0"`, `rediss://…`, '
+            "`unix://…`): in Redis, so every worker on every host serves every "
+            "session (see `docs/deployment.md` for what is shared and what is not "
+            'yet). Needs `pip install "wymcp-transport-aiohttp[redis]"`. Stateless '
+            "2026-07-28 requests never touch it."
+        ),
+        checks=(
+            "needs `STATE_SECRETS` or `STATE_SECRET` (E008) and the redis package "
+            "(E010)"
+        ),
+        secret=True,
+    )
+    SESSION_IDLE_TIMEOUT: float = setting(
+        1800.0,
+        Seconds(),
+        ("Seconds of idleness after which a 2025-revision session ends."),
+        engine="session_idle_timeout",
+    )
+    MAX_SESSIONS: int = setting(
+        10_000,
+        Integer(low=1),
+        (
+            "The most sessions alive at once; an `initialize` beyond it is answered"
+            " 503 with `Retry-After: {RETRY_AFTER}`."
+        ),
+        engine="max_sessions",
+    )
+    MAX_STREAMS: int = setting(
+        500,
+        Integer(low=1),
+        (
+            "The most long-lived SSE streams open at once in one process: a "
+            "session's GET stream and a `subscriptions/listen` stream each count "
+            "while open. One more is answered 503 with `Retry-After: "
+            "{RETRY_AFTER}` (and -32603"
+            ' "too many open streams (MAX_STREAMS)") by the engine, before '
+            "anything else of the request is checked; short requests are never refused by it. Keep it well below "
+            "`MAX_CONNECTIONS`, so streams never take every connection."
+        ),
+        checks="not below `MAX_CONNECTIONS` warns (W012)",
+        engine="max_streams",
+    )
+    MAX_STREAMS_PER_CLIENT: int = setting(
+        50,
+        Integer(low=1),
+        (
+            "The most long-lived streams one client may hold open at once: one "
+            "principal (the token's subject) with `AUTH`, else one peer address. "
+            "One more is answered 503 with `Retry-After: {RETRY_AFTER}` (and "
+            '-32603 "this '
+            'client has too many open streams (MAX_STREAMS_PER_CLIENT)"), while '
+            "other clients still open theirs. Behind a reverse proxy without `AUTH`"
+            " every client has the proxy's address: raise it to `MAX_STREAMS` "
+            "there."
+        ),
+        engine="max_streams_per_client",
+    )
+    CLIENT_REQUEST_TIMEOUT: float = setting(
+        60.0,
+        Seconds(),
+        (
+            "Seconds a tool waits for the client's answer to a request the server "
+            "sends it on a 2025-revision session (elicitation, sampling, roots); "
+            "then the tool's `ctx` call raises and the tool decides what to do."
+        ),
+        engine="client_request_timeout",
+    )
+    CALL_TIMEOUT: float | None = setting(
+        300.0,
+        Seconds(optional=True),
+        (
+            "Seconds a tool call may run. A tool still running then is cancelled "
+            'and the call answers `isError` with `{"errorType": "call_timeout", '
+            '"tool", "action", "message": "The call did not finish within N seconds'
+            ' (CALL_TIMEOUT) and was stopped. …"}`. A `TimeoutError` the tool '
+            "raises itself stays `tool_raised`. `None`: no limit."
+        ),
+        engine="call_timeout",
+    )
+    RESULT_LIMIT: int = setting(
+        16 * 1024 * 1024,
+        Integer(low=1024),
+        (
+            "The most bytes a tool's result may take: its content blocks and "
+            "structured content as JSON (strings counted as UTF-8 with their "
+            "escapes). A larger result is not sent; the call answers `isError` with"
+            ' `{"errorType": "result_too_large", "tool", "action", "limit", '
+            '"message"}`. Bounds what one call can make the server hold for a '
+            "client that reads slowly."
+        ),
+        engine="result_limit",
+    )
+    EXPOSE_EXCEPTION_MESSAGES: bool = setting(
+        False,  # noqa: FBT003 - the default
+        Boolean(),
+        (
+            "`False`: a tool that raises answers `tool_raised` with the exception's"
+            " class and a short reference id; the server log (logger "
+            "`wymcp.core.server`, level ERROR) holds that reference with the "
+            "message and the traceback. `True` (development only): the answer "
+            "carries the exception's message too, cut at 500 characters. Messages "
+            "meant for the model go through `ToolError` either way."
+        ),
+        engine="expose_exception_messages",
+    )
+    TASK_TTL: float = setting(
+        3600.0,
+        Seconds(),
+        (
+            "Seconds a task (a tool call run as a task, see [tasks.md](tasks.md)) "
+            "and its result are kept. Work still running then is stopped and the "
+            "task ends `failed`; after it, `tasks/get` answers -32602. Tasks are "
+            "not bound by `CALL_TIMEOUT`."
+        ),
+        engine="task_ttl",
+    )
+    TASK_POLL_INTERVAL: int = setting(
+        1000,
+        Integer(low=1, high=3_600_000),
+        (
+            "Milliseconds a client should wait between two `tasks/get` of one task "
+            "(`pollIntervalMs`)."
+        ),
+        engine="task_poll_interval_ms",
+    )
+    MAX_TASKS: int = setting(
+        1000,
+        Integer(low=1),
+        (
+            "The most tasks kept at once; one more `tools/call` that would create "
+            "one answers 503 + `Retry-After`. Finished tasks count until their TTL "
+            "passes."
+        ),
+        engine="max_tasks",
+    )
+    MAX_TASKS_PER_PRINCIPAL: int = setting(
+        100,
+        Integer(low=1),
+        (
+            "The most tasks one principal keeps at once (without `AUTH`, all "
+            "clients share one count)."
+        ),
+        engine="max_tasks_per_principal",
+    )
+    PAGE_SIZE: int = setting(
+        100,
+        Integer(low=1, high=10_000),
+        ("Items per page of `tools/list` (cursor pagination)."),
+        engine="page_size",
+    )
+    CACHE_TTL: int = setting(
+        0,
+        Integer(low=0, high=86_400_000, example=60_000),
+        (
+            "Milliseconds a 2026-07-28 client may reuse a list or read result "
+            "(`ttlMs`). `0`: ask again every time. Raise it when tools, resources "
+            "and prompts do not change while the server runs."
+        ),
+        engine="ttl_ms",
+    )
+    CACHE_SCOPE: str = setting(
+        "public",
+        Matching(
+            pattern=re.compile("public|private"),
+            must='be "public" or "private"',
+            example="private",
+            what='`"public"` or `"private"` (E001/E004)',
+        ),
+        (
+            'Who may share a cached 2026-07-28 result (`cacheScope`): `"public"`, '
+            'any client; `"private"`, only the client (the principal) that '
+            'asked. Use `"private"` when what a client sees depends on who it is.'
+        ),
+        engine="cache_scope",
+    )
+    KEEPALIVE_INTERVAL: float = setting(
+        15.0,
+        Seconds(),
+        (
+            "Seconds between keep-alive comment lines (`: keepalive`) on an open "
+            "SSE stream."
+        ),
+    )
+    ACCESS_LOG: bool = setting(
+        False,  # noqa: FBT003 - the default
+        Boolean(),
+        (
+            "Whether `wymcp serve` logs one line per request (logger "
+            "`aiohttp.access`, level INFO). Off by default: at full load the log "
+            "lines cost more than serving the calls (about 40% of throughput "
+            "measured here)."
+        ),
+    )
+    LIFESPAN: object | None = setting(
+        None,
+        Importable(accept=context_manager_factory, what="a callable", optional=True),
+        (
+            "An async context manager factory (or a dotted path to one) called as "
+            "`LIFESPAN(settings)` when the server starts, in every worker (`wymcp "
+            "serve`, `GunicornWorker`, `setup(app)`), and left when it stops, after"
+            " the calls in flight; what it yields is `ctx.state` for every tool, "
+            "resource and prompt (see `docs/context.md`). An `@asynccontextmanager`"
+            " function or a plain `async def` generator both work."
+        ),
+    )
+    SHUTDOWN_GRACE: float = setting(
+        10.0,
+        Seconds(allow_zero=True),
+        (
+            "Seconds `wymcp serve` (and `GunicornWorker`) lets calls in flight "
+            "finish after SIGINT/SIGTERM before cancelling them. Session streams "
+            "close at once. `wymcp serve` exits at most 1 s after the grace "
+            "(aiohttp may round a grace over 5 s up to the next second), whatever "
+            "tools do: a call that ignores cancellation, or one waiting on a worker"
+            " thread (`asyncio.to_thread`), is abandoned and logged, never waited "
+            "for."
+        ),
+    )
+    origins: tuple[tuple[str, str], ...] = ()
     unknown: tuple[str, ...] = ()
     module: str | None = None
 
@@ -105,27 +744,55 @@ class Settings:
                         "AUTH is set but AUTH_AUTHORIZATION_SERVERS is empty, so "
                         "clients cannot learn where to get a token (RFC 9728 "
                         "needs at least one authorization server).",
-                        'Write AUTH_AUTHORIZATION_SERVERS = ["https://auth.example.com"].',
+                        "Write AUTH_AUTHORIZATION_SERVERS = "
+                        '["https://auth.example.com"].',
                     )
                 ]
             )
 
+    @property
+    def explicit(self) -> frozenset[str]:
+        """The names of the settings the user set (module, environment, override)."""
+        return frozenset(name for name, _ in self.origins)
+
     def is_overridden(self, name: str) -> bool:
         """Whether the user set `name` (in the settings module or an override)."""
         return name in self.explicit
+
+    def origin(self, name: str) -> str:
+        """Where `name`'s value came from: default, module, environment or override."""
+        return dict(self.origins).get(name, DEFAULT)
 
     def evolve(self, **overrides: object) -> Settings:
         """Return a copy with UPPERCASE `overrides` checked and applied.
 
         Raises `ImproperlyConfigured` naming every problem.
         """
-        names, problems, _ = sort_names(overrides, strict=True)
-        converted, invalid = convert({name: overrides[name] for name in names})
-        problems += invalid
+        from wymcp.conf._loading import structure  # noqa: PLC0415 - a cycle
+
+        converted, problems = structure(overrides)
         if problems:
             raise ImproperlyConfigured(problems)
-        explicit = self.explicit | frozenset(converted)
-        if converted.get("STATE_SECRET", b"") is None:
-            converted["STATE_SECRET"] = _random_secret()
-            explicit -= {"STATE_SECRET"}
-        return attrs.evolve(self, explicit=explicit, **converted)
+        origins = dict(self.origins)
+        for name in converted:
+            if DECLARATIONS[name].is_set_by(overrides[name]):
+                origins[name] = OVERRIDE
+            else:
+                origins.pop(name, None)
+        return attrs.evolve(self, origins=tuple(origins.items()), **converted)
+
+
+def _declarations() -> Mapping[str, Declaration]:
+    found: dict[str, Declaration] = {}
+    for field in attrs.fields(Settings):
+        declared = field.metadata.get(_DECLARATION)
+        if declared is not None:
+            found[field.name] = attrs.evolve(declared, name=field.name)
+    return found
+
+
+DECLARATIONS: Final = _declarations()
+"""Every setting's declaration, by name, in the order of the class."""
+
+SETTING_NAMES: Final = tuple(sorted(DECLARATIONS))
+"""Every setting wymcp knows, in alphabetical order."""

@@ -22,6 +22,7 @@ from wymcp.conf import (
     CheckMessage,
     Settings,
     add_settings_option,
+    describe_settings,
     engine_for_command,
     print_problems,
     project_on_path,
@@ -60,6 +61,12 @@ def _parser() -> argparse.ArgumentParser:
     stdio = commands.add_parser("stdio", help="serve one client on stdin/stdout")
     for command in (serve, check, stdio):
         add_settings_option(command)
+    check.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also list every setting and where its value came from",
+    )
     serve.add_argument("--host", help="address to listen on (default: HOST)")
     serve.add_argument("--port", type=int, help="port to listen on (default: PORT)")
     _reload.add_parser(commands)
@@ -99,11 +106,18 @@ def _log_problem(problem: CheckMessage) -> None:
     (logger.error if problem.is_error else logger.warning)("%s", problem)
 
 
-def check(module: str | None, out: TextIO, err: TextIO) -> int:
-    """Print every problem of the settings; return 1 if any is an error."""
+def check(
+    module: str | None, out: TextIO, err: TextIO, *, verbose: bool = False
+) -> int:
+    """Print every problem of the settings; return 1 if any is an error.
+
+    With `verbose`, first every setting's value and where it came from.
+    """
     settings = settings_for_command(module, err)
     if settings is None:
         return 1
+    if verbose:
+        print("\n".join(describe_settings(settings)), file=out)
     problems = run_checks(settings)
     print_problems(problems, out)
     errors = sum(problem.is_error for problem in problems)
@@ -260,7 +274,7 @@ def _run_command(args: argparse.Namespace) -> int:
     if args.command == "config":
         return _client_config.run(args, out, err)
     if args.command == "check":
-        return check(args.settings, out, err)
+        return check(args.settings, out, err, verbose=args.verbose)
     if args.command == "stdio":
         from wymcp.transport.stdio import run  # noqa: PLC0415 - only for stdio
 
