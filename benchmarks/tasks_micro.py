@@ -100,7 +100,7 @@ async def task_created_and_completed(engine: Engine, sink: _Sink) -> None:
     assert reply.body is not None  # noqa: S101 - a sanity check
     task_id = reply.body["result"]["taskId"]
     await asyncio.sleep(0)  # one turn of the loop: the task's run starts and ends
-    record = engine._tasks.store.get(task_id, None)  # noqa: SLF001 - checks the end
+    record = await engine._tasks.store.get(task_id, None)  # noqa: SLF001 - checks the end
     assert record is not None  # noqa: S101 - a sanity check
     assert record.status == "completed"  # noqa: S101 - a sanity check
 

@@ -609,7 +609,7 @@ async def test_a_prelude_asks_in_the_request_then_becomes_a_task():
 async def test_closing_the_engine_fails_running_tasks_with_a_reason(client):
     task_id = await client.create("held")
     await settle()
-    record = client.engine._tasks.store.get(task_id, None)
+    record = await client.engine._tasks.store.get(task_id, None)
     await client.engine.aclose()
     await settle()
     assert record is not None
@@ -647,9 +647,11 @@ async def test_a_long_progress_note_is_cut():
     client = Client(engine())
     GATE["held"] = Gate()
     task_id = await client.create("progressing")
-    record = client.engine._tasks.store.get(task_id, None)
+    record = await client.engine._tasks.store.get(task_id, None)
     assert record is not None
-    client.engine._tasks.progress(record, 1, None, "y" * 5000)
+    await client.engine._tasks.progress(
+        client.engine._tasks.running[task_id], 1, None, "y" * 5000
+    )
     assert record.status_message is not None
     assert len(record.status_message) == 200
 
