@@ -159,6 +159,11 @@ MAX_TASKS: int = 1000
 # The most tasks one principal (or, without AUTH, every client) keeps at once.
 MAX_TASKS_PER_PRINCIPAL: int = 100
 
+# With BROKER: seconds a running task's lease lives in Redis unrenewed (its
+# worker renews it every third of that). A task whose worker died shows
+# `failed` to the first tasks/get after its lease ran out.
+TASK_LEASE: float = 10.0
+
 # How many items one page of tools/list (and other lists) holds.
 PAGE_SIZE: int = 100
 

@@ -73,6 +73,7 @@ class Settings:
     TASK_POLL_INTERVAL: int = _defaults.TASK_POLL_INTERVAL
     MAX_TASKS: int = _defaults.MAX_TASKS
     MAX_TASKS_PER_PRINCIPAL: int = _defaults.MAX_TASKS_PER_PRINCIPAL
+    TASK_LEASE: float = _defaults.TASK_LEASE
     PAGE_SIZE: int = _defaults.PAGE_SIZE
     KEEPALIVE_INTERVAL: float = _defaults.KEEPALIVE_INTERVAL
     SHUTDOWN_GRACE: float = _defaults.SHUTDOWN_GRACE

@@ -403,6 +403,21 @@ def _broker(setting: str, value: object) -> str | None:
     return text
 
 
+_MIN_TASK_LEASE = 0.5
+
+
+def _task_lease(setting: str, value: object) -> float:
+    seconds = _seconds(setting, value)
+    if seconds < _MIN_TASK_LEASE:
+        raise Invalid(
+            INVALID_VALUE,
+            f"{setting} must be at least {_MIN_TASK_LEASE} seconds (a lease is "
+            "renewed every third of it).",
+            f"Write {setting} = {_defaults.TASK_LEASE!r}, for example.",
+        )
+    return seconds
+
+
 def _lifespan(setting: str, value: object) -> object | None:
     """Resolve LIFESPAN into a callable (a context manager factory), or None."""
     if value is None:
@@ -444,6 +459,7 @@ CONVERTERS: Mapping[str, Converter] = {
     "TASK_POLL_INTERVAL": lambda s, v: _integer(s, v, low=1, high=3_600_000),
     "MAX_TASKS": lambda s, v: _integer(s, v, low=1, high=None),
     "MAX_TASKS_PER_PRINCIPAL": lambda s, v: _integer(s, v, low=1, high=None),
+    "TASK_LEASE": _task_lease,
     "HEADER_TIMEOUT": _seconds,
     "HOST": _required_text,
     "INSTRUCTIONS": lambda s, v: _text(s, v, optional=True),
