@@ -71,9 +71,7 @@ async def test_progress_shows_on_the_other_worker(aiohttp_client, db):
     await send(two, "/mcp", "tasks/cancel", {"taskId": task_id})
 
 
-async def test_a_worker_that_stops_fails_its_tasks_for_the_others(
-    aiohttp_client, db
-):
+async def test_a_worker_that_stops_fails_its_tasks_for_the_others(aiohttp_client, db):
     one = await aiohttp_client(app(db))
     two = await aiohttp_client(app(db))
     task_id = await create(one, "/mcp", "waiting", {})
