@@ -67,8 +67,12 @@ def _second(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
+@functools.lru_cache(maxsize=256)
 def _iso(timestamp: float) -> str:
-    """ISO 8601 in UTC to the millisecond (`2026-07-28T10:30:00.123Z`)."""
+    """ISO 8601 in UTC to the millisecond (`2026-07-28T10:30:00.123Z`).
+
+    Cached: a task polled again shows the same two times.
+    """
     seconds = int(timestamp)
     millis = int((timestamp - seconds) * 1000)
     return f"{_second(seconds)}.{millis:03d}Z"
@@ -246,11 +250,12 @@ class Tasks:
         The record keeps the principal's stable key (its subject), so a
         refreshed token of the same caller keeps seeing its tasks.
         """
-        self._expire_running()
+        if self._deadlines and self._deadlines[0][0] <= self._clock():
+            self._expire_running()
         now = self._wall_clock()
         record = TaskRecord(
             task_id=secrets.token_hex(16),
-            principal=principal_key(principal),
+            principal=None if principal is None else principal_key(principal),
             created_at=now,
             updated_at=now,
             expires_at=self._clock() + self._ttl,
@@ -272,9 +277,11 @@ class Tasks:
 
     async def get(self, task_id: str, principal: object | None) -> TaskRecord | None:
         """The live task of `principal`, or None (unknown, expired or not theirs)."""
-        self._expire_running()
+        if self._deadlines and self._deadlines[0][0] <= self._clock():
+            self._expire_running()
+        key = None if principal is None else principal_key(principal)
         try:
-            return await self.store.get(task_id, principal_key(principal))
+            return await self.store.get(task_id, key)
         except TaskStoreUnavailableError:
             raise self._unavailable() from None
 
@@ -372,8 +379,6 @@ class Tasks:
         The store forgets such a task at the same time, so nothing is written.
         """
         deadlines = self._deadlines
-        if not deadlines or deadlines[0][0] > self._clock():
-            return
         now = self._clock()
         while deadlines and deadlines[0][0] <= now:
             _, task_id = heapq.heappop(deadlines)
@@ -471,7 +476,9 @@ class Tasks:
                 waiter.cancel()
         if run.record is None:
             return job.result()
-        return {"resultType": "task", **task_json(run.record, detailed=False)}
+        created = task_json(run.record, detailed=False)
+        created["resultType"] = "task"
+        return created
 
     async def aclose(self) -> None:
         """Stop the work of every running task; each ends `failed`."""
