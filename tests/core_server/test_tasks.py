@@ -709,3 +709,24 @@ async def test_start_task_is_false_where_a_call_cannot_be_a_task():
     await settle()
     done = await client.get(task["taskId"])
     assert done["result"]["content"][0]["text"] == "started=True"
+
+
+async def test_a_task_call_runs_the_gates_once(client, monkeypatch):
+    from wymcp.core.server import _toolcall
+
+    gated = _toolcall._gated
+    runs: list[str] = []
+
+    async def counted(spec: Any, action: Any, data: Any, *, strict: bool) -> Any:
+        runs.append(spec.name)
+        return await gated(spec, action, data, strict=strict)
+
+    monkeypatch.setattr(_toolcall, "_gated", counted)
+    GATE["held"].release.set()
+    task_id = await client.create("held", {"n": 3})
+    await settle()
+    done = await client.get(task_id)
+    assert done["result"]["content"][0]["text"] == '{"n":3}'
+    assert runs == ["held"]
+    await client.result("tools/call", {"name": "sync", "arguments": {}})
+    assert runs == ["held", "sync"]  # a call in its request: once as well

@@ -484,9 +484,13 @@ class Tasks:
         """Stop the work of every running task; each ends `failed`."""
         runs = list(self.running.values())
         if runs:
-            await asyncio.gather(
-                *(self.finish(run, "failed", error=_stopped()) for run in runs)
+            ends = await asyncio.gather(
+                *(self.finish(run, "failed", error=_stopped()) for run in runs),
+                return_exceptions=True,
             )
+            for end in ends:
+                if isinstance(end, Exception):
+                    _log.error("ending a task at shutdown failed", exc_info=end)
         for run in runs:
             if run.job is not None:
                 run.job.cancel()

@@ -572,4 +572,10 @@ class RedisTaskStore:
             with contextlib.suppress(asyncio.CancelledError):
                 await job
         self._background = []
+        if self._unsaved:
+            logger.warning(
+                "wymcp: %d task ends could not be written to BROKER; readers will "
+                "see those tasks failed once their leases run out",
+                len(self._unsaved),
+            )
         await self.client.aclose()
