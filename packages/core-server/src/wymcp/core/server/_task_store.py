@@ -57,7 +57,10 @@ class TaskRecord:
 
 
 class TaskEvents(Protocol):
-    """What a store tells the engine about the tasks whose work runs here."""
+    """What a store tells the engine about the tasks whose work runs here.
+
+    A store forgets a task at its TTL; one still running then is `stopped`.
+    """
 
     def stopped(self, task_id: str) -> None:
         """The task ended elsewhere (cancelled, failed, expired): stop its work."""
@@ -144,17 +147,20 @@ class MemoryTaskStore:
         self._max_tasks = max_tasks
         self._max_per_principal = max_per_principal
         self._clock = clock
+        self._events: TaskEvents | None = None
 
     def __len__(self) -> int:
         return len(self._records)
 
     def attach(self, events: TaskEvents) -> None:
-        """Every change is made here, by this engine: nothing to tell."""
-        del events
+        """Tell `events` of running tasks dropped at their TTL."""
+        self._events = events
 
     def _drop(self, record: TaskRecord) -> None:
         if self._records.pop(record.task_id, None) is None:
             return
+        if not record.terminal and self._events is not None:
+            self._events.stopped(record.task_id)
         key = record.principal
         left = self._per_principal.get(key, 1) - 1
         if left:
@@ -200,6 +206,8 @@ class MemoryTaskStore:
 
     async def get(self, task_id: str, principal: str | None) -> TaskRecord | None:
         """The live task `task_id` of `principal`, or None."""
+        if self._expiry and self._expiry[0][0] <= self._clock():
+            self.sweep()
         record = self._live(task_id)
         if record is None or record.principal != principal:
             return None

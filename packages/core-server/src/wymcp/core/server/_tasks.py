@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import heapq
 import logging
-import secrets
+import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
@@ -223,8 +222,6 @@ class Tasks:
     ) -> None:
         self.store = store
         self.running: dict[str, _Run] = {}
-        self._deadlines: list[tuple[float, str]] = []
-        """(expires_at, task_id) of the running tasks, as a heap."""
         self._wakeups: dict[str, asyncio.Event] = {}
         self._ttl = ttl
         self._ttl_ms = round(ttl * 1000)
@@ -250,11 +247,9 @@ class Tasks:
         The record keeps the principal's stable key (its subject), so a
         refreshed token of the same caller keeps seeing its tasks.
         """
-        if self._deadlines and self._deadlines[0][0] <= self._clock():
-            self._expire_running()
         now = self._wall_clock()
         record = TaskRecord(
-            task_id=secrets.token_hex(16),
+            task_id=os.urandom(16).hex(),
             principal=None if principal is None else principal_key(principal),
             created_at=now,
             updated_at=now,
@@ -277,8 +272,6 @@ class Tasks:
 
     async def get(self, task_id: str, principal: object | None) -> TaskRecord | None:
         """The live task of `principal`, or None (unknown, expired or not theirs)."""
-        if self._deadlines and self._deadlines[0][0] <= self._clock():
-            self._expire_running()
         key = None if principal is None else principal_key(principal)
         try:
             return await self.store.get(task_id, key)
@@ -353,7 +346,7 @@ class Tasks:
         self.stopped(record.task_id)
 
     def stopped(self, task_id: str) -> None:
-        """The task ended elsewhere (or expired): stop its work if it runs here."""
+        """The task ended elsewhere or expired: stop its work if it runs here."""
         run = self.running.get(task_id)
         if run is None:
             return
@@ -368,21 +361,9 @@ class Tasks:
             wakeup.set()
 
     def register(self, run: _Run) -> None:
-        """Keep a started run; its TTL is watched from a heap."""
+        """Keep a started run; the store tells `stopped` when its TTL passes."""
         assert run.record is not None  # noqa: S101 - only a started run
         self.running[run.record.task_id] = run
-        heapq.heappush(self._deadlines, (run.record.expires_at, run.record.task_id))
-
-    def _expire_running(self) -> None:
-        """Stop the work of tasks past their TTL: O(log n) per expired task.
-
-        The store forgets such a task at the same time, so nothing is written.
-        """
-        deadlines = self._deadlines
-        now = self._clock()
-        while deadlines and deadlines[0][0] <= now:
-            _, task_id = heapq.heappop(deadlines)
-            self.stopped(task_id)
 
     # ---------------------------------------------------------------- asking
 
@@ -461,7 +442,13 @@ class Tasks:
         run = _Run(self, ctx, principal, capabilities)
         ctx.task_starter = run.start
         if not prelude:
-            await run.start()
+            record = run.record = await self.create(principal)
+            self.register(run)
+            ctx.become_task(run.ask, run.progress)
+            run.job = asyncio.get_running_loop().create_task(run.execute(work()))
+            created = task_json(record, detailed=False)
+            created["resultType"] = "task"
+            return created
         job = asyncio.get_running_loop().create_task(run.execute(work()))
         run.job = job
         if run.record is None:
