@@ -446,9 +446,16 @@ class Tasks:
             self.register(run)
             ctx.become_task(run.ask, run.progress)
             run.job = asyncio.get_running_loop().create_task(run.execute(work()))
-            created = task_json(record, detailed=False)
-            created["resultType"] = "task"
-            return created
+            at = _iso(record.created_at)
+            return {
+                "resultType": "task",
+                "taskId": record.task_id,
+                "status": "working",
+                "createdAt": at,
+                "lastUpdatedAt": at,
+                "ttlMs": record.ttl_ms,
+                "pollIntervalMs": record.poll_interval_ms,
+            }
         job = asyncio.get_running_loop().create_task(run.execute(work()))
         run.job = job
         if run.record is None:
