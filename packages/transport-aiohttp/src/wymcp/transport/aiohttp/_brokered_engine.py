@@ -3,8 +3,7 @@
 Before a request naming a session, the session's record is fetched (its idle
 timer restarted) into the engine's own store; after it, a new or changed
 session is written back, and a client's answer or cancel for a call running
-elsewhere is relayed. A stateless 2026-07-28 request touches Redis only for
-tasks (`_redis_task_store`).
+elsewhere is relayed. A 2026-07-28 request touches Redis for tasks only.
 """
 
 from __future__ import annotations
