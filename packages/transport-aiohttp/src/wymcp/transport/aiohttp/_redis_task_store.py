@@ -546,6 +546,8 @@ class RedisTaskStore:
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
             except (RedisError, OSError):
                 logger.debug("wymcp: listening for task changes failed; retrying")
+            except Exception:
+                logger.exception("wymcp: listening for task changes failed")
             await asyncio.sleep(_RECONNECT)
 
     def _heard(self, message: Mapping[str, Any]) -> None:
