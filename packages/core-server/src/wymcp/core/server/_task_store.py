@@ -207,8 +207,8 @@ class MemoryTaskStore:
     async def get(self, task_id: str, principal: str | None) -> TaskRecord | None:
         """The live task `task_id` of `principal`, or None."""
         if self._expiry and self._expiry[0][0] <= self._clock():
-            self.sweep()
-        record = self._live(task_id)
+            self.sweep()  # an expired record's entry is due: it is dropped here
+        record = self._records.get(task_id)
         if record is None or record.principal != principal:
             return None
         return record
