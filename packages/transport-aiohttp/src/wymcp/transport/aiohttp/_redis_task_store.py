@@ -289,8 +289,10 @@ class RedisTaskStore:
     async def _call(self, command: Awaitable[T]) -> T:
         try:
             return await command
-        except (RedisError, OSError):
-            logger.warning("wymcp: BROKER cannot be reached (tasks)", exc_info=True)
+        except (RedisError, OSError) as error:
+            logger.warning(
+                "wymcp: BROKER cannot be reached (tasks): %s", type(error).__name__
+            )
             raise TaskStoreUnavailableError from None
 
     # ---------------------------------------------------------------- steps
