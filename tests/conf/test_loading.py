@@ -168,6 +168,8 @@ def test_a_module_with_a_missing_import_names_it(settings_module):
         ("TASK_POLL_INTERVAL", 0, "between 1 and 3600000"),
         ("MAX_TASKS", 0, "at least 1"),
         ("MAX_TASKS_PER_PRINCIPAL", 1.5, "must be an integer, not float"),
+        ("TASK_LEASE", 0.1, "at least 0.5 seconds"),
+        ("TASK_LEASE", "10", "number of seconds, not str"),
         ("PROTOCOL_VERSIONS", ["2024-11-05"], "not a revision wymcp serves"),
         ("PROTOCOL_VERSIONS", [], "at least one revision"),
         ("STATE_SECRET", "short", "at least 32 bytes"),

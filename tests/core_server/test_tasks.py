@@ -609,7 +609,7 @@ async def test_a_prelude_asks_in_the_request_then_becomes_a_task():
 async def test_closing_the_engine_fails_running_tasks_with_a_reason(client):
     task_id = await client.create("held")
     await settle()
-    record = client.engine._tasks.store.get(task_id, None)
+    record = await client.engine._tasks.store.get(task_id, None)
     await client.engine.aclose()
     await settle()
     assert record is not None
@@ -647,9 +647,11 @@ async def test_a_long_progress_note_is_cut():
     client = Client(engine())
     GATE["held"] = Gate()
     task_id = await client.create("progressing")
-    record = client.engine._tasks.store.get(task_id, None)
+    record = await client.engine._tasks.store.get(task_id, None)
     assert record is not None
-    client.engine._tasks.progress(record, 1, None, "y" * 5000)
+    await client.engine._tasks.progress(
+        client.engine._tasks.running[task_id], 1, None, "y" * 5000
+    )
     assert record.status_message is not None
     assert len(record.status_message) == 200
 
@@ -707,3 +709,24 @@ async def test_start_task_is_false_where_a_call_cannot_be_a_task():
     await settle()
     done = await client.get(task["taskId"])
     assert done["result"]["content"][0]["text"] == "started=True"
+
+
+async def test_a_task_call_runs_the_gates_once(client, monkeypatch):
+    from wymcp.core.server import _toolcall
+
+    gated = _toolcall._gated
+    runs: list[str] = []
+
+    async def counted(spec: Any, action: Any, data: Any, *, strict: bool) -> Any:
+        runs.append(spec.name)
+        return await gated(spec, action, data, strict=strict)
+
+    monkeypatch.setattr(_toolcall, "_gated", counted)
+    GATE["held"].release.set()
+    task_id = await client.create("held", {"n": 3})
+    await settle()
+    done = await client.get(task_id)
+    assert done["result"]["content"][0]["text"] == '{"n":3}'
+    assert runs == ["held"]
+    await client.result("tools/call", {"name": "sync", "arguments": {}})
+    assert runs == ["held", "sync"]  # a call in its request: once as well

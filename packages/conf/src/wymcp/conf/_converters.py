@@ -253,6 +253,8 @@ class Seconds(Converter):
 
     kind: ClassVar[Kind] = "number"
     allow_zero: bool = False
+    least: float | None = None
+    """The smallest number of seconds allowed, when more than zero is not enough."""
     example: float | None = None
     """The value a hint suggests; `setting()` makes it the default."""
 
@@ -272,10 +274,18 @@ class Seconds(Converter):
                 f"{setting} must be a finite number of seconds, {limit}.",
                 fix,
             )
+        if self.least is not None and value < self.least:
+            raise Invalid(
+                INVALID_VALUE,
+                f"{setting} must be at least {self.least} seconds.",
+                fix,
+            )
         return float(value)
 
     def describe(self) -> str:
         limit = "≥ 0" if self.allow_zero else "> 0"
+        if self.least is not None:
+            limit = f"≥ {self.least}"
         return f"a number (E001), finite and {limit} (E004)"
 
 

@@ -643,6 +643,17 @@ class Settings:
         ),
         engine="max_tasks_per_principal",
     )
+    TASK_LEASE: float = setting(
+        10.0,
+        Seconds(least=0.5),
+        (
+            "With `BROKER`: seconds a running task's lease lives in Redis "
+            "unrenewed; the worker running the task renews it every third of "
+            "that. A task whose worker died or was restarted shows `failed` "
+            '("The worker running the task stopped…") to the first `tasks/get` '
+            "after its lease ran out (see [tasks.md](tasks.md))."
+        ),
+    )
     PAGE_SIZE: int = setting(
         100,
         Integer(low=1, high=10_000),

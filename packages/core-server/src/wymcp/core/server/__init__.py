@@ -77,7 +77,14 @@ from wymcp.core.server._session import (
     principal_key,
 )
 from wymcp.core.server._task_failure import TaskFailedError
-from wymcp.core.server._task_store import MemoryTaskStore, TaskRecord, TaskStore
+from wymcp.core.server._task_store import (
+    MemoryTaskStore,
+    TaskEvents,
+    TaskLimitError,
+    TaskRecord,
+    TaskStore,
+    TaskStoreUnavailableError,
+)
 from wymcp.core.server._tasks import EXTENSION as TASKS_EXTENSION
 
 __all__ = [
@@ -126,9 +133,12 @@ __all__ = [
     "Session",
     "SessionStore",
     "Stream",
+    "TaskEvents",
     "TaskFailedError",
+    "TaskLimitError",
     "TaskRecord",
     "TaskStore",
+    "TaskStoreUnavailableError",
     "TokenValidator",
     "ToolContext",
     "ToolResult",

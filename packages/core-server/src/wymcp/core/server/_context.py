@@ -149,10 +149,10 @@ class ToolContext:
         self.server = server
         """The engine serving the call (to add or remove tools at runtime)."""
         self._last_progress: float | None = None
-        self.task_starter: Callable[[], bool] | None = None
-        self._on_progress: Callable[[float, float | None, str | None], None] | None = (
-            None
-        )
+        self.task_starter: Callable[[], Awaitable[bool]] | None = None
+        self._on_progress: (
+            Callable[[float, float | None, str | None], Awaitable[None]] | None
+        ) = None
         """Set by the engine when this call may become a task (SEP-2663)."""
 
     @property
@@ -189,7 +189,7 @@ class ToolContext:
         task, progress becomes the task's `statusMessage`.
         """
         if self._on_progress is not None:
-            self._on_progress(progress, total, message)
+            await self._on_progress(progress, total, message)
             return
         token = self.progress_token
         if token is None:
@@ -224,12 +224,13 @@ class ToolContext:
         """
         if self.task_starter is None:
             return False
-        return self.task_starter()
+        return await self.task_starter()
 
     def become_task(
         self,
         asker: Asker,
-        on_progress: Callable[[float, float | None, str | None], None] | None = None,
+        on_progress: Callable[[float, float | None, str | None], Awaitable[None]]
+        | None = None,
     ) -> None:
         """From now on ask through `asker`, send nothing on the request's stream.
 

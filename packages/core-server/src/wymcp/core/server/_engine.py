@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Awaitable, Iterable, Mapping
 from typing import Any
 
+from wymcp.core.gates import Verdict
 from wymcp.core.schema import ToolSpec
 from wymcp.core.server._asking import asking_result, build_context
 from wymcp.core.server._authorization import refuse_call
@@ -412,10 +413,10 @@ class Engine:
             raise unknown_tool(name, self._catalogue.tool_names())
         if call.modern and call.mirrored_headers:
             check_params(call.headers, spec.header_annotations, arguments)
-        as_task = call.modern and await self._as_task(call, spec, arguments)
+        opened = await self._as_task(call, spec, arguments) if call.modern else None
         ctx = self._context(call, f"tools/call:{name}")
         try:
-            return await self._run_tool(call, spec, arguments, ctx, as_task=as_task)
+            return await self._run_tool(call, spec, arguments, ctx, opened=opened)
         except (InputRequired, MissingCapabilityError) as asked:
             return asking_result(asked)
         except TaskFailedError as failed:
@@ -428,8 +429,10 @@ class Engine:
         arguments: dict[str, Any],
         ctx: ToolContext,
         *,
-        as_task: bool,
+        opened: tuple[str | None, Verdict] | None,
     ) -> dict[str, Any]:
+        as_task = opened is not None  # a task's arguments passed the gates already
+
         def work() -> Awaitable[dict[str, Any]]:
             return call_tool(
                 spec,
@@ -442,6 +445,7 @@ class Engine:
                 call_timeout=None if as_task else self.options.call_timeout,
                 result_limit=self.options.result_limit,
                 expose_messages=self.options.expose_exception_messages,
+                opened=opened,
             )
 
         if not as_task:
@@ -456,21 +460,22 @@ class Engine:
 
     async def _as_task(
         self, call: Call, spec: ToolSpec, arguments: dict[str, Any]
-    ) -> bool:
-        """Whether this call runs as a task; -32021 when it must and cannot.
+    ) -> tuple[str | None, Verdict] | None:
+        """The gates' accepted verdict when this call runs as a task, else None.
 
-        A call the gates refuse is answered at once, never as a task.
+        -32021 when it must and cannot. A call the gates refuse is answered at
+        once, never as a task.
         """
         action = arguments.get("action") if spec.plain is None else None
         support = spec.task_support_for(action if isinstance(action, str) else None)
         if support == "forbidden":
-            return False
+            return None
         if not client_has_tasks(call.capabilities):
             if support == "required":
                 raise missing_tasks()
-            return False
+            return None
         opened = await open_call(spec, arguments, strict=self.options.strict)
-        return not isinstance(opened, dict)
+        return None if isinstance(opened, dict) else opened
 
     def _context(self, call: Call, target: str = "") -> ToolContext:
         ctx = build_context(

@@ -19,13 +19,13 @@ class TaskMethods:
     def __init__(self, tasks: Tasks) -> None:
         self._tasks = tasks
 
-    def _record(self, call: Call) -> TaskRecord:
+    async def _record(self, call: Call) -> TaskRecord:
         if not client_has_tasks(call.capabilities):
             raise missing_tasks()
         task_id = call.params.get("taskId")
         if not isinstance(task_id, str) or not task_id:
             raise invalid_params("params.taskId must be a non-empty string.")
-        record = self._tasks.get(task_id, call.principal)
+        record = await self._tasks.get(task_id, call.principal)
         if record is None:
             raise invalid_params(
                 "Unknown taskId: no such task for this caller (a task is "
@@ -35,18 +35,18 @@ class TaskMethods:
 
     async def get(self, call: Call) -> dict[str, Any]:
         """`tasks/get`: the task, with its questions, result or error inlined."""
-        return task_json(self._record(call), detailed=True)
+        return task_json(await self._record(call), detailed=True)
 
     async def update(self, call: Call) -> dict[str, Any]:
         """`tasks/update`: answers to open questions; an empty ack."""
-        record = self._record(call)
+        record = await self._record(call)
         responses = call.params.get("inputResponses")
         if not isinstance(responses, dict):
             raise invalid_params("params.inputResponses must be an object.")
-        self._tasks.update(record, responses)
+        await self._tasks.update(record, responses)
         return {}
 
     async def cancel(self, call: Call) -> dict[str, Any]:
         """`tasks/cancel`: stop the task if it has not ended; an empty ack."""
-        self._tasks.cancel(self._record(call))
+        await self._tasks.cancel(await self._record(call))
         return {}

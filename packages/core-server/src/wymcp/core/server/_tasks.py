@@ -1,24 +1,21 @@
 """Tool calls run as tasks (SEP-2663): creation, questions, the end, cancelling.
 
 The engine owns one `Tasks`: it keeps the running work of the tasks this
-process started and writes their state to a `TaskStore`.
+process started and makes each change of state through a `TaskStore`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import heapq
-import itertools
 import logging
-import secrets
+import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from wymcp.core.server._context import (
     CAPABILITY_OF,
-    Asker,
     InputRequest,
     MissingCapabilityError,
     ToolContext,
@@ -30,7 +27,12 @@ from wymcp.core.server._jsonrpc import (
 )
 from wymcp.core.server._session import principal_key
 from wymcp.core.server._task_failure import TaskFailedError
-from wymcp.core.server._task_store import TaskLimitError, TaskRecord, TaskStore
+from wymcp.core.server._task_store import (
+    TaskLimitError,
+    TaskRecord,
+    TaskStore,
+    TaskStoreUnavailableError,
+)
 from wymcp.core.server._toolcall import InputRequired
 
 _log = logging.getLogger("wymcp.core.server")
@@ -64,8 +66,12 @@ def _second(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
+@functools.lru_cache(maxsize=256)
 def _iso(timestamp: float) -> str:
-    """ISO 8601 in UTC to the millisecond (`2026-07-28T10:30:00.123Z`)."""
+    """ISO 8601 in UTC to the millisecond (`2026-07-28T10:30:00.123Z`).
+
+    Cached: a task polled again shows the same two times.
+    """
     seconds = int(timestamp)
     millis = int((timestamp - seconds) * 1000)
     return f"{_second(seconds)}.{millis:03d}Z"
@@ -98,6 +104,18 @@ def task_json(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
 class _Run:
     """One call that may become a task: its record once started, its work."""
 
+    __slots__ = (
+        "capabilities",
+        "ctx",
+        "ended",
+        "job",
+        "principal",
+        "record",
+        "rounds",
+        "started",
+        "tasks",
+    )
+
     def __init__(
         self,
         tasks: Tasks,
@@ -113,22 +131,33 @@ class _Run:
         self.job: asyncio.Task[dict[str, Any]] | None = None
         self.started: asyncio.Event | None = None
         """Set when a prelude's `ctx.start_task()` created the task."""
+        self.ended = False
+        """Whether the task has ended, here or elsewhere: its end is written."""
+        self.rounds = 0
+        """How many times the work has asked (the minted keys' suffix)."""
 
-    def start(self) -> bool:
+    async def start(self) -> bool:
         """Create the task (once): the call goes on in the background."""
         if self.record is None:
-            self.record = self.tasks.create(self.principal)
+            self.record = await self.tasks.create(self.principal)
             self.tasks.register(self)
-            record = self.record
-            self.ctx.become_task(
-                self.tasks.asker(record, self.capabilities),
-                lambda done, total, note: self.tasks.progress(
-                    record, done, total, note
-                ),
-            )
+            self.ctx.become_task(self.ask, self.progress)
             if self.started is not None:
                 self.started.set()
         return True
+
+    async def ask(
+        self, requests: dict[str, InputRequest], state: Any
+    ) -> dict[str, dict[str, Any]]:
+        """The `ctx.ask` of the task: park it `input_required` until answered."""
+        del state
+        return await self.tasks.ask(self, requests)
+
+    async def progress(
+        self, done: float, total: float | None, note: str | None
+    ) -> None:
+        """Progress becomes the task's `statusMessage`."""
+        await self.tasks.progress(self, done, total, note)
 
     async def execute(self, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
         """Run the call; once it is a task, its end goes to the task record."""
@@ -136,21 +165,21 @@ class _Run:
             result = await work
         except asyncio.CancelledError:
             if self.record is not None:
-                self.tasks.finish(self.record, "failed", error=_stopped())
+                await self.tasks.finish(self, "failed", error=_stopped())
             raise
         except (TaskFailedError, InputRequired, MissingCapabilityError) as ended:
             if self.record is None:
                 raise
-            self.tasks.finish(self.record, "failed", error=_error_of(ended))
+            await self.tasks.finish(self, "failed", error=_error_of(ended))
             return {}
         except Exception:
             if self.record is None:
                 raise
             _log.exception("task %s raised", self.record.task_id)
-            self.tasks.finish(self.record, "failed", error=_internal())
+            await self.tasks.finish(self, "failed", error=_internal())
             return {}
         if self.record is not None:
-            self.tasks.finish(self.record, "completed", result=result)
+            await self.tasks.finish(self, "completed", result=result)
         return result
 
 
@@ -175,7 +204,11 @@ def _stopped() -> dict[str, Any]:
 
 
 class Tasks:
-    """The tasks of one engine: their store and the work running here."""
+    """The tasks of one engine: their store and the work running here.
+
+    It is the store's `TaskEvents`: a task ended or answered on another
+    worker reaches the work running here through `stopped` and `answered`.
+    """
 
     def __init__(
         self,
@@ -189,36 +222,43 @@ class Tasks:
     ) -> None:
         self.store = store
         self.running: dict[str, _Run] = {}
-        self._deadlines: list[tuple[float, str]] = []
-        """(expires_at, task_id) of the running tasks, as a heap."""
         self._wakeups: dict[str, asyncio.Event] = {}
         self._ttl = ttl
+        self._ttl_ms = round(ttl * 1000)
         self._poll_interval_ms = poll_interval_ms
         self._clock = clock
         self._wall_clock = wall_clock
         self._retry_after = retry_after
+        store.attach(self)
+
+    def _unavailable(self) -> RpcError:
+        return RpcError(
+            INTERNAL_ERROR,
+            "Service unavailable: the task store cannot be reached. Retry later.",
+            status=503,
+            headers={"Retry-After": str(self._retry_after)},
+        )
 
     # ---------------------------------------------------------------- records
 
-    def create(self, principal: object | None) -> TaskRecord:
+    async def create(self, principal: object | None) -> TaskRecord:
         """A new `working` task of `principal`, stored; 503 at a cap.
 
         The record keeps the principal's stable key (its subject), so a
         refreshed token of the same caller keeps seeing its tasks.
         """
-        self._expire_running()
         now = self._wall_clock()
         record = TaskRecord(
-            task_id=secrets.token_urlsafe(18),
-            principal=principal_key(principal),
+            task_id=os.urandom(16).hex(),
+            principal=None if principal is None else principal_key(principal),
             created_at=now,
             updated_at=now,
             expires_at=self._clock() + self._ttl,
-            ttl_ms=round(self._ttl * 1000),
+            ttl_ms=self._ttl_ms,
             poll_interval_ms=self._poll_interval_ms,
         )
         try:
-            self.store.create(record)
+            await self.store.create(record)
         except TaskLimitError as error:
             raise RpcError(
                 INTERNAL_ERROR,
@@ -226,135 +266,162 @@ class Tasks:
                 status=503,
                 headers={"Retry-After": str(self._retry_after)},
             ) from None
+        except TaskStoreUnavailableError:
+            raise self._unavailable() from None
         return record
 
-    def get(self, task_id: str, principal: object | None) -> TaskRecord | None:
+    async def get(self, task_id: str, principal: object | None) -> TaskRecord | None:
         """The live task of `principal`, or None (unknown, expired or not theirs)."""
-        self._expire_running()
-        return self.store.get(task_id, principal_key(principal))
+        key = None if principal is None else principal_key(principal)
+        try:
+            return await self.store.get(task_id, key)
+        except TaskStoreUnavailableError:
+            raise self._unavailable() from None
 
-    def _touch(self, record: TaskRecord, status: str) -> None:
-        record.status = status
-        record.updated_at = self._wall_clock()
-        self.store.save(record)
+    def _forget(self, run: _Run) -> None:
+        """The run's task has ended: it no longer runs here, its asks wake."""
+        run.ended = True
+        if run.record is not None:
+            task_id = run.record.task_id
+            self.running.pop(task_id, None)
+            wakeup = self._wakeups.pop(task_id, None)
+            if wakeup is not None:
+                wakeup.set()
 
-    def finish(
+    async def finish(
         self,
-        record: TaskRecord,
+        run: _Run,
         status: str,
         *,
         result: dict[str, Any] | None = None,
         error: dict[str, Any] | None = None,
-        message: str | None = None,
     ) -> None:
-        """End a task (a task already ended keeps its end)."""
-        self.running.pop(record.task_id, None)
-        wakeup = self._wakeups.pop(record.task_id, None)
-        if wakeup is not None:
-            wakeup.set()
-        if record.terminal:
+        """End the task of a run here (a task already ended keeps its end)."""
+        if run.ended or run.record is None:
             return
-        record.result = result
-        record.error = error
-        record.status_message = message
-        record.input_requests.clear()
-        record.answers.clear()
-        self._touch(record, status)
+        self._forget(run)
+        try:
+            await self.store.finish(
+                run.record.task_id,
+                status,
+                at=self._wall_clock(),
+                result=result,
+                error=error,
+            )
+        except TaskStoreUnavailableError:
+            _log.warning(
+                "task %s ended %s, but the task store cannot be reached",
+                run.record.task_id,
+                status,
+            )
 
-    def progress(
-        self, record: TaskRecord, done: float, total: float | None, note: str | None
+    async def progress(
+        self, run: _Run, done: float, total: float | None, note: str | None
     ) -> None:
         """Show a running task's progress as its `statusMessage`."""
-        if record.terminal:
+        if run.ended or run.record is None:
             return
         shown = f"{done:g}" if total is None else f"{done:g} of {total:g}"
         text = f"{note} ({shown})" if note else f"Progress: {shown}"
-        record.status_message = text[:_STATUS_LIMIT]
-        record.updated_at = self._wall_clock()
-        self.store.save(record)
+        try:
+            await self.store.progress(
+                run.record.task_id, text[:_STATUS_LIMIT], self._wall_clock()
+            )
+        except TaskStoreUnavailableError:
+            _log.debug("a task's progress was not stored: no task store")
 
-    def cancel(self, record: TaskRecord) -> None:
-        """Cancel a task that has not ended and stop its work."""
+    async def cancel(self, record: TaskRecord) -> None:
+        """Cancel a task that has not ended and stop its work, wherever it runs."""
         if record.terminal:
             return
-        run = self.running.get(record.task_id)
-        self.finish(record, "cancelled", message="Cancelled at the client's request.")
-        if run is not None and run.job is not None:
+        try:
+            await self.store.finish(
+                record.task_id,
+                "cancelled",
+                at=self._wall_clock(),
+                message="Cancelled at the client's request.",
+            )
+        except TaskStoreUnavailableError:
+            raise self._unavailable() from None
+        self.stopped(record.task_id)
+
+    def stopped(self, task_id: str) -> None:
+        """The task ended elsewhere or expired: stop its work if it runs here."""
+        run = self.running.get(task_id)
+        if run is None:
+            return
+        self._forget(run)
+        if run.job is not None:
             run.job.cancel()
 
+    def answered(self, task_id: str) -> None:
+        """Answers may be in for the task: wake its work if it waits here."""
+        wakeup = self._wakeups.get(task_id)
+        if wakeup is not None:
+            wakeup.set()
+
     def register(self, run: _Run) -> None:
-        """Keep a started run; its TTL is watched from a heap."""
+        """Keep a started run; the store tells `stopped` when its TTL passes."""
         assert run.record is not None  # noqa: S101 - only a started run
         self.running[run.record.task_id] = run
-        heapq.heappush(self._deadlines, (run.record.expires_at, run.record.task_id))
-
-    def _expire_running(self) -> None:
-        """Stop the work of tasks past their TTL: O(log n) per expired task."""
-        now = self._clock()
-        while self._deadlines and self._deadlines[0][0] <= now:
-            _, task_id = heapq.heappop(self._deadlines)
-            run = self.running.get(task_id)
-            if run is None or run.record is None:
-                continue
-            self.finish(run.record, "failed", error=_expired())
-            if run.job is not None:
-                run.job.cancel()
 
     # ---------------------------------------------------------------- asking
 
-    def asker(self, record: TaskRecord, capabilities: Mapping[str, Any]) -> Asker:
-        """The `ctx.ask` of a task: park it `input_required` until answered."""
-        rounds = itertools.count(1)
-
-        async def ask(
-            requests: dict[str, InputRequest], state: Any
-        ) -> dict[str, dict[str, Any]]:
-            del state
-            missing: dict[str, Any] = {
-                CAPABILITY_OF[r.method]: {}
-                for r in requests.values()
-                if CAPABILITY_OF.get(r.method, r.method) not in capabilities
-            }
-            if missing:
-                raise MissingCapabilityError(missing)
-            number = next(rounds)
-            minted = {f"{key}-{number}": key for key in requests}
-            for key, original in minted.items():
-                record.input_requests[key] = requests[original].to_json()
-            self._touch(record, "input_required")
-            wakeup = self._wakeups.setdefault(record.task_id, asyncio.Event())
-            while not record.terminal and not all(k in record.answers for k in minted):
-                wakeup.clear()
-                await wakeup.wait()
-            if record.terminal:
+    async def ask(
+        self, run: _Run, requests: dict[str, InputRequest]
+    ) -> dict[str, dict[str, Any]]:
+        """Park a task `input_required` until every question is answered."""
+        assert run.record is not None  # noqa: S101 - only a started run asks
+        missing: dict[str, Any] = {
+            CAPABILITY_OF[r.method]: {}
+            for r in requests.values()
+            if CAPABILITY_OF.get(r.method, r.method) not in run.capabilities
+        }
+        if missing:
+            raise MissingCapabilityError(missing)
+        run.rounds += 1
+        minted = {f"{key}-{run.rounds}": key for key in requests}
+        task_id = run.record.task_id
+        asked = {key: requests[original].to_json() for key, original in minted.items()}
+        try:
+            opened = await self.store.ask(task_id, asked, self._wall_clock())
+        except TaskStoreUnavailableError:
+            raise TaskFailedError(
+                INTERNAL_ERROR,
+                "The task store could not be reached to ask the client.",
+            ) from None
+        if not opened:
+            raise asyncio.CancelledError
+        wakeup = self._wakeups.setdefault(task_id, asyncio.Event())
+        keys = list(minted)
+        while True:
+            if run.ended:
                 raise asyncio.CancelledError
-            answers = {
-                original: record.answers.pop(k) for k, original in minted.items()
-            }
-            if not record.input_requests:
-                self._touch(record, "working")
-            return answers
+            wakeup.clear()
+            try:
+                answers = await self.store.take(task_id, keys)
+            except TaskStoreUnavailableError:
+                answers = None  # the store wakes its tasks again when it can
+            if answers is not None:
+                return {minted[key]: answer for key, answer in answers.items()}
+            if not run.ended:
+                await wakeup.wait()
 
-        return ask
-
-    def update(self, record: TaskRecord, responses: Mapping[str, Any]) -> None:
+    async def update(self, record: TaskRecord, responses: Mapping[str, Any]) -> None:
         """Take the answers to open questions; others are ignored."""
-        taken = False
-        for key, answer in responses.items():
-            if key in record.input_requests and isinstance(answer, dict):
-                del record.input_requests[key]
-                record.answers[key] = answer
-                taken = True
-        if not taken:
+        chosen = {
+            key: answer
+            for key, answer in responses.items()
+            if key in record.input_requests and isinstance(answer, dict)
+        }
+        if not chosen:
             return
-        if not record.input_requests and record.status == "input_required":
-            self._touch(record, "working")
-        else:
-            record.updated_at = self._wall_clock()
-            self.store.save(record)
-        wakeup = self._wakeups.get(record.task_id)
-        if wakeup is not None:
-            wakeup.set()
+        try:
+            taken = await self.store.answer(record.task_id, chosen, self._wall_clock())
+        except TaskStoreUnavailableError:
+            raise self._unavailable() from None
+        if taken:
+            self.answered(record.task_id)
 
     # ------------------------------------------------------------------ calls
 
@@ -375,8 +442,21 @@ class Tasks:
         run = _Run(self, ctx, principal, capabilities)
         ctx.task_starter = run.start
         if not prelude:
-            run.start()
-        job = asyncio.ensure_future(run.execute(work()))
+            record = run.record = await self.create(principal)
+            self.register(run)
+            ctx.become_task(run.ask, run.progress)
+            run.job = asyncio.get_running_loop().create_task(run.execute(work()))
+            at = _iso(record.created_at)
+            return {
+                "resultType": "task",
+                "taskId": record.task_id,
+                "status": "working",
+                "createdAt": at,
+                "lastUpdatedAt": at,
+                "ttlMs": record.ttl_ms,
+                "pollIntervalMs": record.poll_interval_ms,
+            }
+        job = asyncio.get_running_loop().create_task(run.execute(work()))
         run.job = job
         if run.record is None:
             run.started = asyncio.Event()
@@ -390,19 +470,22 @@ class Tasks:
                 waiter.cancel()
         if run.record is None:
             return job.result()
-        return {"resultType": "task", **task_json(run.record, detailed=False)}
+        created = task_json(run.record, detailed=False)
+        created["resultType"] = "task"
+        return created
 
     async def aclose(self) -> None:
         """Stop the work of every running task; each ends `failed`."""
-        for run in list(self.running.values()):
-            if run.record is not None:
-                self.finish(run.record, "failed", error=_stopped())
+        runs = list(self.running.values())
+        if runs:
+            ends = await asyncio.gather(
+                *(self.finish(run, "failed", error=_stopped()) for run in runs),
+                return_exceptions=True,
+            )
+            for end in ends:
+                if isinstance(end, Exception):
+                    _log.error("ending a task at shutdown failed", exc_info=end)
+        for run in runs:
             if run.job is not None:
                 run.job.cancel()
-
-
-def _expired() -> dict[str, Any]:
-    return {
-        "code": INTERNAL_ERROR,
-        "message": "The task ran past its time to live (ttlMs) and was stopped.",
-    }
+        await self.store.aclose()

@@ -213,17 +213,21 @@ async def call_tool(
     call_timeout: float | None = None,
     result_limit: int | None = None,
     expose_messages: bool = False,
+    opened: tuple[str | None, Verdict] | None = None,
 ) -> dict[str, Any]:
     """Gate the arguments, run the tool and shape its answer.
 
     A tool still running after `call_timeout` seconds is cancelled through
     `deadlines` and answers `isError` with `errorType: "call_timeout"` at
     once, even if it ignores the cancellation. A result larger than
-    `result_limit` bytes answers `errorType: "result_too_large"`.
+    `result_limit` bytes answers `errorType: "result_too_large"`. `opened`
+    is the arguments' accepted verdict when the gates ran already.
     """
-    opened = await open_call(spec, arguments, strict=strict)
-    if isinstance(opened, dict):
-        return opened
+    if opened is None:
+        gated_call = await open_call(spec, arguments, strict=strict)
+        if isinstance(gated_call, dict):
+            return gated_call
+        opened = gated_call
     action, verdict = opened
     ctx.tool = spec.name
     ctx.action = action

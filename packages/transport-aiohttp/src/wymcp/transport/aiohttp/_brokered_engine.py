@@ -3,7 +3,7 @@
 Before a request naming a session, the session's record is fetched (its idle
 timer restarted) into the engine's own store; after it, a new or changed
 session is written back, and a client's answer or cancel for a call running
-elsewhere is relayed. A stateless 2026-07-28 request never touches Redis.
+elsewhere is relayed. A 2026-07-28 request touches Redis for tasks only.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from wymcp.transport.aiohttp._redis_sessions import (
     RedisSessions,
     is_session_id,
 )
+from wymcp.transport.aiohttp._redis_task_store import RedisTaskStore
 
 if TYPE_CHECKING:
     from wymcp.core.schema import ToolSpec
@@ -309,6 +310,12 @@ def brokered_engine(settings: Settings, broker: str) -> tuple[Engine, BrokeredEn
         max_sessions=settings.MAX_SESSIONS,
         clock=time.monotonic,
     )
-    engine = build_engine(settings, session_store=store)
+    tasks = RedisTaskStore(
+        broker,
+        max_tasks=settings.MAX_TASKS,
+        max_per_principal=settings.MAX_TASKS_PER_PRINCIPAL,
+        lease=settings.TASK_LEASE,
+    )
+    engine = build_engine(settings, session_store=store, task_store=tasks)
     sessions = RedisSessions(broker, idle_timeout=settings.SESSION_IDLE_TIMEOUT)
     return engine, BrokeredEngine(engine, store, sessions)

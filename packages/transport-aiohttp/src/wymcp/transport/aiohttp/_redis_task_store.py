@@ -1,0 +1,585 @@
+"""The tasks every worker shares through Redis (`BROKER`): a `TaskStore`.
+
+Each change of a task is one Lua script; a lease key, renewed by the worker
+running the task, tells readers that worker is alive; two channels carry a
+cancel or an answer made elsewhere to it. `docs/tasks.md` has the rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import re
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Final, TypeVar
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from wymcp.core.server import (
+    INTERNAL_ERROR,
+    TaskEvents,
+    TaskLimitError,
+    TaskRecord,
+    TaskStoreUnavailableError,
+)
+from wymcp.transport.aiohttp._answers import encode
+
+logger = logging.getLogger("wymcp.transport.aiohttp")
+
+TASK_PREFIX: Final = "wymcp:task:"
+"""A hash per task: its state, open questions (`q:`) and answers (`a:`)."""
+LEASE_PREFIX: Final = "wymcp:task-lease:"
+"""A key per running task, alive while the worker running it renews it."""
+ALL_TASKS: Final = "wymcp:tasks"
+"""A sorted set of every live task id, scored by expiry (the MAX_TASKS count)."""
+PRINCIPAL_PREFIX: Final = "wymcp:tasks-of:"
+"""A sorted set per principal (a digest of its key): MAX_TASKS_PER_PRINCIPAL."""
+STOPPED_CHANNEL: Final = "wymcp:task-stopped"
+"""A task ended away from the worker running it (cancelled, lease lost)."""
+ANSWERED_CHANNEL: Final = "wymcp:task-answered"
+"""Answers to a task's questions came in away from the worker running it."""
+
+LOST: Final = (
+    "The worker running the task stopped before it finished (its lease ran "
+    "out); start the task again."
+)
+"""The error message of a task whose worker died or was restarted."""
+
+_UNWRITABLE: Final = "Internal error: the task's result could not be written as JSON."
+_TASK_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""Ids the store looks up; any other is unknown without asking Redis."""
+_TIMEOUT: Final = 2.0
+"""Seconds a Redis command or connection may take before it counts as down."""
+_RENEW_BATCH: Final = 200
+"""Leases renewed per script call: a long renewal never holds Redis long."""
+_OFF_LOOP: Final = 64 * 1024
+"""A stored JSON text larger than this is decoded in a worker thread."""
+_RECONNECT: Final = 1.0
+"""Seconds between attempts to listen while Redis is down."""
+
+_ENDED = """
+local function ended(s)
+  return s == 'completed' or s == 'failed' or s == 'cancelled'
+end
+local function clear(key)
+  for _, name in ipairs(redis.call('HKEYS', key)) do
+    local head = string.sub(name, 1, 2)
+    if head == 'q:' or head == 'a:' then redis.call('HDEL', key, name) end
+  end
+  redis.call('HDEL', key, 'n', 'm', 'r', 'e')
+end
+"""
+
+_CREATE = """
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ms)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ms)
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[3]) then return 1 end
+if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[4]) then return 2 end
+local ttl = tonumber(ARGV[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('SET', KEYS[2], ARGV[5], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[3], ms + ttl, ARGV[6])
+redis.call('ZADD', KEYS[4], ms + ttl, ARGV[6])
+if redis.call('PTTL', KEYS[4]) < ttl then redis.call('PEXPIRE', KEYS[4], ttl) end
+return 0
+"""
+"""KEYS: task, lease, all, principal's. ARGV: ttl ms, lease ms, caps (2),
+owner, task id, then the hash's fields and values. 0, or which cap is full."""
+
+_GET = (
+    _ENDED
+    + """
+local seen = redis.call('HMGET', KEYS[1], 'p', 's')
+if not seen[1] or seen[1] ~= ARGV[1] then return false end
+if not ended(seen[2]) and redis.call('EXISTS', KEYS[2]) == 0 then
+  clear(KEYS[1])
+  redis.call('HSET', KEYS[1], 's', 'failed', 'e', ARGV[2], 'u', ARGV[3])
+  redis.call('PUBLISH', ARGV[4], ARGV[5])
+end
+return {redis.call('PTTL', KEYS[1]), redis.call('HGETALL', KEYS[1])}
+"""
+)
+"""KEYS: task, lease. ARGV: principal, lost error, now, stopped channel, id.
+A task still running whose lease is gone is failed first."""
+
+_FINISH = (
+    _ENDED
+    + """
+local s = redis.call('HGET', KEYS[1], 's')
+if not s or ended(s) then return 0 end
+clear(KEYS[1])
+redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2])
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[3]) end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'e', ARGV[4]) end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'm', ARGV[5]) end
+redis.call('DEL', KEYS[2])
+return 1
+"""
+)
+"""KEYS: task, lease. ARGV: status, at, result, error, message ('' = none)."""
+
+_ASK = (
+    _ENDED
+    + """
+local s = redis.call('HGET', KEYS[1], 's')
+if not s or ended(s) then return 0 end
+local opened = 0
+for i = 2, #ARGV, 2 do
+  opened = opened + redis.call('HSET', KEYS[1], 'q:' .. ARGV[i], ARGV[i + 1])
+end
+redis.call('HINCRBY', KEYS[1], 'n', opened)
+redis.call('HSET', KEYS[1], 's', 'input_required', 'u', ARGV[1])
+return 1
+"""
+)
+"""KEYS: task. ARGV: at, then each key and its request."""
+
+_ANSWER = (
+    _ENDED
+    + """
+local s = redis.call('HGET', KEYS[1], 's')
+if not s or ended(s) then return 0 end
+local taken = 0
+for i = 2, #ARGV, 2 do
+  if redis.call('HDEL', KEYS[1], 'q:' .. ARGV[i]) == 1 then
+    redis.call('HSET', KEYS[1], 'a:' .. ARGV[i], ARGV[i + 1])
+    taken = taken + 1
+  end
+end
+if taken == 0 then return 0 end
+local open = redis.call('HINCRBY', KEYS[1], 'n', -taken)
+if open <= 0 and s == 'input_required' then
+  redis.call('HSET', KEYS[1], 's', 'working')
+end
+redis.call('HSET', KEYS[1], 'u', ARGV[1])
+return taken
+"""
+)
+"""KEYS: task. ARGV: at, then each key and its answer."""
+
+_TAKE = """
+local found = {}
+for i = 1, #ARGV do
+  local answer = redis.call('HGET', KEYS[1], 'a:' .. ARGV[i])
+  if not answer then return false end
+  found[i] = answer
+end
+for i = 1, #ARGV do redis.call('HDEL', KEYS[1], 'a:' .. ARGV[i]) end
+return found
+"""
+"""KEYS: task. ARGV: the keys whose answers to take, all or none."""
+
+_PROGRESS = (
+    _ENDED
+    + """
+local s = redis.call('HGET', KEYS[1], 's')
+if not s or ended(s) then return 0 end
+redis.call('HSET', KEYS[1], 'm', ARGV[1], 'u', ARGV[2])
+return 1
+"""
+)
+"""KEYS: task. ARGV: message, at."""
+
+_RENEW = (
+    _ENDED
+    + """
+local alive = {}
+for i = 1, #KEYS, 2 do
+  local s = redis.call('HGET', KEYS[i], 's')
+  if s and not ended(s) then
+    redis.call('SET', KEYS[i + 1], ARGV[2], 'PX', ARGV[1])
+    alive[#alive + 1] = 1
+  else
+    alive[#alive + 1] = 0
+  end
+end
+return alive
+"""
+)
+"""KEYS: task and lease, per task. ARGV: lease ms, owner. 1 per task still
+running (its lease set again, even one that ran out unread), else 0."""
+
+T = TypeVar("T")
+
+
+def principal_field(principal: str | None) -> str:
+    """How a principal key is kept in a task's hash (JSON: null or a string)."""
+    return json.dumps(principal, ensure_ascii=False)
+
+
+def _principal_set(principal: str | None) -> str:
+    digest = hashlib.sha256(principal_field(principal).encode()).hexdigest()[:32]
+    return PRINCIPAL_PREFIX + digest
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode("utf-8", "replace")
+
+
+async def _decoded(raw: bytes | None) -> Any:
+    """A stored JSON text's value; a large one decoded off the loop."""
+    if raw is None:
+        return None
+    if len(raw) > _OFF_LOOP:
+        return await asyncio.to_thread(json.loads, raw)
+    return json.loads(raw)
+
+
+class RedisTaskStore:
+    """Task records in Redis, shared by every worker; see the module docstring.
+
+    `max_tasks` and `max_per_principal` cap the live tasks (ended ones
+    included until their TTL passes) over all workers. `lease` is how many
+    seconds a running task's lease lives unrenewed; this worker renews the
+    leases of the tasks it runs every third of it.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_tasks: int,
+        max_per_principal: int,
+        lease: float,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.client: aioredis.Redis = aioredis.Redis.from_url(
+            url,
+            socket_timeout=_TIMEOUT,
+            socket_connect_timeout=_TIMEOUT,
+            health_check_interval=30,
+        )
+        self._max_tasks = max_tasks
+        self._max_per_principal = max_per_principal
+        self._lease = lease
+        self._lease_ms = max(1, round(lease * 1000))
+        self._wall_clock = wall_clock
+        self._owner = secrets.token_hex(8)
+        """This worker, as its leases name it."""
+        self._events: TaskEvents | None = None
+        self._leased: set[str] = set()
+        """Tasks created here whose end is not written yet."""
+        self._unsaved: dict[str, tuple[Any, ...]] = {}
+        """Ends of tasks run here that Redis could not take yet (retried)."""
+        self._background: list[asyncio.Task[None]] = []
+        self._closed = False
+        register = self.client.register_script
+        self._create = register(_CREATE)
+        self._get = register(_GET)
+        self._finish = register(_FINISH)
+        self._ask = register(_ASK)
+        self._answer = register(_ANSWER)
+        self._take = register(_TAKE)
+        self._progress = register(_PROGRESS)
+        self._renew = register(_RENEW)
+
+    def attach(self, events: TaskEvents) -> None:
+        """Tell `events` of tasks stopped or answered on another worker."""
+        self._events = events
+
+    async def _call(self, command: Awaitable[T]) -> T:
+        try:
+            return await command
+        except (RedisError, OSError) as error:
+            logger.warning(
+                "wymcp: BROKER cannot be reached (tasks): %s", type(error).__name__
+            )
+            raise TaskStoreUnavailableError from None
+
+    # ---------------------------------------------------------------- steps
+
+    async def create(self, record: TaskRecord) -> None:
+        """Keep a new task and its lease; `TaskLimitError` when a cap is full."""
+        self._start()
+        principal = principal_field(record.principal)
+        fields: list[str | int | float] = [
+            "p",
+            principal,
+            "s",
+            record.status,
+            "c",
+            repr(record.created_at),
+            "u",
+            repr(record.updated_at),
+            "t",
+            record.ttl_ms,
+            "i",
+            record.poll_interval_ms,
+            "n",
+            0,
+        ]
+        full = await self._call(
+            self._create(
+                keys=[
+                    TASK_PREFIX + record.task_id,
+                    LEASE_PREFIX + record.task_id,
+                    ALL_TASKS,
+                    _principal_set(record.principal),
+                ],
+                args=[
+                    record.ttl_ms,
+                    self._lease_ms,
+                    self._max_tasks,
+                    self._max_per_principal,
+                    self._owner,
+                    record.task_id,
+                    *fields,
+                ],
+            )
+        )
+        if full == 1:
+            raise TaskLimitError("the server holds as many tasks as it may")
+        if full == 2:  # noqa: PLR2004 - the script's "per principal" answer
+            raise TaskLimitError("this caller holds as many tasks as it may")
+        self._leased.add(record.task_id)
+
+    async def get(self, task_id: str, principal: str | None) -> TaskRecord | None:
+        """The task as stored now, or None.
+
+        A running task whose lease ran out is failed first: its worker is gone.
+        """
+        if _TASK_ID.fullmatch(task_id) is None:
+            return None
+        lost = encode({"code": INTERNAL_ERROR, "message": LOST}).decode()
+        found = await self._call(
+            self._get(
+                keys=[TASK_PREFIX + task_id, LEASE_PREFIX + task_id],
+                args=[
+                    principal_field(principal),
+                    lost,
+                    repr(self._wall_clock()),
+                    STOPPED_CHANNEL,
+                    task_id,
+                ],
+            )
+        )
+        if found is None:
+            return None
+        pttl, flat = found
+        return await self._record(task_id, principal, pttl, flat)
+
+    async def _record(
+        self, task_id: str, principal: str | None, pttl: int, flat: list[bytes]
+    ) -> TaskRecord:
+        fields = dict(zip(flat[::2], flat[1::2], strict=True))
+        requests = {
+            name[2:].decode("utf-8", "replace"): json.loads(value)
+            for name, value in fields.items()
+            if name.startswith(b"q:")
+        }
+        created = float(fields[b"c"])
+        return TaskRecord(
+            task_id=task_id,
+            principal=principal,
+            created_at=created,
+            updated_at=float(fields.get(b"u", created)),
+            expires_at=time.monotonic() + max(pttl, 0) / 1000,
+            ttl_ms=int(fields[b"t"]),
+            poll_interval_ms=int(fields[b"i"]),
+            status=fields[b"s"].decode("ascii", "replace"),
+            status_message=_text(fields.get(b"m")),
+            result=await _decoded(fields.get(b"r")),
+            error=await _decoded(fields.get(b"e")),
+            input_requests=requests,
+        )
+
+    async def ask(
+        self, task_id: str, requests: Mapping[str, dict[str, Any]], at: float
+    ) -> bool:
+        """Open questions, the task `input_required`; False if it has ended."""
+        args: list[str] = [repr(at)]
+        for key, request in requests.items():
+            args += [key, encode(request).decode()]
+        opened = await self._call(self._ask(keys=[TASK_PREFIX + task_id], args=args))
+        return bool(opened)
+
+    async def answer(
+        self, task_id: str, responses: Mapping[str, dict[str, Any]], at: float
+    ) -> bool:
+        """Answer open questions; the worker running the task is woken."""
+        args: list[str] = [repr(at)]
+        for key, answer in responses.items():
+            args += [key, encode(answer).decode()]
+        taken = await self._call(self._answer(keys=[TASK_PREFIX + task_id], args=args))
+        if taken and task_id not in self._leased:
+            await self._call(self.client.publish(ANSWERED_CHANNEL, task_id))
+        return bool(taken)
+
+    async def take(
+        self, task_id: str, keys: Sequence[str]
+    ) -> dict[str, dict[str, Any]] | None:
+        """Remove and return the answers to `keys`, or None until all are in."""
+        found = await self._call(
+            self._take(keys=[TASK_PREFIX + task_id], args=list(keys))
+        )
+        if found is None:
+            return None
+        return {key: json.loads(raw) for key, raw in zip(keys, found, strict=True)}
+
+    async def progress(self, task_id: str, message: str, at: float) -> None:
+        """Set a running task's `statusMessage`."""
+        await self._call(
+            self._progress(keys=[TASK_PREFIX + task_id], args=[message, repr(at)])
+        )
+
+    async def finish(
+        self,
+        task_id: str,
+        status: str,
+        *,
+        at: float,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        message: str | None = None,
+    ) -> bool:
+        """End a task that has not ended; whether this call ended it.
+
+        The end of a task running here that Redis cannot take now is kept
+        and written again on each renewal; an end made on another worker
+        (a cancel) is published to the worker running the task.
+        """
+        try:
+            args = (
+                status,
+                repr(at),
+                "" if result is None else encode(result).decode(),
+                "" if error is None else encode(error).decode(),
+                message or "",
+            )
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            logger.exception("wymcp: task %s ended with what JSON cannot hold", task_id)
+            failed = {"code": INTERNAL_ERROR, "message": _UNWRITABLE}
+            args = ("failed", repr(at), "", encode(failed).decode(), "")
+        if task_id in self._leased:
+            try:
+                ended = await self._write_end(task_id, args)
+            except TaskStoreUnavailableError:
+                self._unsaved[task_id] = args
+                return True
+            return ended
+        ended = await self._write_end(task_id, args)
+        if ended:
+            await self._call(self.client.publish(STOPPED_CHANNEL, task_id))
+        return ended
+
+    async def _write_end(self, task_id: str, args: tuple[Any, ...]) -> bool:
+        ended = await self._call(
+            self._finish(
+                keys=[TASK_PREFIX + task_id, LEASE_PREFIX + task_id], args=list(args)
+            )
+        )
+        self._leased.discard(task_id)
+        self._unsaved.pop(task_id, None)
+        return bool(ended)
+
+    # ------------------------------------------------------------ background
+
+    def _start(self) -> None:
+        """Renew leases and listen, once this worker runs a task."""
+        if self._background or self._closed:
+            return
+        loop = asyncio.get_running_loop()
+        self._background = [
+            loop.create_task(self._renewing()),
+            loop.create_task(self._listening()),
+        ]
+
+    async def renew(self) -> None:
+        """Write the ends kept back, then renew the leases of the tasks run here.
+
+        A task whose lease cannot be renewed has ended elsewhere or expired:
+        its work is stopped. Every task still parked on questions is woken to
+        look for answers, in case their message was missed.
+        """
+        for task_id, args in list(self._unsaved.items()):
+            with contextlib.suppress(TaskStoreUnavailableError):
+                await self._write_end(task_id, args)
+        leased = list(self._leased)
+        for start in range(0, len(leased), _RENEW_BATCH):
+            batch = leased[start : start + _RENEW_BATCH]
+            keys = [k for t in batch for k in (TASK_PREFIX + t, LEASE_PREFIX + t)]
+            alive = await self._call(
+                self._renew(keys=keys, args=[self._lease_ms, self._owner])
+            )
+            for task_id, running in zip(batch, alive, strict=True):
+                if running:
+                    self._tell("answered", task_id)
+                elif task_id in self._leased and task_id not in self._unsaved:
+                    self._leased.discard(task_id)  # not already heard of
+                    self._tell("stopped", task_id)
+
+    def _tell(self, what: str, task_id: str) -> None:
+        if self._events is None:
+            return
+        if what == "stopped":
+            self._events.stopped(task_id)
+        else:
+            self._events.answered(task_id)
+
+    async def _renewing(self) -> None:
+        while True:
+            await asyncio.sleep(self._lease / 3)
+            try:
+                await self.renew()
+            except TaskStoreUnavailableError:
+                pass  # logged; the next beat tries again
+            except Exception:
+                logger.exception("wymcp: renewing task leases failed")
+
+    async def _listening(self) -> None:
+        """Hear of cancels and answers made on other workers, while serving."""
+        while True:
+            try:
+                pubsub = self.client.pubsub()
+                try:
+                    await pubsub.subscribe(STOPPED_CHANNEL, ANSWERED_CHANNEL)
+                    async for message in pubsub.listen():
+                        self._heard(message)
+                finally:
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+            except (RedisError, OSError):
+                logger.debug("wymcp: listening for task changes failed; retrying")
+            except Exception:
+                logger.exception("wymcp: listening for task changes failed")
+            await asyncio.sleep(_RECONNECT)
+
+    def _heard(self, message: Mapping[str, Any]) -> None:
+        data = message.get("data")
+        if message.get("type") != "message" or not isinstance(data, bytes):
+            return
+        task_id = data.decode("ascii", "replace")
+        if task_id not in self._leased:
+            return
+        if message.get("channel") == STOPPED_CHANNEL.encode():
+            self._leased.discard(task_id)
+            self._tell("stopped", task_id)
+        else:
+            self._tell("answered", task_id)
+
+    async def aclose(self) -> None:
+        """Stop renewing and listening, then close the connections."""
+        if self._closed:
+            return
+        self._closed = True
+        for job in self._background:
+            job.cancel()
+        for job in self._background:
+            with contextlib.suppress(asyncio.CancelledError):
+                await job
+        self._background = []
+        if self._unsaved:
+            logger.warning(
+                "wymcp: %d task ends could not be written to BROKER; readers will "
+                "see those tasks failed once their leases run out",
+                len(self._unsaved),
+            )
+        await self.client.aclose()

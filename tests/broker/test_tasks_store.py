@@ -1,0 +1,231 @@
+"""The Redis task store: the store contract, leases, expiry, and changes made
+on one store (one worker) reaching the work running behind another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from redis_server import free_port
+from task_store_contract import CHECKS, QUESTION, record
+from wymcp.core.server import TaskStoreUnavailableError
+from wymcp.transport.aiohttp._redis_task_store import (
+    ALL_TASKS,
+    LEASE_PREFIX,
+    LOST,
+    TASK_PREFIX,
+    RedisTaskStore,
+)
+
+
+class Events:
+    """A `TaskEvents` that records what the store told it."""
+
+    def __init__(self) -> None:
+        self.stops: list[str] = []
+        self.answers: list[str] = []
+        self.changed = asyncio.Event()
+
+    def stopped(self, task_id: str) -> None:
+        self.stops.append(task_id)
+        self.changed.set()
+
+    def answered(self, task_id: str) -> None:
+        self.answers.append(task_id)
+        self.changed.set()
+
+
+@pytest.fixture
+async def db(redis_url: str) -> AsyncIterator[str]:
+    """Database 1 of the session's server, empty: caps count only this test."""
+    url = redis_url.rsplit("/", 1)[0] + "/1"
+    client = aioredis.Redis.from_url(url)
+    await client.flushdb()
+    try:
+        yield url
+    finally:
+        await client.flushdb()
+        await client.aclose()
+
+
+@pytest.fixture
+async def stores(db: str) -> AsyncIterator[Any]:
+    """`await make(...)`: a new store on the test's database, closed after."""
+    made: list[RedisTaskStore] = []
+
+    async def make(
+        *, max_tasks: int = 1000, max_per_principal: int = 100, lease: float = 10.0
+    ) -> RedisTaskStore:
+        store = RedisTaskStore(
+            db, max_tasks=max_tasks, max_per_principal=max_per_principal, lease=lease
+        )
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        await store.aclose()
+
+
+@pytest.fixture
+async def raw(db: str) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis.from_url(db)
+    yield client
+    await client.aclose()
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda check: check.__name__)
+async def test_the_store_contract(check, stores):
+    await check(stores)
+
+
+async def test_caps_hold_across_workers(stores):
+    one = await stores(max_tasks=3, max_per_principal=2)
+    two = await stores(max_tasks=3, max_per_principal=2)
+    await one.create(record("sub:alice"))
+    await two.create(record("sub:alice"))
+    with pytest.raises(Exception, match="this caller"):
+        await one.create(record("sub:alice"))
+    await one.create(record("sub:bob"))
+    with pytest.raises(Exception, match="the server"):
+        await two.create(record("sub:carol"))
+
+
+async def test_a_task_lives_as_long_as_its_ttl_then_frees_its_slot(stores, raw):
+    store = await stores(max_tasks=1)
+    short = record("sub:alice", ttl=0.3)
+    await store.create(short)
+    assert 0 < await raw.pttl(TASK_PREFIX + short.task_id) <= 300
+    assert await store.get(short.task_id, "sub:alice") is not None
+    for _ in range(100):
+        if not await raw.exists(TASK_PREFIX + short.task_id):
+            break
+        await asyncio.sleep(0.05)
+    assert await store.get(short.task_id, "sub:alice") is None
+    # the expired task no longer counts against MAX_TASKS
+    await store.create(record("sub:alice"))
+    assert await raw.zcard(ALL_TASKS) == 1
+
+
+async def test_a_running_task_whose_lease_ran_out_is_failed_by_its_reader(stores, raw):
+    worker = await stores(lease=10.0)
+    reader = await stores()
+    task = record("sub:alice")
+    await worker.create(task)
+    assert await raw.exists(LEASE_PREFIX + task.task_id)
+    await raw.delete(LEASE_PREFIX + task.task_id)  # as if the worker died
+    failed = await reader.get(task.task_id, "sub:alice")
+    assert failed is not None
+    assert failed.status == "failed"
+    assert failed.error == {"code": -32603, "message": LOST}
+    assert failed.updated_at >= failed.created_at
+
+
+async def test_the_worker_renews_its_leases_and_hears_it_lost_one(stores, raw):
+    worker = await stores(lease=10.0)
+    events = Events()
+    worker.attach(events)
+    kept, lost = record("sub:a"), record("sub:a")
+    await worker.create(kept)
+    await worker.create(lost)
+    await raw.pexpire(LEASE_PREFIX + kept.task_id, 50)
+    await raw.delete(LEASE_PREFIX + lost.task_id)
+    await (await stores()).get(lost.task_id, "sub:a")  # a reader fails it
+    await worker.renew()
+    assert await raw.pttl(LEASE_PREFIX + kept.task_id) > 5000
+    assert events.stops == [lost.task_id]
+    assert events.answers == [kept.task_id]  # a running task looks for answers
+    # a lease that ran out unread is renewed: nobody has failed the task
+    await raw.delete(LEASE_PREFIX + kept.task_id)
+    await worker.renew()
+    assert await raw.exists(LEASE_PREFIX + kept.task_id)
+    assert (await worker.get(kept.task_id, "sub:a")).status == "working"
+
+
+async def test_a_cancel_on_another_worker_reaches_the_running_one(stores):
+    worker = await stores()
+    other = await stores()
+    events = Events()
+    worker.attach(events)
+    task = record("sub:a")
+    await worker.create(task)  # starts listening
+    await asyncio.sleep(0.2)  # the subscription is in place
+    assert await other.finish(task.task_id, "cancelled", at=1.0, message="Stop.")
+    await asyncio.wait_for(events.changed.wait(), 5)
+    assert events.stops == [task.task_id]
+    assert not await worker.finish(task.task_id, "completed", at=2.0, result={})
+    assert (await other.get(task.task_id, "sub:a")).status == "cancelled"
+
+
+async def test_answers_on_another_worker_wake_the_running_one(stores):
+    worker = await stores()
+    other = await stores()
+    events = Events()
+    worker.attach(events)
+    task = record("sub:a")
+    await worker.create(task)
+    await asyncio.sleep(0.2)
+    assert await worker.ask(task.task_id, {"q-1": QUESTION}, 1.0)
+    assert await other.answer(task.task_id, {"q-1": {"action": "accept"}}, 2.0)
+    await asyncio.wait_for(events.changed.wait(), 5)
+    assert events.answers == [task.task_id]
+    assert await worker.take(task.task_id, ["q-1"]) == {"q-1": {"action": "accept"}}
+
+
+async def test_an_end_redis_cannot_take_is_written_when_it_can(stores, raw):
+    worker = await stores()
+    task = record("sub:a")
+    await worker.create(task)
+    real = worker._finish
+
+    async def down(**_: Any) -> Any:
+        raise TaskStoreUnavailableError
+
+    worker._finish = down
+    result = {"content": [], "isError": False}
+    assert await worker.finish(task.task_id, "completed", at=3.0, result=result)
+    assert (await worker.get(task.task_id, "sub:a")).status == "working"
+    worker._finish = real
+    await worker.renew()
+    done = await worker.get(task.task_id, "sub:a")
+    assert (done.status, done.result) == ("completed", result)
+    assert not await raw.exists(LEASE_PREFIX + task.task_id)
+
+
+async def test_odd_task_ids_never_reach_redis(stores):
+    store = await stores()
+    for task_id in ("", "a" * 65, "x y", "é", "a\nb", "*"):
+        assert await store.get(task_id, None) is None
+
+
+async def test_what_is_stored_is_json_and_the_principal_key(stores, raw):
+    store = await stores()
+    task = record('sub:"quoted"')
+    await store.create(task)
+    stored = await raw.hgetall(TASK_PREFIX + task.task_id)
+    assert json.loads(stored[b"p"]) == 'sub:"quoted"'
+    assert stored[b"s"] == b"working"
+
+
+async def test_redis_down_is_unavailable_not_a_hang():
+    store = RedisTaskStore(
+        f"redis://127.0.0.1:{free_port()}/0",
+        max_tasks=10,
+        max_per_principal=10,
+        lease=10.0,
+    )
+    try:
+        with pytest.raises(TaskStoreUnavailableError):
+            await store.create(record("sub:a"))
+        with pytest.raises(TaskStoreUnavailableError):
+            await store.get("abc", "sub:a")
+        with pytest.raises(TaskStoreUnavailableError):
+            await store.finish("abc", "cancelled", at=1.0)
+    finally:
+        await store.aclose()
