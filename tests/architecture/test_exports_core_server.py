@@ -65,6 +65,7 @@ EXPECTED = [
     "session_headers",
     "text",
     "valid_id",
+    "watch_cost",
     "yielding",
 ]
 

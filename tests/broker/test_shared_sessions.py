@@ -173,7 +173,7 @@ async def test_delete_on_one_worker_ends_the_get_stream_on_the_other(
     headers = {**session_headers(sid), "Accept": "text/event-stream"}
     stream = await two.get("/mcp", headers=headers)
     assert stream.status == 200
-    assert b"id: evt-1" in await stream.content.readuntil(b"\n\n")
+    assert b"id: r-" in await stream.content.readuntil(b"\n\n")
     assert (await one.delete("/mcp", headers=session_headers(sid))).status == 200
     # worker two hears of the end through Redis and closes the stream
     rest = await stream.content.read()

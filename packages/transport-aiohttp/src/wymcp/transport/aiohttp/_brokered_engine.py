@@ -31,7 +31,14 @@ from wymcp.core.server import (
     principal_key,
 )
 from wymcp.transport.aiohttp._answers import echoable_id
+from wymcp.transport.aiohttp._broker_bus import NOTIFY_CHANNEL, NotificationBus
+from wymcp.transport.aiohttp._redis_events import (
+    LoggedStream,
+    RedisEvents,
+    redis_event_id,
+)
 from wymcp.transport.aiohttp._redis_sessions import (
+    CHANGED_CHANNEL,
     ENDED_CHANNEL,
     RELAY_CHANNEL,
     RedisSessions,
@@ -108,7 +115,22 @@ def _wanted_here(session: Session, message: Any) -> bool:
 
 
 def _fields(session: Session) -> tuple[object, ...]:
-    return (session.initialized, session.log_level)
+    return (session.initialized, session.log_level, frozenset(session.subscriptions))
+
+
+def _refresh(local: Session, shared: Session) -> None:
+    """Bring this worker's copy of a session up to its shared record."""
+    local.initialized = shared.initialized
+    local.log_level = shared.log_level
+    local.subscriptions = shared.subscriptions
+    local.watched_bytes = shared.watched_bytes
+
+
+def _without_last_event_id(exchange: Exchange) -> Exchange:
+    headers = Headers(
+        {k: v for k, v in exchange.headers.index.items() if k != "last-event-id"}
+    )
+    return Exchange(exchange.method, headers, exchange.body, exchange.principal)
 
 
 class BrokeredEngine:
@@ -125,6 +147,9 @@ class BrokeredEngine:
         self._store = store
         self._sessions = sessions
         self._listener: asyncio.Task[None] | None = None
+        self._bus = NotificationBus(sessions.client, engine)
+        self._events = RedisEvents(sessions.client, ttl_ms=sessions.ttl_ms)
+        engine.broadcast = self._bus.emit
 
     @property
     def tool_specs(self) -> tuple[ToolSpec, ...]:
@@ -156,12 +181,22 @@ class BrokeredEngine:
         return reply
 
     async def get(self, exchange: Exchange, stream: Stream) -> Reply:
-        """Serve a session's SSE stream (its events are this worker's)."""
+        """Serve a session's SSE stream, its events kept in Redis for resumption.
+
+        A `Last-Event-ID` that names a kept event (`r-...`) replays the events
+        after it, whichever worker sent them; any other goes to the engine.
+        """
         try:
-            await self._hydrate(exchange)
+            local = await self._hydrate(exchange)
         except _BrokerDown:
             return _unavailable(None)
-        return await self.engine.get(exchange, stream)
+        if local is None:
+            return await self.engine.get(exchange, stream)
+        entry = redis_event_id(exchange.headers.get("Last-Event-ID"))
+        if entry is not None:
+            exchange = _without_last_event_id(exchange)
+        logged = LoggedStream(stream, self._events, local.id, entry)
+        return await self.engine.get(exchange, logged)
 
     async def delete(self, exchange: Exchange) -> Reply:
         """End a session on every worker."""
@@ -185,6 +220,7 @@ class BrokeredEngine:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._listener
             self._listener = None
+        await self._bus.aclose()
         await self.engine.aclose()
         await self._sessions.aclose()
 
@@ -212,8 +248,7 @@ class BrokeredEngine:
                 return None  # this worker is full: the engine answers 404
             return shared
         if principal_key(local.principal) == principal_key(shared.principal):
-            local.initialized = shared.initialized
-            local.log_level = shared.log_level
+            _refresh(local, shared)
         return local
 
     async def _write_back(
@@ -269,6 +304,17 @@ class BrokeredEngine:
         for task in list(session.in_flight.values()):
             task.cancel()
 
+    async def _changed(self, sid: str) -> None:
+        """Refresh this worker's copy of a session another worker changed."""
+        local = self._store.get(sid) if is_session_id(sid) else None
+        if local is None:
+            return
+        shared = await self._sessions.peek(sid)
+        if shared is not None and principal_key(local.principal) == principal_key(
+            shared.principal
+        ):
+            _refresh(local, shared)
+
     # ------------------------------------------------------------ ended
 
     def _listen(self) -> None:
@@ -281,14 +327,21 @@ class BrokeredEngine:
             try:
                 pubsub = self._sessions.client.pubsub()
                 try:
-                    await pubsub.subscribe(ENDED_CHANNEL, RELAY_CHANNEL)
+                    await pubsub.subscribe(
+                        ENDED_CHANNEL, RELAY_CHANNEL, NOTIFY_CHANNEL, CHANGED_CHANNEL
+                    )
                     async for message in pubsub.listen():
                         data = message.get("data")
                         if message.get("type") != "message" or not isinstance(
                             data, bytes
                         ):
                             continue
-                        if message.get("channel") == RELAY_CHANNEL.encode():
+                        channel = message.get("channel")
+                        if channel == NOTIFY_CHANNEL.encode():
+                            self._bus.received(data)
+                        elif channel == CHANGED_CHANNEL.encode():
+                            await self._changed(data.decode("ascii", "replace"))
+                        elif channel == RELAY_CHANNEL.encode():
                             try:
                                 await self._relayed(data)
                             except Exception:
