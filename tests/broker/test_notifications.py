@@ -220,4 +220,3 @@ async def test_a_stateless_2026_call_sends_redis_no_command(aiohttp_client, redi
     finally:
         await probe.aclose()
     assert after - before == 1  # the first INFO itself, and nothing else
-
