@@ -115,7 +115,12 @@ def _wanted_here(session: Session, message: Any) -> bool:
 
 
 def _fields(session: Session) -> tuple[object, ...]:
-    return (session.initialized, session.log_level, frozenset(session.subscriptions))
+    return (
+        session.initialized,
+        session.log_level,
+        frozenset(session.subscriptions),
+        frozenset(session.dirty),
+    )
 
 
 def _refresh(local: Session, shared: Session) -> None:
@@ -124,6 +129,9 @@ def _refresh(local: Session, shared: Session) -> None:
     local.log_level = shared.log_level
     local.subscriptions = shared.subscriptions
     local.watched_bytes = shared.watched_bytes
+    # a list the client read again elsewhere is owed no more; one owed here
+    # but not recorded is told again (a repeat, never a loss)
+    local.dirty &= shared.dirty
 
 
 def _without_last_event_id(exchange: Exchange) -> Exchange:

@@ -45,6 +45,7 @@ def record(session: Session) -> bytes:
             "l": session.log_level,
             "n": session.initialized,
             "w": sorted(session.subscriptions),
+            "d": sorted(session.dirty),
         },
         separators=(",", ":"),
         ensure_ascii=False,
@@ -68,6 +69,7 @@ def session_of(session_id: str, raw: bytes | str) -> Session:
         log_level=data["l"],
         initialized=data["n"],
         subscriptions=watched,
+        dirty=set(data.get("d", ())),
         watched_bytes=sum(watch_cost(uri) for uri in watched),
     )
 
