@@ -61,7 +61,16 @@ class Touch(Tool):
         ctx.server.resource_updated("test://watched-resource")
         return "touched"
 
-TOOLS = [*TOOLS, "brokered_settings.Touch"]  # noqa: F405
+class Pid(Tool):
+    name = "pid"
+    description = "Answer the serving process id."
+    input_schema = {"type": "object", "properties": {}}
+
+    async def run(self, arguments, ctx):
+        import os
+        return str(os.getpid())
+
+TOOLS = [*TOOLS, "brokered_settings.Touch", "brokered_settings.Pid"]  # noqa: F405
 BROKER = %r
 """
 

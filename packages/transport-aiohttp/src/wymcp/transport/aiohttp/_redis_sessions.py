@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from wymcp.core.server import Session, principal_key, watch_cost
 
@@ -83,6 +85,9 @@ class RedisSessions:
             socket_timeout=_TIMEOUT,
             socket_connect_timeout=_TIMEOUT,
             health_check_interval=30,
+            # a pooled connection Redis dropped (a restart) fails once: retry
+            # it once on a fresh connection rather than answer 503
+            retry=Retry(NoBackoff(), 1),
         )
         self._ttl_ms = max(1, round(idle_timeout * 1000))
         self.ttl_ms = self._ttl_ms
