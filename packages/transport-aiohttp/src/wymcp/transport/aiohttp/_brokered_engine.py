@@ -53,6 +53,12 @@ logger = logging.getLogger("wymcp.transport.aiohttp")
 
 _RECONNECT: Final = 1.0
 """Seconds between attempts to listen for ended sessions while Redis is down."""
+FRESH: Final = 1.0
+"""Seconds an initialized session fetched from Redis is served from this
+worker's copy without asking Redis again (a quarter of the idle timeout when
+that is shorter), while this worker listens for ended and changed sessions."""
+_FRESH_LIMIT: Final = 100_000
+"""Most sessions remembered as fresh; past it, every one is fetched again."""
 
 
 class _BrokerDown(Exception):  # noqa: N818 - an answer, not a failure
@@ -155,6 +161,9 @@ class BrokeredEngine:
         self._store = store
         self._sessions = sessions
         self._listener: asyncio.Task[None] | None = None
+        self._listening = False  # subscribed: ends and changes reach us
+        self._fresh: dict[str, float] = {}  # session id -> trusted until
+        self._validity = min(FRESH, sessions.ttl_ms / 4000)
         self._bus = NotificationBus(sessions.client, engine)
         self._events = RedisEvents(sessions.client, ttl_ms=sessions.ttl_ms)
         engine.broadcast = self._bus.emit
@@ -241,12 +250,19 @@ class BrokeredEngine:
         if len(sids) != 1 or not is_session_id(sids[0].strip()):
             return None  # the engine answers these
         sid = sids[0].strip()
+        local = self._store.get(sid)
+        now = time.monotonic()
+        if local is not None and self._listening and self._fresh.get(sid, 0.0) > now:
+            return local  # fetched a moment ago; an end or change would be heard
         try:
             shared = await self._sessions.fetch(sid)
         except RedisError:
             logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
             raise _BrokerDown from None
-        local = self._store.get(sid)
+        if shared is not None and shared.initialized:
+            if len(self._fresh) >= _FRESH_LIMIT:
+                self._fresh.clear()
+            self._fresh[sid] = now + self._validity
         if shared is None:
             if local is not None:  # ended or expired elsewhere
                 self._drop(sid)
@@ -305,6 +321,7 @@ class BrokeredEngine:
 
     def _drop(self, sid: str) -> None:
         """End this worker's copy of a session that ended elsewhere."""
+        self._fresh.pop(sid, None)
         session = self._store.remove(sid)
         if session is None:
             return
@@ -338,6 +355,8 @@ class BrokeredEngine:
                     await pubsub.subscribe(
                         ENDED_CHANNEL, RELAY_CHANNEL, NOTIFY_CHANNEL, CHANGED_CHANNEL
                     )
+                    self._fresh.clear()  # what was missed while deaf is unknown
+                    self._listening = True
                     async for message in pubsub.listen():
                         data = message.get("data")
                         if message.get("type") != "message" or not isinstance(
@@ -357,6 +376,8 @@ class BrokeredEngine:
                         else:
                             self._drop(data.decode("ascii", "replace"))
                 finally:
+                    self._listening = False
+                    self._fresh.clear()
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
             except (RedisError, OSError):
                 logger.debug("wymcp: listening for ended sessions failed; retrying")
