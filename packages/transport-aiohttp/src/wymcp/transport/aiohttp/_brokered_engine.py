@@ -260,9 +260,7 @@ class BrokeredEngine:
             logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
             raise _BrokerDown from None
         if shared is not None and shared.initialized:
-            if len(self._fresh) >= _FRESH_LIMIT:
-                self._fresh.clear()
-            self._fresh[sid] = now + self._validity
+            self._trust(sid, now)
         if shared is None:
             if local is not None:  # ended or expired elsewhere
                 self._drop(sid)
@@ -318,6 +316,12 @@ class BrokeredEngine:
             session.principal,
         )
         await self.engine.post(exchange, _NoStream())
+
+    def _trust(self, sid: str, now: float) -> None:
+        """Serve this session from the local copy for a moment."""
+        if len(self._fresh) >= _FRESH_LIMIT:
+            self._fresh.clear()
+        self._fresh[sid] = now + self._validity
 
     def _drop(self, sid: str) -> None:
         """End this worker's copy of a session that ended elsewhere."""
