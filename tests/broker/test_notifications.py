@@ -220,3 +220,51 @@ async def test_a_stateless_2026_call_sends_redis_no_command(aiohttp_client, redi
     finally:
         await probe.aclose()
     assert after - before == 1  # the first INFO itself, and nothing else
+
+
+class Poller(Tool):
+    name = "poller"
+    description = "Close the stream mid-call."
+    actions = {  # noqa: RUF012 - the pinned declaration style
+        "run": Action(description="Close, report, answer", properties={}),
+    }
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        closed = await ctx.close_stream()
+        await asyncio.sleep(0.1)
+        await ctx.report_progress(2, 3)
+        await asyncio.sleep(0.1)
+        return {"closed": closed}
+
+
+async def test_a_post_stream_closed_early_continues_on_the_other_worker(
+    aiohttp_client, redis_url
+):
+    one = await aiohttp_client(app(redis_url, (Poller,)))
+    two = await aiohttp_client(app(redis_url, (Poller,)))
+    sid = await initialize(one)
+    await initialized(one, sid)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "name": "poller",
+            "arguments": {"action": "run", "data": {}},
+            "_meta": {"progressToken": "p"},
+        },
+    }
+    response = await post(one, sid, body)
+    priming = await read_event(response)
+    assert priming["data"] == ""
+    assert priming["retry"] == "1000"
+    assert priming["id"].startswith("r-")
+    assert await response.content.read() == b""  # ended mid-call
+
+    resumed = await open_get(two, sid, last=priming["id"])
+    progress = json.loads((await read_event(resumed))["data"])
+    assert progress["method"] == "notifications/progress"
+    answer = json.loads((await read_event(resumed))["data"])
+    assert answer["id"] == 7
+    assert json.loads(answer["result"]["content"][0]["text"]) == {"closed": True}
+    assert await asyncio.wait_for(resumed.content.read(), 10) == b""  # it ends

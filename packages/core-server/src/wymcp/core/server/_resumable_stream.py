@@ -31,6 +31,23 @@ class EndsEarly(Protocol):
         ...
 
 
+@runtime_checkable
+class KeepsEvents(Protocol):
+    """A transport stream that keeps a closed stream's events itself (BROKER).
+
+    Its `end_early` names the priming event with its own id; `keep` stores
+    what the call sends after, its answer last.
+    """
+
+    async def end_early(self, event_id: str, retry_ms: int) -> None:
+        """Send a priming event with `retry`, then end the response."""
+        ...
+
+    async def keep(self, message: Any, *, last: bool) -> None:
+        """Keep one event of the closed stream for the client's resumption."""
+        ...
+
+
 class ResumableStream:
     """The stream a session call writes to; closable early by the tool."""
 
@@ -58,8 +75,10 @@ class ResumableStream:
         """Write an event, or keep it for the client's resumption."""
         if self._key is None:
             await self._inner.send(message, event_id=event_id)
-            return
-        replay_of(self._session).record(next_seq(self._session), self._key, message)
+        elif isinstance(self._inner, KeepsEvents):
+            await self._inner.keep(message, last=False)
+        else:
+            replay_of(self._session).record(next_seq(self._session), self._key, message)
 
     async def close_early(self) -> bool:
         """End the response now, the call going on; False if this stream cannot."""
@@ -72,20 +91,24 @@ class ResumableStream:
             return False
         seq = next_seq(self._session)
         key = f"post-{seq}"
-        replay = replay_of(self._session)
-        replay.record(seq, key, None)
-        replay.running.add(key)
         self._key = key
+        if not isinstance(inner, KeepsEvents):
+            replay = replay_of(self._session)
+            replay.record(seq, key, None)
+            replay.running.add(key)
         await inner.end_early(event_id(seq), RETRY_MS)
         return True
 
-    def finish(self, reply: Reply) -> Reply:
+    async def finish(self, reply: Reply) -> Reply:
         """Keep the call's answer for the resumed stream; what the transport sends."""
         key = self._key
         if key is None:
             return reply
         replay = replay_of(self._session)
         body = reply.body
+        if isinstance(self._inner, KeepsEvents):
+            await self._inner.keep(body, last=True)
+            return Reply(200, None)
         if body is not None and not replay.fits(json_size(body)):
             rid = body.get("id") if isinstance(body, dict) else None
             body = error_response(
@@ -99,7 +122,10 @@ class ResumableStream:
         return Reply(200, None)
 
     def abandon(self) -> None:
-        """The call ended without an answer: end the resumed stream too."""
+        """The call ended without an answer: end the resumed stream too.
+
+        (A stream kept by the transport ends when its session does.)
+        """
         key = self._key
         if key is not None and key in replay_of(self._session).running:
             replay_of(self._session).record(
@@ -123,4 +149,4 @@ async def run_resumable(stream: Stream, run: Callable[[], Awaitable[Reply]]) -> 
     except BaseException:
         stream.abandon()
         raise
-    return stream.finish(reply)
+    return await stream.finish(reply)

@@ -33,6 +33,7 @@ from wymcp.core.server import (
 from wymcp.transport.aiohttp._answers import echoable_id
 from wymcp.transport.aiohttp._broker_bus import NOTIFY_CHANNEL, NotificationBus
 from wymcp.transport.aiohttp._redis_events import (
+    KeptPostStream,
     LoggedStream,
     RedisEvents,
     redis_event_id,
@@ -57,6 +58,8 @@ FRESH: Final = 1.0
 """Seconds an initialized session fetched from Redis is served from this
 worker's copy without asking Redis again (a quarter of the idle timeout when
 that is shorter), while this worker listens for ended and changed sessions."""
+_FOLLOW_MS: Final = 1000
+"""How long one read of a resumed POST stream waits for its next events."""
 _FRESH_LIMIT: Final = 100_000
 """Most sessions remembered as fresh; past it, every one is fetched again."""
 
@@ -189,6 +192,8 @@ class BrokeredEngine:
         try:
             local = await self._hydrate(exchange)
             before = None if local is None else _fields(local)
+            if local is not None:
+                stream = KeptPostStream(stream, self._events, local.id)
             reply = await self.engine.post(exchange, stream)
             await self._write_back(reply, local, before)
             if local is not None and _for_another_worker(local, exchange.body):
@@ -212,8 +217,41 @@ class BrokeredEngine:
         entry = redis_event_id(exchange.headers.get("Last-Event-ID"))
         if entry is not None:
             exchange = _without_last_event_id(exchange)
+            try:
+                post = await self._events.post_of(local.id, entry)
+            except RedisError:
+                post = None
+            if post is not None and principal_key(local.principal) == principal_key(
+                exchange.principal
+            ):
+                await self._continue_post(local, post, entry, stream)
+                return Reply(200, None)
         logged = LoggedStream(stream, self._events, local.id, entry)
         return await self.engine.get(exchange, logged)
+
+    async def _continue_post(
+        self, session: Session, post: str, entry: str, stream: Stream
+    ) -> None:
+        """Send the rest of a POST stream closed early (on any worker), to its end.
+
+        It ends with the call's answer, the session's end, or after the idle
+        timeout without news.
+        """
+        await stream.open()
+        waited = 0.0
+        while not session.closed and waited < self._sessions.ttl_ms / 1000:
+            try:
+                entry, events = await self._events.follow(
+                    session.id, post, entry, block_ms=_FOLLOW_MS
+                )
+            except RedisError:
+                return
+            waited = 0.0 if events else waited + _FOLLOW_MS / 1000
+            for event_id, message, last in events:
+                if message is not None:
+                    await stream.send(message, event_id=event_id)
+                if last:
+                    return
 
     async def delete(self, exchange: Exchange) -> Reply:
         """End a session on every worker."""

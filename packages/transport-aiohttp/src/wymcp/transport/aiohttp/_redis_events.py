@@ -66,10 +66,114 @@ class RedisEvents:
         missed: list[tuple[str, Any]] = []
         for raw_id, fields in rest:
             data = fields.get(b"d", b"")
-            if data:
+            if data and b"s" not in fields and b"p" not in fields:  # GET's only
                 sid = raw_id.decode() if isinstance(raw_id, bytes) else str(raw_id)
                 missed.append((f"r-{sid}", json.loads(data)))
         return missed
+
+    async def start_post(self, session_id: str) -> str:
+        """Keep the priming event of a POST stream closed early; its entry id."""
+        key = EVENTS_PREFIX + session_id
+        async with self._client.pipeline(transaction=False) as pipe:
+            _ = pipe.xadd(key, {"p": b""}, maxlen=EVENTS_MAXLEN, approximate=False)
+            _ = pipe.pexpire(key, self._ttl_ms)
+            added, _ = await pipe.execute()
+        return added.decode() if isinstance(added, bytes) else str(added)
+
+    async def keep(
+        self, session_id: str, post: str, message: Any, *, last: bool
+    ) -> None:
+        """Keep one event of the POST stream `post` (its priming entry id)."""
+        fields: dict[Any, Any] = {
+            "s": post,
+            "d": b"" if message is None else json.dumps(message).encode(),
+        }
+        if last:
+            fields["l"] = b"1"
+        key = EVENTS_PREFIX + session_id
+        async with self._client.pipeline(transaction=False) as pipe:
+            _ = pipe.xadd(key, fields, maxlen=EVENTS_MAXLEN, approximate=False)
+            _ = pipe.pexpire(key, self._ttl_ms)
+            await pipe.execute()
+
+    async def post_of(self, session_id: str, entry: str) -> str | None:
+        """The POST stream a kept entry belongs to, or None (a GET's, or gone)."""
+        found: Any = await self._client.xrange(EVENTS_PREFIX + session_id, entry, entry)
+        if not found:
+            return None
+        fields = found[0][1]
+        if b"p" in fields:
+            return entry
+        post = fields.get(b"s")
+        return None if post is None else post.decode()
+
+    async def follow(
+        self, session_id: str, post: str, entry: str, *, block_ms: int
+    ) -> tuple[str, list[tuple[str, Any, bool]]]:
+        """The POST stream's events after `entry` (waiting up to `block_ms`).
+
+        Returns the last entry id read and (SSE id, message, last) of each event.
+        """
+        found: Any = await self._client.xread(
+            {EVENTS_PREFIX + session_id: entry}, count=EVENTS_MAXLEN, block=block_ms
+        )
+        events: list[tuple[str, Any, bool]] = []
+        for _name, entries in found or ():
+            for raw_id, fields in entries:
+                entry = raw_id.decode() if isinstance(raw_id, bytes) else str(raw_id)
+                if fields.get(b"s", b"").decode() != post:
+                    continue
+                data = fields.get(b"d", b"")
+                message = json.loads(data) if data else None
+                events.append((f"r-{entry}", message, fields.get(b"l") == b"1"))
+        return entry, events
+
+
+class KeptPostStream:
+    """A session call's POST stream whose events, once closed early, go to Redis.
+
+    So the client's GET with `Last-Event-ID` continues it on any worker.
+    """
+
+    def __init__(self, inner: Stream, events: RedisEvents, session_id: str) -> None:
+        self._inner = inner
+        self._events = events
+        self._session_id = session_id
+        self._post: str | None = None
+
+    @property
+    def opened(self) -> bool:
+        """Whether the SSE response has been committed."""
+        return self._inner.opened
+
+    async def open(self, headers: Mapping[str, str] | None = None) -> None:
+        """Commit the SSE response."""
+        await self._inner.open(headers)
+
+    async def send(self, message: Any, *, event_id: str | None = None) -> None:
+        """Write one event."""
+        await self._inner.send(message, event_id=event_id)
+
+    async def end_early(self, event_id: str, retry_ms: int) -> None:
+        """End the response with a priming event whose id Redis gave."""
+        end = getattr(self._inner, "end_early", None)
+        if end is None:
+            raise RuntimeError("this stream cannot end early")
+        try:
+            self._post = await self._events.start_post(self._session_id)
+            event_id = f"r-{self._post}"
+        except RedisError:
+            logger.warning("wymcp: BROKER cannot keep a closed stream", exc_info=True)
+        await end(event_id, retry_ms)
+
+    async def keep(self, message: Any, *, last: bool) -> None:
+        """Keep one event of the closed stream in Redis."""
+        if self._post is None:
+            return
+        try:
+            await self._events.keep(self._session_id, self._post, message, last=last)
+        except RedisError:
+            logger.warning("wymcp: BROKER cannot keep a stream event", exc_info=True)
 
 
 class LoggedStream:
