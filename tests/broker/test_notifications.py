@@ -268,3 +268,42 @@ async def test_a_post_stream_closed_early_continues_on_the_other_worker(
     assert answer["id"] == 7
     assert json.loads(answer["result"]["content"][0]["text"]) == {"closed": True}
     assert await asyncio.wait_for(resumed.content.read(), 10) == b""  # it ends
+
+
+class Recorder:
+    """Stands in for the engine: what the bus delivered to this worker."""
+
+    def __init__(self) -> None:
+        self.delivered: list[tuple[str, str]] = []
+
+    def deliver_changed(self, kind: str) -> None:
+        self.delivered.append(("list", kind))
+
+    def deliver_updated(self, uri: str) -> None:
+        self.delivered.append(("updated", uri))
+
+
+def test_the_bus_delivers_only_well_formed_changes_from_other_workers():
+    from wymcp.transport.aiohttp._broker_bus import NotificationBus
+
+    recorder = Recorder()
+    bus = NotificationBus(aioredis.Redis(), recorder)  # type: ignore[arg-type]
+    other = b'{"o": "elsewhere", "k": "%s", "v": %s}'
+    for payload in (
+        b"not json",
+        b"[]",
+        b'{"o": "elsewhere"}',
+        other % (b"list", b'"users"'),  # not a list kind
+        other % (b"list", b"3"),
+        other % (b"updated", b'"' + b"u" * 3000 + b'"'),  # past any URI bound
+        other % (b"deleted", b'"x"'),
+        b'{"o": "%s", "k": "list", "v": "tools"}' % bus._origin.encode(),  # ours
+    ):
+        bus.received(payload)
+    assert recorder.delivered == []
+    bus.received(other % (b"list", b'"tools"'))
+    bus.received(other % (b"updated", b'"test://watched-resource"'))
+    assert recorder.delivered == [
+        ("list", "tools"),
+        ("updated", "test://watched-resource"),
+    ]
