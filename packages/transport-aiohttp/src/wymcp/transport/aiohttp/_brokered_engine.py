@@ -376,7 +376,11 @@ class BrokeredEngine:
         local = self._store.get(sid) if is_session_id(sid) else None
         if local is None:
             return
-        shared = await self._sessions.peek(sid)
+        self._fresh.pop(sid, None)  # if the read below fails, the next request reads
+        try:
+            shared = await self._sessions.peek(sid)
+        except RedisError:
+            return
         if shared is not None and principal_key(local.principal) == principal_key(
             shared.principal
         ):
