@@ -36,6 +36,7 @@ EXPECTED = [
     "PromptWithEmbeddedResource",
     "PromptWithImage",
     "ProtocolErrorJob",
+    "Reconnection",
     "Sampling",
     "SimplePrompt",
     "SimpleText",

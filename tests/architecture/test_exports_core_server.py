@@ -76,6 +76,7 @@ EXPECTED = [
     "session_headers",
     "text",
     "valid_id",
+    "watch_cost",
     "yielding",
 ]
 

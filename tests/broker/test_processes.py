@@ -7,15 +7,17 @@ before; with `BROKER` none of them fails.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import json
 import os
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -46,17 +48,49 @@ def _serve(command: Path, port: int, env: dict[str, str]) -> subprocess.Popen[by
     )
 
 
+SETTINGS = """
+from wymcp.core.schema import Tool
+from wymcp_conformance.settings import *  # noqa: F403
+
+class Touch(Tool):
+    name = "touch"
+    description = "Tell subscribers the watched resource changed."
+    input_schema = {"type": "object", "properties": {}}
+
+    async def run(self, arguments, ctx):
+        ctx.server.resource_updated("test://watched-resource")
+        return "touched"
+
+class Pid(Tool):
+    name = "pid"
+    description = "Answer the serving process id."
+    input_schema = {"type": "object", "properties": {}}
+
+    async def run(self, arguments, ctx):
+        import os
+        return str(os.getpid())
+
+TOOLS = [*TOOLS, "brokered_settings.Touch", "brokered_settings.Pid"]  # noqa: F405
+BROKER = %r
+"""
+
+
+def write_settings(folder: Path, redis_url: str) -> dict[str, str]:
+    """The conformance fixture plus `touch`, with BROKER; the env that finds it."""
+    (folder / "brokered_settings.py").write_text(SETTINGS % redis_url, "utf-8")
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(folder), *sys.path]),
+        "WYMCP_SETTINGS_MODULE": "brokered_settings",
+    }
+
+
 @pytest.fixture
-def workers(tmp_path: Path, redis_url: str) -> Iterator[list[str]]:
+def fleet(
+    tmp_path: Path, redis_url: str
+) -> Iterator[tuple[list[str], list[subprocess.Popen[bytes]]]]:
     """Two `wymcp serve` processes of the conformance fixture with BROKER."""
-    (tmp_path / "brokered_settings.py").write_text(
-        textwrap.dedent(f"""
-            from wymcp_conformance.settings import *  # noqa: F403
-            BROKER = {redis_url!r}
-        """),
-        encoding="utf-8",
-    )
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env = write_settings(tmp_path, redis_url)
     command = Path(sys.executable).parent / "wymcp"
     processes: list[subprocess.Popen[bytes]] = []
     ports = [free_port(), free_port()]
@@ -68,16 +102,23 @@ def workers(tmp_path: Path, redis_url: str) -> Iterator[list[str]]:
                     break
                 time.sleep(0.01)
             assert process.poll() is None, "wymcp serve exited"
-        yield [f"http://127.0.0.1:{port}" for port in ports]
+        yield [f"http://127.0.0.1:{port}" for port in ports], processes
     finally:
         for process in processes:
-            process.terminate()
+            if process.poll() is None:
+                process.terminate()
         for process in processes:
             try:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@pytest.fixture
+def workers(fleet: tuple[list[str], list[subprocess.Popen[bytes]]]) -> list[str]:
+    """The base URLs of the two processes."""
+    return fleet[0]
 
 
 @pytest.fixture
@@ -137,3 +178,138 @@ async def test_the_sdk_client_runs_sessions_across_two_processes(proxy):
                 assert result.is_error is False, result
                 assert str(round_ + value) in result.content[0].text
     assert min(served) > 10  # both processes served a share of every session
+
+
+# ------------------------------------------------- streams across processes
+
+LEGACY = "2025-11-25"
+ACCEPT = "application/json, text/event-stream"
+
+
+class RawSession:
+    """A 2025-11-25 session over plain HTTP, each request to the URL it names."""
+
+    def __init__(self, http: aiohttp.ClientSession) -> None:
+        self.http = http
+        self.sid = ""
+        self.rid = 0
+
+    def headers(self, **extra: str) -> dict[str, str]:
+        return {
+            "Accept": ACCEPT,
+            "Mcp-Session-Id": self.sid,
+            "MCP-Protocol-Version": LEGACY,
+            **extra,
+        }
+
+    async def start(self, base: str) -> None:
+        body = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": LEGACY, "capabilities": {}},
+        }
+        async with self.http.post(
+            base + "/mcp", json=body, headers={"Accept": ACCEPT}
+        ) as response:
+            assert response.status == 200
+            self.sid = response.headers["Mcp-Session-Id"]
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        async with self.http.post(
+            base + "/mcp", json=note, headers=self.headers()
+        ) as response:
+            assert response.status == 202
+
+    async def request(self, base: str, method: str, params: dict[str, Any]) -> Any:
+        self.rid += 1
+        body = {"jsonrpc": "2.0", "id": self.rid, "method": method, "params": params}
+        async with self.http.post(
+            base + "/mcp", json=body, headers=self.headers()
+        ) as response:
+            assert response.status == 200, await response.text()
+            text = await response.text()
+        if response.content_type == "text/event-stream":
+            text = [line for line in text.splitlines() if line.startswith("data: ")][
+                -1
+            ].removeprefix("data: ")
+        return json.loads(text)
+
+    async def get(self, base: str, last: str | None = None) -> Any:
+        headers = self.headers(Accept="text/event-stream")
+        if last is not None:
+            headers["Last-Event-ID"] = last
+        response = await self.http.get(base + "/mcp", headers=headers)
+        assert response.status == 200
+        return response
+
+
+async def next_event(response: Any) -> dict[str, str]:
+    """One SSE event's fields, keep-alive comments skipped."""
+    while True:
+        raw = await asyncio.wait_for(response.content.readuntil(b"\n\n"), 15)
+        if not raw.startswith(b":"):
+            break
+    fields: dict[str, str] = {}
+    for line in raw.decode().splitlines():
+        name, _, value = line.partition(": ")
+        fields[name] = value
+    return fields
+
+
+def method_of(event: dict[str, str]) -> str:
+    return str(json.loads(event["data"])["method"])
+
+
+async def test_changes_made_on_one_process_reach_the_get_stream_on_the_other(
+    workers,
+):
+    one, two = workers
+    async with aiohttp.ClientSession() as http:
+        session = RawSession(http)
+        await session.start(one)
+        subscribed = await session.request(
+            two, "resources/subscribe", {"uri": "test://watched-resource"}
+        )
+        assert "result" in subscribed
+        stream = await session.get(one)
+        assert (await next_event(stream))["data"] == ""
+        await asyncio.sleep(0.3)  # process one listens to Redis by now
+        await session.request(two, "tools/call", {"name": "test_trigger_tool_change"})
+        assert method_of(await next_event(stream)) == (
+            "notifications/tools/list_changed"
+        )
+        await session.request(two, "tools/call", {"name": "touch"})
+        updated = json.loads((await next_event(stream))["data"])
+        assert updated["method"] == "notifications/resources/updated"
+        assert updated["params"]["uri"] == "test://watched-resource"
+        stream.close()
+
+
+async def test_a_stream_resumes_on_the_other_process_after_its_process_dies(
+    fleet,
+):
+    (one, two), processes = fleet
+    async with aiohttp.ClientSession() as http:
+        session = RawSession(http)
+        await session.start(one)
+        stream = await session.get(two)
+        priming = await next_event(stream)
+        await asyncio.sleep(0.3)
+        for _ in range(2):  # two changes, tools/list between: two events
+            await session.request(
+                one, "tools/call", {"name": "test_trigger_tool_change"}
+            )
+            await session.request(one, "tools/list", {})
+        # wait until process two has written both (into Redis, then the socket)
+        missed = [await next_event(stream), await next_event(stream)]
+        processes[1].kill()  # mid-stream: the client saw only the priming event
+        processes[1].wait()
+        stream.close()
+
+        resumed = await session.get(one, last=priming["id"])
+        replayed = [await next_event(resumed), await next_event(resumed)]
+        assert replayed == missed
+        assert [method_of(e) for e in replayed] == [
+            "notifications/tools/list_changed"
+        ] * 2
+        resumed.close()

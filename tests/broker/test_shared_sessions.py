@@ -173,7 +173,7 @@ async def test_delete_on_one_worker_ends_the_get_stream_on_the_other(
     headers = {**session_headers(sid), "Accept": "text/event-stream"}
     stream = await two.get("/mcp", headers=headers)
     assert stream.status == 200
-    assert b"id: evt-1" in await stream.content.readuntil(b"\n\n")
+    assert b"id: r-" in await stream.content.readuntil(b"\n\n")
     assert (await one.delete("/mcp", headers=session_headers(sid))).status == 200
     # worker two hears of the end through Redis and closes the stream
     rest = await stream.content.read()
@@ -514,3 +514,31 @@ def test_only_answers_and_cancels_are_relayed_or_served_from_the_relay(body, exp
     session.pending["srv-here"] = object()
     session.in_flight[7] = object()
     assert _runs_here(session, body) is expected
+
+
+async def test_a_session_fetched_a_moment_ago_is_served_without_redis(
+    aiohttp_client, redis_url
+):
+    one = await aiohttp_client(app(redis_url))
+    two = await aiohttp_client(app(redis_url))
+    sid = await initialize(one)
+    await initialized(one, sid)
+    assert (await call(two, sid, 2)).status == 200
+    await asyncio.sleep(0.1)  # worker two listens for ends and changes by now
+    assert (await call(two, sid, 3)).status == 200  # fetched: fresh for a moment
+    probe = aioredis.Redis.from_url(redis_url)
+    try:
+        before = (await probe.info("stats"))["total_commands_processed"]
+        for rid in range(4, 9):
+            assert (await call(two, sid, rid)).status == 200
+        after = (await probe.info("stats"))["total_commands_processed"]
+        assert after - before == 1  # the first INFO only
+        # an end on the other worker still reaches it at once
+        assert (await one.delete("/mcp", headers=session_headers(sid))).status == 200
+        for _ in range(50):
+            if get_endpoint(two.app).engine._store.get(sid) is None:
+                break
+            await asyncio.sleep(0.01)
+        assert (await call(two, sid, 9)).status == 404
+    finally:
+        await probe.aclose()

@@ -42,6 +42,7 @@ from wymcp_conformance._list_change_tools import (
 from wymcp_conformance._notifying_tools import (
     ErrorHandling,
     LoggingTool,
+    Reconnection,
     ToolWithLogging,
     ToolWithProgress,
 )
@@ -101,6 +102,7 @@ __all__ = [
     "PromptWithEmbeddedResource",
     "PromptWithImage",
     "ProtocolErrorJob",
+    "Reconnection",
     "Sampling",
     "SimplePrompt",
     "SimpleText",

@@ -73,3 +73,22 @@ class LoggingTool(Tool):
         for level in ("debug", "info", "error"):
             await ctx.log(level, f"a {level} message", logger="wymcp_conformance")
         return "Logged what the request's log level allows."
+
+
+class Reconnection(Tool):
+    """Closes its SSE stream mid-call, then answers (SEP-1699 polling).
+
+    The client resumes with a GET carrying `Last-Event-ID` and gets the answer
+    there.
+    """
+
+    name = "test_reconnection"
+    description = "Close the response stream mid-call, then answer on the resumed one."
+    input_schema: ClassVar[dict[str, Any]] = NO_ARGUMENTS
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        """Close the stream, wait a little, then answer."""
+        del arguments
+        closed = await ctx.close_stream()
+        await asyncio.sleep(STEP_SECONDS * 2)
+        return "Reconnection test completed." if closed else "The stream stayed open."

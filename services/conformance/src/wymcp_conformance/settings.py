@@ -40,6 +40,7 @@ TOOLS = [
     "wymcp_conformance.ConfirmDelete",
     "wymcp_conformance.MultiInput",
     "wymcp_conformance.ToolWithTask",
+    "wymcp_conformance.Reconnection",
 ]
 
 RESOURCES = [

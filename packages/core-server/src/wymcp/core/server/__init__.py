@@ -76,6 +76,7 @@ from wymcp.core.server._session import (
     SessionStore,
     principal_key,
 )
+from wymcp.core.server._subscriptions import watch_cost
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._task_store import (
     MemoryTaskStore,
@@ -159,5 +160,6 @@ __all__ = [
     "session_headers",
     "text",
     "valid_id",
+    "watch_cost",
     "yielding",
 ]

@@ -177,6 +177,19 @@ class ToolContext:
             _log.debug("dropped a notification: the stream is gone")
             self._stream = None
 
+    async def close_stream(self) -> bool:
+        """End this call's SSE response now; the call goes on (SEP-1699 polling).
+
+        The client resumes with `Last-Event-ID` and gets what the call sends
+        next, its answer last. False where the call's stream cannot (a JSON
+        answer, a revision before 2025-11-25, 2026-07-28, stdio).
+        """
+        close = getattr(self._stream, "close_early", None)
+        if close is None:
+            return False
+        closed: bool = await close()
+        return closed
+
     async def report_progress(
         self,
         progress: float,

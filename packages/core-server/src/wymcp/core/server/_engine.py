@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from wymcp.core.gates import Verdict
@@ -92,6 +92,9 @@ class Engine:
         self.options = options or EngineOptions()
         self.state: Any = None
         """What the LIFESPAN factory yielded: every call's `ctx.state`."""
+        self.broadcast: Callable[[str, str], None] | None = None
+        """Told ("list", kind) or ("updated", uri) after each change is
+        delivered here, to hand it to the other workers (BROKER)."""
         opts = self.options
         self._subscriptions = Subscriptions()
         self._deadlines = Deadlines()
@@ -240,6 +243,12 @@ class Engine:
 
     def resource_updated(self, uri: str) -> None:
         """Tell subscribed clients that the resource at `uri` changed."""
+        self.deliver_updated(uri)
+        if self.broadcast is not None:
+            self.broadcast("updated", uri)
+
+    def deliver_updated(self, uri: str) -> None:
+        """Tell this worker's subscribed streams that `uri` changed."""
         self._subscriptions.updated(uri)
         message = notification("notifications/resources/updated", {"uri": uri})
         for session in self._store.sessions():
@@ -247,6 +256,12 @@ class Engine:
                 session.outbox.put(message, key=uri)
 
     def _changed(self, kind: str) -> None:
+        self.deliver_changed(kind)
+        if self.broadcast is not None:
+            self.broadcast("list", kind)
+
+    def deliver_changed(self, kind: str) -> None:
+        """Tell this worker's streams that the `kind` list changed."""
         self._subscriptions.changed(kind)
         message = notification(f"notifications/{kind}/list_changed")
         for session in self._store.sessions():

@@ -19,6 +19,7 @@ import attrs
 from wymcp.core.server._declaration import EMPTY, JsonView
 from wymcp.core.server._exchange import Stream
 from wymcp.core.server._outbox import Outbox
+from wymcp.core.server._replay import Replay
 
 DECLARATION_LIMIT: Final = 8192
 """Bytes (compact UTF-8 JSON) an `initialize` may spend on `capabilities` and
@@ -86,6 +87,7 @@ class Session:
     subscriptions: set[str] = attrs.field(factory=set)
     watched_bytes: int = 0
     events: int = 0
+    replay: Replay | None = None
 
     @property
     def client_capabilities(self) -> JsonView:
@@ -107,6 +109,8 @@ class Session:
         self.closed = True
         if self.outbox is not None:
             self.outbox.end()
+        if self.replay is not None:
+            self.replay.close()
         for future in self.pending.values():
             if not future.done():
                 future.cancel()

@@ -23,7 +23,6 @@ from wymcp.core.server._jsonrpc import (
     Incoming,
     RpcError,
     error_response,
-    notification,
     response,
 )
 from wymcp.core.server._lifecycle import (
@@ -35,7 +34,7 @@ from wymcp.core.server._lifecycle import (
 )
 from wymcp.core.server._mirror import HeaderIndex
 from wymcp.core.server._options import EngineOptions
-from wymcp.core.server._outbox import END, Outbox
+from wymcp.core.server._resumable_stream import resumable, run_resumable
 from wymcp.core.server._revision import HANDSHAKE, LEGACY
 from wymcp.core.server._session import (
     DECLARATION_LIMIT,
@@ -45,6 +44,7 @@ from wymcp.core.server._session import (
     new_session_id,
     principal_key,
 )
+from wymcp.core.server._session_stream import serve_session_stream
 
 _log = logging.getLogger("wymcp.core.server")
 
@@ -210,6 +210,7 @@ class SessionPath:
                 "Method not found",
                 {"reason": "This server has no such method."},
             )
+        stream = resumable(session, stream)
         call = Call(
             id=rid,
             method=incoming.method,
@@ -222,7 +223,7 @@ class SessionPath:
             capabilities=session.client_capabilities,
             session=session,
         )
-        return await _run(session, rid, handler, call)
+        return await run_resumable(stream, lambda: _run(session, rid, handler, call))
 
     # ------------------------------------------------------------ GET/DELETE
 
@@ -276,28 +277,9 @@ class SessionPath:
         found = self._session_for(exchange)
         if isinstance(found, Reply):
             return found
-        session = found
-        if session.outbox is not None:
-            session.outbox.end()
-        outbox = Outbox(name="session stream")
-        for kind in sorted(session.dirty):
-            outbox.put(
-                notification(f"notifications/{kind}/list_changed"), key=("list", kind)
-            )
-        session.outbox = outbox
-        session.stream = stream
-        try:
-            await stream.open()
-            await stream.send(None, event_id=session.next_event_id())
-            while (message := await outbox.get()) is not END:
-                await stream.send(message, event_id=session.next_event_id())
-        except Exception:  # noqa: BLE001 - a gone client ends its stream
-            _log.debug("a session stream ended: the client is gone")
-        finally:
-            if session.outbox is outbox:
-                session.stream = None
-                session.outbox = None
-        return Reply(200, None)
+        return await serve_session_stream(
+            found, exchange.headers.get("Last-Event-ID"), stream
+        )
 
     async def delete(self, exchange: Exchange) -> Reply:
         """End a session; later requests naming it get 404."""

@@ -7,7 +7,6 @@ subscription id (the listen request's id).
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -16,10 +15,9 @@ import attrs
 
 from wymcp.core.server._exchange import Stream
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, notification
-from wymcp.core.server._outbox import END, Outbox
+from wymcp.core.server._outbox import Outbox
 from wymcp.core.server._revision import META_SUBSCRIPTION
-
-_log = logging.getLogger("wymcp.core.server")
+from wymcp.core.server._stream_pump import pump
 
 MAX_URIS: Final = 100
 """Most resource URIs one listen request (or one session) may watch."""
@@ -122,8 +120,8 @@ class Subscriptions:
             uris=frozenset(honoured.get("resourceSubscriptions", ())),
         )
         tag = {META_SUBSCRIPTION: rid}
-        self._listeners.add(listener)
-        try:
+
+        async def acknowledge() -> None:
             await stream.open({"X-Accel-Buffering": "no"})
             await stream.send(
                 notification(
@@ -131,12 +129,15 @@ class Subscriptions:
                     {"notifications": dict(honoured), "_meta": tag},
                 )
             )
-            while (message := await listener.queue.get()) is not END:
-                params = dict(message.get("params") or {})
-                params["_meta"] = tag
-                await stream.send({**message, "params": params})
-        except Exception:  # noqa: BLE001 - a gone client ends its stream
-            _log.debug("a listen stream ended: the client is gone")
+
+        async def write(message: Any) -> None:
+            params = dict(message.get("params") or {})
+            params["_meta"] = tag
+            await stream.send({**message, "params": params})
+
+        self._listeners.add(listener)
+        try:
+            await pump(listener.queue, write, first=acknowledge, what="listen stream")
         finally:
             self._listeners.discard(listener)
         return {"_meta": dict(tag)}

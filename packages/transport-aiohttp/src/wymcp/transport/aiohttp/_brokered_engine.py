@@ -31,7 +31,15 @@ from wymcp.core.server import (
     principal_key,
 )
 from wymcp.transport.aiohttp._answers import echoable_id
+from wymcp.transport.aiohttp._broker_bus import NOTIFY_CHANNEL, NotificationBus
+from wymcp.transport.aiohttp._redis_events import (
+    KeptPostStream,
+    LoggedStream,
+    RedisEvents,
+    redis_event_id,
+)
 from wymcp.transport.aiohttp._redis_sessions import (
+    CHANGED_CHANNEL,
     ENDED_CHANNEL,
     RELAY_CHANNEL,
     RedisSessions,
@@ -47,6 +55,14 @@ logger = logging.getLogger("wymcp.transport.aiohttp")
 
 _RECONNECT: Final = 1.0
 """Seconds between attempts to listen for ended sessions while Redis is down."""
+FRESH: Final = 1.0
+"""Seconds an initialized session fetched from Redis is served from this
+worker's copy without asking Redis again (a quarter of the idle timeout when
+that is shorter), while this worker listens for ended and changed sessions."""
+_FOLLOW_MS: Final = 1000
+"""How long one read of a resumed POST stream waits for its next events."""
+_FRESH_LIMIT: Final = 100_000
+"""Most sessions remembered as fresh; past it, every one is fetched again."""
 
 
 class _BrokerDown(Exception):  # noqa: N818 - an answer, not a failure
@@ -109,7 +125,30 @@ def _wanted_here(session: Session, message: Any) -> bool:
 
 
 def _fields(session: Session) -> tuple[object, ...]:
-    return (session.initialized, session.log_level)
+    return (
+        session.initialized,
+        session.log_level,
+        frozenset(session.subscriptions),
+        frozenset(session.dirty),
+    )
+
+
+def _refresh(local: Session, shared: Session) -> None:
+    """Bring this worker's copy of a session up to its shared record."""
+    local.initialized = shared.initialized
+    local.log_level = shared.log_level
+    local.subscriptions = shared.subscriptions
+    local.watched_bytes = shared.watched_bytes
+    # a list the client read again elsewhere is owed no more; one owed here
+    # but not recorded is told again (a repeat, never a loss)
+    local.dirty &= shared.dirty
+
+
+def _without_last_event_id(exchange: Exchange) -> Exchange:
+    headers = Headers(
+        {k: v for k, v in exchange.headers.index.items() if k != "last-event-id"}
+    )
+    return Exchange(exchange.method, headers, exchange.body, exchange.principal)
 
 
 class BrokeredEngine:
@@ -126,6 +165,12 @@ class BrokeredEngine:
         self._store = store
         self._sessions = sessions
         self._listener: asyncio.Task[None] | None = None
+        self._listening = False  # subscribed: ends and changes reach us
+        self._fresh: dict[str, float] = {}  # session id -> trusted until
+        self._validity = min(FRESH, sessions.ttl_ms / 4000)
+        self._bus = NotificationBus(sessions.client, engine)
+        self._events = RedisEvents(sessions.client, ttl_ms=sessions.ttl_ms)
+        engine.broadcast = self._bus.emit
 
     @property
     def tool_specs(self) -> tuple[ToolSpec, ...]:
@@ -148,6 +193,8 @@ class BrokeredEngine:
         try:
             local = await self._hydrate(exchange)
             before = None if local is None else _fields(local)
+            if local is not None:
+                stream = KeptPostStream(stream, self._events, local.id)
             reply = await self.engine.post(exchange, stream)
             await self._write_back(reply, local, before)
             if local is not None and _for_another_worker(local, exchange.body):
@@ -157,12 +204,55 @@ class BrokeredEngine:
         return reply
 
     async def get(self, exchange: Exchange, stream: Stream) -> Reply:
-        """Serve a session's SSE stream (its events are this worker's)."""
+        """Serve a session's SSE stream, its events kept in Redis for resumption.
+
+        A `Last-Event-ID` that names a kept event (`r-...`) replays the events
+        after it, whichever worker sent them; any other goes to the engine.
+        """
         try:
-            await self._hydrate(exchange)
+            local = await self._hydrate(exchange)
         except _BrokerDown:
             return _unavailable(None)
-        return await self.engine.get(exchange, stream)
+        if local is None:
+            return await self.engine.get(exchange, stream)
+        entry = redis_event_id(exchange.headers.get("Last-Event-ID"))
+        if entry is not None:
+            exchange = _without_last_event_id(exchange)
+            try:
+                post = await self._events.post_of(local.id, entry)
+            except RedisError:
+                post = None
+            if post is not None and principal_key(local.principal) == principal_key(
+                exchange.principal
+            ):
+                await self._continue_post(local, post, entry, stream)
+                return Reply(200, None)
+        logged = LoggedStream(stream, self._events, local.id, entry)
+        return await self.engine.get(exchange, logged)
+
+    async def _continue_post(
+        self, session: Session, post: str, entry: str, stream: Stream
+    ) -> None:
+        """Send the rest of a POST stream closed early (on any worker), to its end.
+
+        It ends with the call's answer, the session's end, or after the idle
+        timeout without news.
+        """
+        await stream.open()
+        waited = 0.0
+        while not session.closed and waited < self._sessions.ttl_ms / 1000:
+            try:
+                entry, events = await self._events.follow(
+                    session.id, post, entry, block_ms=_FOLLOW_MS
+                )
+            except RedisError:
+                return
+            waited = 0.0 if events else waited + _FOLLOW_MS / 1000
+            for event_id, message, last in events:
+                if message is not None:
+                    await stream.send(message, event_id=event_id)
+                if last:
+                    return
 
     async def delete(self, exchange: Exchange) -> Reply:
         """End a session on every worker."""
@@ -186,6 +276,7 @@ class BrokeredEngine:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._listener
             self._listener = None
+        await self._bus.aclose()
         await self.engine.aclose()
         await self._sessions.aclose()
 
@@ -198,12 +289,17 @@ class BrokeredEngine:
         if len(sids) != 1 or not is_session_id(sids[0].strip()):
             return None  # the engine answers these
         sid = sids[0].strip()
+        local = self._store.get(sid)
+        now = time.monotonic()
+        if local is not None and self._listening and self._fresh.get(sid, 0.0) > now:
+            return local  # fetched a moment ago; an end or change would be heard
         try:
             shared = await self._sessions.fetch(sid)
         except RedisError:
             logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
             raise _BrokerDown from None
-        local = self._store.get(sid)
+        if shared is not None and shared.initialized:
+            self._trust(sid, now)
         if shared is None:
             if local is not None:  # ended or expired elsewhere
                 self._drop(sid)
@@ -213,8 +309,7 @@ class BrokeredEngine:
                 return None  # this worker is full: the engine answers 404
             return shared
         if principal_key(local.principal) == principal_key(shared.principal):
-            local.initialized = shared.initialized
-            local.log_level = shared.log_level
+            _refresh(local, shared)
         return local
 
     async def _write_back(
@@ -261,14 +356,36 @@ class BrokeredEngine:
         )
         await self.engine.post(exchange, _NoStream())
 
+    def _trust(self, sid: str, now: float) -> None:
+        """Serve this session from the local copy for a moment."""
+        if len(self._fresh) >= _FRESH_LIMIT:
+            self._fresh.clear()
+        self._fresh[sid] = now + self._validity
+
     def _drop(self, sid: str) -> None:
         """End this worker's copy of a session that ended elsewhere."""
+        self._fresh.pop(sid, None)
         session = self._store.remove(sid)
         if session is None:
             return
         session.close()
         for task in list(session.in_flight.values()):
             task.cancel()
+
+    async def _changed(self, sid: str) -> None:
+        """Refresh this worker's copy of a session another worker changed."""
+        local = self._store.get(sid) if is_session_id(sid) else None
+        if local is None:
+            return
+        self._fresh.pop(sid, None)  # if the read below fails, the next request reads
+        try:
+            shared = await self._sessions.peek(sid)
+        except RedisError:
+            return
+        if shared is not None and principal_key(local.principal) == principal_key(
+            shared.principal
+        ):
+            _refresh(local, shared)
 
     # ------------------------------------------------------------ ended
 
@@ -282,14 +399,23 @@ class BrokeredEngine:
             try:
                 pubsub = self._sessions.client.pubsub()
                 try:
-                    await pubsub.subscribe(ENDED_CHANNEL, RELAY_CHANNEL)
+                    await pubsub.subscribe(
+                        ENDED_CHANNEL, RELAY_CHANNEL, NOTIFY_CHANNEL, CHANGED_CHANNEL
+                    )
+                    self._fresh.clear()  # what was missed while deaf is unknown
+                    self._listening = True
                     async for message in pubsub.listen():
                         data = message.get("data")
                         if message.get("type") != "message" or not isinstance(
                             data, bytes
                         ):
                             continue
-                        if message.get("channel") == RELAY_CHANNEL.encode():
+                        channel = message.get("channel")
+                        if channel == NOTIFY_CHANNEL.encode():
+                            self._bus.received(data)
+                        elif channel == CHANGED_CHANNEL.encode():
+                            await self._changed(data.decode("ascii", "replace"))
+                        elif channel == RELAY_CHANNEL.encode():
                             try:
                                 await self._relayed(data)
                             except Exception:
@@ -297,6 +423,8 @@ class BrokeredEngine:
                         else:
                             self._drop(data.decode("ascii", "replace"))
                 finally:
+                    self._listening = False
+                    self._fresh.clear()
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
             except (RedisError, OSError):
                 logger.debug("wymcp: listening for ended sessions failed; retrying")

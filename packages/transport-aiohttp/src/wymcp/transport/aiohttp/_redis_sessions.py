@@ -14,13 +14,17 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
-from wymcp.core.server import Session, principal_key
+from wymcp.core.server import Session, principal_key, watch_cost
 
 KEY_PREFIX: Final = "wymcp:session:"
 ENDED_CHANNEL: Final = "wymcp:session-ended"
 RELAY_CHANNEL: Final = "wymcp:session-relay"
 """Client messages for a call running on another worker: answers, cancels."""
+CHANGED_CHANNEL: Final = "wymcp:session-changed"
+"""Ids of sessions whose record changed (e.g. resources subscribed)."""
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{43}")
 """The shape of the ids the engine makes; any other id is never looked up."""
 _TIMEOUT: Final = 2.0
@@ -42,6 +46,8 @@ def record(session: Session) -> bytes:
             "p": principal_key(session.principal),
             "l": session.log_level,
             "n": session.initialized,
+            "w": sorted(session.subscriptions),
+            "d": sorted(session.dirty),
         },
         separators=(",", ":"),
         ensure_ascii=False,
@@ -55,6 +61,7 @@ def session_of(session_id: str, raw: bytes | str) -> Session:
     with the request's as it compares two principals.
     """
     data: dict[str, Any] = json.loads(raw)
+    watched = set(data.get("w", ()))
     return Session(
         id=session_id,
         protocol_version=data["v"],
@@ -63,6 +70,9 @@ def session_of(session_id: str, raw: bytes | str) -> Session:
         principal=data["p"],
         log_level=data["l"],
         initialized=data["n"],
+        subscriptions=watched,
+        dirty=set(data.get("d", ())),
+        watched_bytes=sum(watch_cost(uri) for uri in watched),
     )
 
 
@@ -75,8 +85,13 @@ class RedisSessions:
             socket_timeout=_TIMEOUT,
             socket_connect_timeout=_TIMEOUT,
             health_check_interval=30,
+            # a pooled connection Redis dropped (a restart) fails once: retry
+            # it once on a fresh connection rather than answer 503
+            retry=Retry(NoBackoff(), 1),
         )
         self._ttl_ms = max(1, round(idle_timeout * 1000))
+        self.ttl_ms = self._ttl_ms
+        """Milliseconds an unused session (and its kept events) lives."""
 
     async def create(self, session: Session) -> None:
         """Record a new session."""
@@ -90,10 +105,18 @@ class RedisSessions:
         return None if raw is None else session_of(session_id, raw)
 
     async def update(self, session: Session) -> None:
-        """Rewrite a live session's record (a field changed)."""
-        await self.client.set(
-            KEY_PREFIX + session.id, record(session), px=self._ttl_ms, xx=True
-        )
+        """Rewrite a live session's record (a field changed); tell every worker."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            _ = pipe.set(
+                KEY_PREFIX + session.id, record(session), px=self._ttl_ms, xx=True
+            )
+            _ = pipe.publish(CHANGED_CHANNEL, session.id)
+            await pipe.execute()
+
+    async def peek(self, session_id: str) -> Session | None:
+        """The recorded session, its idle timer left as it is; None when gone."""
+        raw = await self.client.get(KEY_PREFIX + session_id)
+        return None if raw is None else session_of(session_id, raw)
 
     async def end(self, session_id: str) -> None:
         """Forget the session and tell every worker it ended."""

@@ -36,6 +36,7 @@ class SseStream:
         self._pinger: asyncio.Task[None] | None = None
         self._task = asyncio.current_task()
         self._gone = False
+        self._ended = False  # by end_early: the call goes on, silently
 
     @property
     def opened(self) -> bool:
@@ -68,12 +69,28 @@ class SseStream:
         frame += b"data: " + (b"" if message is None else encode(message)) + b"\n\n"
         await self._write(frame)
 
+    async def end_early(self, event_id: str, retry_ms: int) -> None:
+        """Send a priming event (`event_id`, `retry`, empty data), end the response.
+
+        The request's call goes on (SEP-1699 polling): the client resumes with
+        `Last-Event-ID`.
+        """
+        await self.open()
+        clean = event_id.replace("\r", "").replace("\n", "")
+        frame = f"id: {clean}\nretry: {int(retry_ms)}\ndata: \n\n".encode()
+        await self._write(frame)
+        await self._stop_pinging()
+        response = self._response
+        assert response is not None  # noqa: S101 - opened above
+        await response.write_eof()
+        self._ended = True
+
     async def finish(self, last: Any | None) -> web.StreamResponse:
         """Send `last` (if any) as the final event and end the response."""
         response = self._response
         assert response is not None  # noqa: S101 - only called once opened
         try:
-            if last is not None:
+            if last is not None and not self._ended:
                 await self.send(last)
             await self._stop_pinging()
             if not self._gone:
@@ -101,7 +118,7 @@ class SseStream:
 
     async def _write(self, data: bytes) -> None:
         response = self._response
-        if self._gone or response is None:
+        if self._gone or self._ended or response is None:
             raise ConnectionResetError("the client closed the stream")
         if self._lock is None:
             self._lock = asyncio.Lock()

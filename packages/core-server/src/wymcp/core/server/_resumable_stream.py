@@ -1,0 +1,152 @@
+"""A 2025-11-25 call's POST stream that the server may close early (SEP-1699).
+
+Closing sends a priming event (an id, empty data and `retry`) and ends the
+HTTP response; the call goes on, and what it would have sent, its answer last,
+is kept in the session's `Replay` for the client's GET with `Last-Event-ID`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final, Protocol, runtime_checkable
+
+from wymcp.core.server._exchange import Reply, Stream
+from wymcp.core.server._jsonrpc import INTERNAL_ERROR, RpcError, error_response
+from wymcp.core.server._replay import event_id, json_size
+from wymcp.core.server._session import Session
+from wymcp.core.server._session_stream import next_seq, replay_of
+
+RETRY_MS: Final = 1000
+"""The `retry` a closed POST stream tells its client to wait before it resumes."""
+POLLING_SINCE: Final = "2025-11-25"
+"""The first revision whose clients expect priming events (SEP-1699)."""
+
+
+@runtime_checkable
+class EndsEarly(Protocol):
+    """A transport stream that can end its response while the call goes on."""
+
+    async def end_early(self, event_id: str, retry_ms: int) -> None:
+        """Send a priming event with `retry`, then end the response."""
+        ...
+
+
+@runtime_checkable
+class KeepsEvents(Protocol):
+    """A transport stream that keeps a closed stream's events itself (BROKER).
+
+    Its `end_early` names the priming event with its own id; `keep` stores
+    what the call sends after, its answer last.
+    """
+
+    async def end_early(self, event_id: str, retry_ms: int) -> None:
+        """Send a priming event with `retry`, then end the response."""
+        ...
+
+    async def keep(self, message: Any, *, last: bool) -> None:
+        """Keep one event of the closed stream for the client's resumption."""
+        ...
+
+
+class ResumableStream:
+    """The stream a session call writes to; closable early by the tool."""
+
+    def __init__(self, session: Session, inner: Stream) -> None:
+        self._session = session
+        self._inner = inner
+        self._key: str | None = None
+
+    @property
+    def opened(self) -> bool:
+        """Whether the SSE response has been committed."""
+        return self._inner.opened
+
+    @property
+    def closed_early(self) -> bool:
+        """Whether the server ended the response while the call goes on."""
+        return self._key is not None
+
+    async def open(self, headers: Mapping[str, str] | None = None) -> None:
+        """Commit the SSE response (nothing once closed early)."""
+        if self._key is None:
+            await self._inner.open(headers)
+
+    async def send(self, message: Any, *, event_id: str | None = None) -> None:
+        """Write an event, or keep it for the client's resumption."""
+        if self._key is None:
+            await self._inner.send(message, event_id=event_id)
+        elif isinstance(self._inner, KeepsEvents):
+            await self._inner.keep(message, last=False)
+        else:
+            replay_of(self._session).record(next_seq(self._session), self._key, message)
+
+    async def close_early(self) -> bool:
+        """End the response now, the call going on; False if this stream cannot."""
+        if self._key is not None:
+            return True
+        inner = self._inner
+        if not isinstance(inner, EndsEarly) or (
+            self._session.protocol_version < POLLING_SINCE
+        ):
+            return False
+        seq = next_seq(self._session)
+        key = f"post-{seq}"
+        self._key = key
+        if not isinstance(inner, KeepsEvents):
+            replay = replay_of(self._session)
+            replay.record(seq, key, None)
+            replay.running.add(key)
+        await inner.end_early(event_id(seq), RETRY_MS)
+        return True
+
+    async def finish(self, reply: Reply) -> Reply:
+        """Keep the call's answer for the resumed stream; what the transport sends."""
+        key = self._key
+        if key is None:
+            return reply
+        replay = replay_of(self._session)
+        body = reply.body
+        if isinstance(self._inner, KeepsEvents):
+            await self._inner.keep(body, last=True)
+            return Reply(200, None)
+        if body is not None and not replay.fits(json_size(body)):
+            rid = body.get("id") if isinstance(body, dict) else None
+            body = error_response(
+                rid if isinstance(rid, str | int) else None,
+                RpcError(
+                    INTERNAL_ERROR,
+                    "The answer is too large to keep for a resumed stream.",
+                ),
+            )
+        replay.record(next_seq(self._session), key, body, last=True)
+        return Reply(200, None)
+
+    def abandon(self) -> None:
+        """The call ended without an answer: end the resumed stream too.
+
+        (A stream kept by the transport ends when its session does.)
+        """
+        key = self._key
+        if key is not None and key in replay_of(self._session).running:
+            replay_of(self._session).record(
+                next_seq(self._session), key, None, last=True
+            )
+
+
+def resumable(session: Session, stream: Stream) -> Stream:
+    """The stream a call of `session` writes to: closable early from 2025-11-25."""
+    if session.protocol_version < POLLING_SINCE:
+        return stream
+    return ResumableStream(session, stream)
+
+
+async def run_resumable(stream: Stream, run: Callable[[], Awaitable[Reply]]) -> Reply:
+    """Run a call on `stream`; an answer after an early close goes to the replay."""
+    if not isinstance(stream, ResumableStream):
+        return await run()
+    try:
+        reply = await run()
+    except BaseException:
+        stream.abandon()
+        raise
+    return await stream.finish(reply)
