@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
 _RECONNECT: Final = 1.0
+_SUBSCRIBE_WAIT: Final = 2.0
+"""Seconds a session request waits for this worker's channels to be heard."""
 """Seconds between attempts to listen for ended sessions while Redis is down."""
 FRESH: Final = 1.0
 """Seconds an initialized session fetched from Redis is served from this
@@ -166,6 +168,7 @@ class BrokeredEngine:
         self._sessions = sessions
         self._listener: asyncio.Task[None] | None = None
         self._listening = False  # subscribed: ends and changes reach us
+        self._subscribed = asyncio.Event()  # set while `_listening`
         self._fresh: dict[str, float] = {}  # session id -> trusted until
         self._validity = min(FRESH, sessions.ttl_ms / 4000)
         self._bus = NotificationBus(sessions.client, engine)
@@ -289,6 +292,14 @@ class BrokeredEngine:
         if len(sids) != 1 or not is_session_id(sids[0].strip()):
             return None  # the engine answers these
         sid = sids[0].strip()
+        if not self._listening:
+            # Serve a session only once its ends, changes, notifications and
+            # relayed answers reach this worker: a stream opened earlier
+            # would miss what another worker sends meanwhile.
+            try:
+                await asyncio.wait_for(self._subscribed.wait(), _SUBSCRIBE_WAIT)
+            except TimeoutError:
+                raise _BrokerDown from None
         local = self._store.get(sid)
         now = time.monotonic()
         if local is not None and self._listening and self._fresh.get(sid, 0.0) > now:
@@ -404,6 +415,7 @@ class BrokeredEngine:
                     )
                     self._fresh.clear()  # what was missed while deaf is unknown
                     self._listening = True
+                    self._subscribed.set()
                     async for message in pubsub.listen():
                         data = message.get("data")
                         if message.get("type") != "message" or not isinstance(
@@ -424,6 +436,7 @@ class BrokeredEngine:
                             self._drop(data.decode("ascii", "replace"))
                 finally:
                     self._listening = False
+                    self._subscribed.clear()
                     self._fresh.clear()
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
             except (RedisError, OSError):
