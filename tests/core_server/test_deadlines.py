@@ -227,3 +227,113 @@ async def test_work_done_when_its_deadline_fires_keeps_its_value():
 
     assert await deadlines.run(instant(), 0) == "done"
     assert deadlines.overdue == 0
+
+
+async def test_work_runs_in_its_callers_task_and_arms_no_timer_unless_it_waits():
+    """No task per call: the work is stepped in its caller's task."""
+    deadlines = Deadlines()
+    seen: list[asyncio.Task[object] | None] = []
+
+    async def instant() -> str:
+        seen.append(asyncio.current_task())
+        return "done"
+
+    async def waits() -> str:
+        seen.append(asyncio.current_task())
+        await asyncio.sleep(0)
+        seen.append(asyncio.current_task())
+        return "waited"
+
+    tasks_before = len(asyncio.all_tasks())
+    assert await deadlines.run(instant(), 5) == "done"
+    assert deadlines._timer is None  # it never waited: nothing to arm
+    assert await deadlines.run(waits(), 5) == "waited"
+    assert deadlines._timer is not None
+    assert seen == [asyncio.current_task()] * 3
+    assert len(asyncio.all_tasks()) == tasks_before
+    assert len(deadlines) == 0
+
+
+async def test_a_timeout_inside_the_work_stays_the_works_own():
+    """The work's own `asyncio.timeout` cancels and is taken back inside it."""
+    deadlines = Deadlines()
+
+    async def own_timeout() -> str:
+        try:
+            async with asyncio.timeout(0.01):
+                await asyncio.sleep(30)
+        except TimeoutError:
+            pass
+        await asyncio.sleep(0)  # waits again after its own cancellation
+        return "went on"
+
+    assert await deadlines.run(own_timeout(), 5) == "went on"
+    assert deadlines.overdue == 0
+    current = asyncio.current_task()
+    assert current is not None
+    assert current.cancelling() == 0
+
+
+async def test_work_that_raises_as_its_deadline_stops_it_answers_the_deadline():
+    deadlines = Deadlines()
+
+    async def raises_when_stopped() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            raise ValueError("cleanup failed") from None
+
+    with pytest.raises(DeadlineError):
+        await deadlines.run(raises_when_stopped(), 0.01)
+    assert deadlines.overdue == 0
+    current = asyncio.current_task()
+    assert current is not None
+    assert current.cancelling() == 0
+
+
+async def test_work_that_returns_as_its_deadline_stops_it_answers_the_deadline():
+    deadlines = Deadlines()
+
+    async def returns_when_stopped() -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            return "too late"
+        return "never"
+
+    with pytest.raises(DeadlineError):
+        await deadlines.run(returns_when_stopped(), 0.01)
+    current = asyncio.current_task()
+    assert current is not None
+    assert current.cancelling() == 0
+
+
+async def test_a_caller_cancelled_while_the_work_waits_keeps_its_cancellation():
+    deadlines = Deadlines()
+    ended: list[str] = []
+
+    async def cleans_up() -> None:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            ended.append("cleaned")
+
+    caller = asyncio.create_task(deadlines.run(cleans_up(), 30))
+    await asyncio.sleep(0.01)
+    caller.cancel("client left")
+    with pytest.raises(asyncio.CancelledError, match="client left"):
+        await caller
+    assert ended == ["cleaned"]
+    assert (deadlines.overdue, len(deadlines)) == (0, 0)
+
+
+async def test_an_error_from_work_that_waited_reaches_the_caller():
+    deadlines = Deadlines()
+
+    async def fails_later() -> None:
+        await asyncio.sleep(0)
+        raise KeyError("missing")
+
+    with pytest.raises(KeyError):
+        await deadlines.run(fails_later(), 5)
+    assert len(deadlines) == 0
