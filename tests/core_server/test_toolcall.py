@@ -24,7 +24,7 @@ from wymcp.core.server import (
     resource_link,
     text,
 )
-from wymcp.core.server._result_limit import result_size
+from wymcp.core.server._result_limit import over_limit, result_size, text_size
 
 MODERN = "2026-07-28"
 
@@ -762,6 +762,24 @@ def test_the_counted_size_is_at_least_the_encoded_size(texts, annotated):
     encoded = len(json.dumps(content, ensure_ascii=False).encode())
     counted = result_size(content)
     assert encoded <= counted <= encoded + 64 * (len(content) + 4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(st.text(max_size=300), max_size=4),
+    annotated=st.booleans(),
+    structured=st.none() | st.text(max_size=300),
+    limit=st.integers(min_value=0, max_value=4000),
+)
+def test_the_bound_decides_as_the_exact_count(texts, annotated, structured, limit):
+    """RESULT_LIMIT's quick bound never lets through what the exact count refuses."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+    if annotated and content:
+        content[0]["annotations"] = {"audience": ["user"], "priority": 0.5}
+    exact = result_size(content)
+    if structured is not None:
+        exact += text_size(structured)
+    assert over_limit(content, structured, limit) == (exact if exact > limit else None)
 
 
 # -------------------------------------------- CALL_TIMEOUT is a bound
