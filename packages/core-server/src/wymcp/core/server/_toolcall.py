@@ -70,23 +70,58 @@ def split_arguments(
     return action, data if isinstance(data, dict) else {}
 
 
+Opened = tuple[str | None, Verdict] | dict[str, Any]
+"""The action and accepted verdict of a call, or the refusal result to answer."""
+
+
+def _split(
+    spec: ToolSpec, arguments: Mapping[str, Any]
+) -> tuple[str | None, Any] | dict[str, Any]:
+    """The action and data of a call, or the refusal result of its arguments' shape."""
+    if not is_multi_action(spec):
+        return None, dict(arguments)
+    split = split_arguments(spec, arguments)
+    if isinstance(split, dict):
+        return {"content": [_text(_dumps(split))], "isError": True}
+    return split
+
+
+def open_call_now(spec: ToolSpec, arguments: Mapping[str, Any]) -> Opened | None:
+    """`open_call` settled at the cost of one engine call, without awaiting; else None.
+
+    None when the gates' verdict needs their full walk (`open_call` runs it
+    off the loop). A call every gate accepts, or one whose arguments' shape
+    is refused, is opened without a coroutine.
+    """
+    split = _split(spec, arguments)
+    if isinstance(split, dict):
+        return split
+    action, data = split
+    verdict = check_fast(spec, action, data)
+    return None if verdict is None else _opened(action, verdict)
+
+
 async def open_call(
     spec: ToolSpec, arguments: Mapping[str, Any], *, strict: bool
-) -> tuple[str | None, Verdict] | dict[str, Any]:
+) -> Opened:
     """The action and the accepted verdict of a call, or the refusal to answer.
 
     A refusal (of the arguments' shape or of a gate) is a CallToolResult with
-    `isError`, the refusal JSON as its text.
+    `isError`, the refusal JSON as its text. The gates run on the loop when
+    they cost one engine call; their full walk is linear in the data, longer
+    on a large body than the event loop may be held, so it runs in a thread.
     """
-    action: str | None = None
-    if is_multi_action(spec):
-        split = split_arguments(spec, arguments)
-        if isinstance(split, dict):
-            return {"content": [_text(_dumps(split))], "isError": True}
-        action, data = split
-        verdict = await _gated(spec, action, data, strict=strict)
-    else:
-        verdict = await _gated(spec, None, dict(arguments), strict=strict)
+    split = _split(spec, arguments)
+    if isinstance(split, dict):
+        return split
+    action, data = split
+    verdict = check_fast(spec, action, data)
+    if verdict is None:
+        verdict = await asyncio.to_thread(check, spec, action, data, strict=strict)
+    return _opened(action, verdict)
+
+
+def _opened(action: str | None, verdict: Verdict) -> Opened:
     if not verdict.accepted:
         return {"content": [_text(_dumps(verdict.refusal))], "isError": True}
     return action, verdict
@@ -188,20 +223,6 @@ def timed_out(spec: ToolSpec, action: str | None, timeout: float) -> dict[str, A
     return {"content": [_text(_dumps(payload))], "isError": True}
 
 
-async def _gated(
-    spec: ToolSpec, action: str | None, data: object, *, strict: bool
-) -> Verdict:
-    """The gates' verdict: on the loop when it costs one engine call, else off it.
-
-    A refusal's walk is linear in the data; on a large body that is longer than the
-    event loop may be held, so it runs in a worker thread.
-    """
-    verdict = check_fast(spec, action, data)
-    if verdict is None:
-        verdict = await asyncio.to_thread(check, spec, action, data, strict=strict)
-    return verdict
-
-
 async def call_tool(
     spec: ToolSpec,
     arguments: dict[str, Any],
@@ -221,7 +242,9 @@ async def call_tool(
     once, even if it ignores the cancellation. A result larger than
     `result_limit` bytes answers `errorType: "result_too_large"`.
     """
-    opened = await open_call(spec, arguments, strict=strict)
+    opened = open_call_now(spec, arguments)
+    if opened is None:
+        opened = await open_call(spec, arguments, strict=strict)
     if isinstance(opened, dict):
         return opened
     action, verdict = opened
