@@ -108,18 +108,55 @@ async def test_work_that_swallows_its_cancellation_is_answered_at_the_deadline()
     assert deadlines.overdue == 0
 
 
-async def test_a_cancelled_caller_does_not_wait_for_work_that_ignores_it():
+async def test_a_cancelled_caller_waits_for_work_that_ignores_it_until_the_deadline():
+    """The caller's cancellation is the work's to handle, as without a deadline.
+
+    Work that ignores it holds its caller no longer than the deadline, then
+    runs on as overdue, and the caller's cancellation goes on.
+    """
     deadlines = Deadlines()
     release, log = asyncio.Event(), []
-    caller = asyncio.create_task(deadlines.run(stubborn(release, log), 30))
+    caller = asyncio.create_task(deadlines.run(stubborn(release, log), 0.2))
     await asyncio.sleep(0.01)
     caller.cancel()
+    await asyncio.sleep(0.01)
+    assert not caller.done()  # held by the work, which swallowed it
     with pytest.raises(asyncio.CancelledError):
         await caller
+    assert log == ["cancelled", "cancelled"]  # the caller's, then the deadline's
     assert deadlines.overdue == 1
     release.set()
     for _ in range(5):
         await asyncio.sleep(0)
+    assert deadlines.overdue == 0
+
+
+async def test_a_task_group_whose_child_fails_works_under_a_deadline():
+    """A cancellation the work's TaskGroup makes is its own, not its caller's."""
+    deadlines = Deadlines()
+
+    async def fails() -> None:
+        await asyncio.sleep(0)
+        raise ValueError("child failed")
+
+    async def cleans_up_slowly() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.01)  # its cleanup waits: the group waits on
+            raise
+
+    async def group() -> str:
+        outcome = "not handled"
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                tasks.create_task(fails())
+                tasks.create_task(cleans_up_slowly())
+        except* ValueError:
+            outcome = "handled"
+        return outcome
+
+    assert await deadlines.run(group(), 5) == "handled"
     assert deadlines.overdue == 0
 
 

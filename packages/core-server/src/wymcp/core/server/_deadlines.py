@@ -43,11 +43,11 @@ class Deadlines:
     """Runs calls under a deadline; answers late ones without waiting for them.
 
     A call runs in its caller's task, stepped by `run` (no task of its own:
-    most calls never wait, and those that do pay nothing per wait). At the
-    deadline the caller's task is cancelled; when the call ignores that (or
-    a cancellation of its caller, the client leaving) and waits on, it is
-    handed to a task of its own, *overdue*: kept (up to `OVERDUE_RECORD` of
-    them, a count beyond) until it ends, and logged.
+    most calls never wait, and those that do pay nothing per wait), so its
+    `asyncio.timeout` and `TaskGroup` work as without a deadline. At the
+    deadline the caller's task is cancelled; when the call ignores that and
+    waits on, it is handed to a task of its own, *overdue*: kept (up to
+    `OVERDUE_RECORD` of them, a count beyond) until it ends, and logged.
     """
 
     def __init__(self) -> None:
@@ -74,8 +74,9 @@ class Deadlines:
 
         At the deadline the work is cancelled and `DeadlineError` raised at
         once, whether or not it honours its cancellation. When the caller is
-        cancelled (the client left), the work is cancelled and the caller's
-        cancellation goes on without waiting for it.
+        cancelled (the client left), the work hears it as if it ran without a
+        deadline: the caller goes on when the work ends, at the deadline at
+        the latest.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
@@ -137,50 +138,40 @@ class Deadlines:
     ) -> tuple[bool, Any]:
         """Throw `thrown` into `work`: (True, its value) or (False, what it waits on).
 
-        Once the deadline stopped the call, or while its caller is being
-        cancelled, the caller is answered as soon as the work ends or waits
-        again; work that waits again is handed to a task of its own.
+        Once the deadline stopped the call, its caller is answered as soon as
+        the work ends or waits again; work that waits again is handed to a
+        task of its own. Any other cancellation is the work's to handle, as if
+        it ran without a deadline: its caller's (the client left), or one of
+        its own (`asyncio.timeout`, a `TaskGroup` whose child failed).
         """
         try:
             pending = work.throw(thrown)
         except StopIteration as done:
-            self._answer_stopped(entry, seconds, thrown)
+            if entry.expired:
+                self._answer_stopped(entry, seconds)
             return True, done.value
         except BaseException as raised:
-            if self._stopped(entry):
+            if entry.expired:
                 if raised is not thrown:
                     _log.debug("stopped %s raised as it ended", entry.label)
-                self._answer_stopped(entry, seconds, raised)
+                self._answer_stopped(entry, seconds)
             raise
-        if self._stopped(entry):
+        if entry.expired:
             self._hand_over(work, pending, entry)
-            self._answer_stopped(entry, seconds, thrown)
+            self._answer_stopped(entry, seconds)
         return False, pending
 
     @staticmethod
-    def _stopped(entry: _Entry) -> bool:
-        """Whether the deadline stopped the call or its caller is being cancelled.
+    def _answer_stopped(entry: _Entry, seconds: float) -> None:
+        """Raise what the caller of a call its deadline stopped sees.
 
-        A cancellation the work took back itself (its own `asyncio.timeout`)
-        is neither: the work goes on in its caller's task.
+        `DeadlineError`, the deadline's cancellation taken back; the caller's
+        own cancellation when it was cancelled from elsewhere as well.
         """
-        return entry.expired or entry.task.cancelling() > entry.cancelling
-
-    @staticmethod
-    def _answer_stopped(entry: _Entry, seconds: float, cause: BaseException) -> None:
-        """Raise what the caller of a stopped call sees; nothing if it was not.
-
-        `DeadlineError` when the deadline stopped it (the deadline's
-        cancellation taken back); while its caller is being cancelled from
-        elsewhere (the client left), that cancellation (`cause` if it is one).
-        """
-        if entry.expired and entry.task.uncancel() <= entry.cancelling:
+        if entry.task.uncancel() <= entry.cancelling:
             message = f"{entry.label} ran past its deadline of {seconds:g}s"
             raise DeadlineError(message)
-        if entry.task.cancelling() > entry.cancelling:
-            if isinstance(cause, asyncio.CancelledError):
-                raise cause
-            raise asyncio.CancelledError
+        raise asyncio.CancelledError
 
     def _hand_over(
         self, work: Coroutine[Any, Any, Any], pending: Any, entry: _Entry
