@@ -597,6 +597,62 @@ async def test_a_tools_own_timeout_error_is_tool_raised_not_call_timeout(make_wi
     assert shown["exception"] == "TimeoutError"
 
 
+class Grouped(Tool):
+    """Uses a TaskGroup whose child fails, and a timeout of its own."""
+
+    name = "grouped"
+    description = "Structured concurrency inside a call."
+    actions: ClassVar[dict[str, Action]] = {
+        "group": Action(description="A child fails", properties={}),
+        "own_deadline": Action(description="Its own timeout", properties={}),
+    }
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        if action == "own_deadline":
+            try:
+                async with asyncio.timeout(0.01):
+                    await asyncio.Event().wait()
+            except TimeoutError:
+                await asyncio.sleep(0)
+                return {"own_deadline": "passed"}
+
+        async def fails() -> None:
+            await asyncio.sleep(0)
+            raise ValueError("child failed")
+
+        async def cleans_up() -> None:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                await asyncio.sleep(0.01)
+                raise
+
+        outcome = "not handled"
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                tasks.create_task(fails())
+                tasks.create_task(cleans_up())
+        except* ValueError:
+            outcome = "handled"
+        return {"group": outcome}
+
+
+@pytest.mark.parametrize(
+    ("action", "shown"),
+    [("group", {"group": "handled"}), ("own_deadline", {"own_deadline": "passed"})],
+)
+async def test_a_tools_own_cancellations_work_under_call_timeout(
+    make_wire, action, shown
+):
+    wire = make_wire(Grouped, call_timeout=30)
+    arguments = {"name": "grouped", "arguments": {"action": action}}
+    reply, _ = await wire.modern("tools/call", arguments)
+    assert wire.result_json(reply) == shown
+    sid = await wire.initialize()
+    reply, _ = await wire.session(sid, "tools/call", arguments)
+    assert wire.result_json(reply) == shown
+
+
 async def test_a_session_call_times_out_too(make_wire):
     wire = make_wire(Sleepy, call_timeout=0.05)
     sid = await wire.initialize()
