@@ -3,8 +3,7 @@
 What a call carries between rounds (the tool's state, the answers of earlier
 rounds, the round count) travels through the client, so it is encrypted and
 authenticated (AES-256-GCM) and bound to the target, the principal and an
-expiry; `StateKeys` holds the keys, the first sealing and every one opening.
-`cryptography` loads with the first state sealed or opened, not at start.
+expiry; `StateKeys` holds the keys (derived at the first seal or open).
 """
 
 from __future__ import annotations

@@ -86,21 +86,6 @@ def _split(
     return split
 
 
-def open_call_now(spec: ToolSpec, arguments: Mapping[str, Any]) -> Opened | None:
-    """`open_call` settled at the cost of one engine call, without awaiting; else None.
-
-    None when the gates' verdict needs their full walk (`open_call` runs it
-    off the loop). A call every gate accepts, or one whose arguments' shape
-    is refused, is opened without a coroutine.
-    """
-    split = _split(spec, arguments)
-    if isinstance(split, dict):
-        return split
-    action, data = split
-    verdict = check_fast(spec, action, data)
-    return None if verdict is None else _opened(action, verdict)
-
-
 async def open_call(
     spec: ToolSpec, arguments: Mapping[str, Any], *, strict: bool
 ) -> Opened:
@@ -242,9 +227,7 @@ async def call_tool(
     once, even if it ignores the cancellation. A result larger than
     `result_limit` bytes answers `errorType: "result_too_large"`.
     """
-    opened = open_call_now(spec, arguments)
-    if opened is None:
-        opened = await open_call(spec, arguments, strict=strict)
+    opened = await open_call(spec, arguments, strict=strict)
     if isinstance(opened, dict):
         return opened
     action, verdict = opened
