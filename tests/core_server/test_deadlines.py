@@ -108,18 +108,55 @@ async def test_work_that_swallows_its_cancellation_is_answered_at_the_deadline()
     assert deadlines.overdue == 0
 
 
-async def test_a_cancelled_caller_does_not_wait_for_work_that_ignores_it():
+async def test_a_cancelled_caller_waits_for_work_that_ignores_it_until_the_deadline():
+    """The caller's cancellation is the work's to handle, as without a deadline.
+
+    Work that ignores it holds its caller no longer than the deadline, then
+    runs on as overdue, and the caller's cancellation goes on.
+    """
     deadlines = Deadlines()
     release, log = asyncio.Event(), []
-    caller = asyncio.create_task(deadlines.run(stubborn(release, log), 30))
+    caller = asyncio.create_task(deadlines.run(stubborn(release, log), 0.2))
     await asyncio.sleep(0.01)
     caller.cancel()
+    await asyncio.sleep(0.01)
+    assert not caller.done()  # held by the work, which swallowed it
     with pytest.raises(asyncio.CancelledError):
         await caller
+    assert log == ["cancelled", "cancelled"]  # the caller's, then the deadline's
     assert deadlines.overdue == 1
     release.set()
     for _ in range(5):
         await asyncio.sleep(0)
+    assert deadlines.overdue == 0
+
+
+async def test_a_task_group_whose_child_fails_works_under_a_deadline():
+    """A cancellation the work's TaskGroup makes is its own, not its caller's."""
+    deadlines = Deadlines()
+
+    async def fails() -> None:
+        await asyncio.sleep(0)
+        raise ValueError("child failed")
+
+    async def cleans_up_slowly() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.01)  # its cleanup waits: the group waits on
+            raise
+
+    async def group() -> str:
+        outcome = "not handled"
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                tasks.create_task(fails())
+                tasks.create_task(cleans_up_slowly())
+        except* ValueError:
+            outcome = "handled"
+        return outcome
+
+    assert await deadlines.run(group(), 5) == "handled"
     assert deadlines.overdue == 0
 
 
@@ -227,3 +264,113 @@ async def test_work_done_when_its_deadline_fires_keeps_its_value():
 
     assert await deadlines.run(instant(), 0) == "done"
     assert deadlines.overdue == 0
+
+
+async def test_work_runs_in_its_callers_task_and_arms_no_timer_unless_it_waits():
+    """No task per call: the work is stepped in its caller's task."""
+    deadlines = Deadlines()
+    seen: list[asyncio.Task[object] | None] = []
+
+    async def instant() -> str:
+        seen.append(asyncio.current_task())
+        return "done"
+
+    async def waits() -> str:
+        seen.append(asyncio.current_task())
+        await asyncio.sleep(0)
+        seen.append(asyncio.current_task())
+        return "waited"
+
+    tasks_before = len(asyncio.all_tasks())
+    assert await deadlines.run(instant(), 5) == "done"
+    assert deadlines._timer is None  # it never waited: nothing to arm
+    assert await deadlines.run(waits(), 5) == "waited"
+    assert deadlines._timer is not None
+    assert seen == [asyncio.current_task()] * 3
+    assert len(asyncio.all_tasks()) == tasks_before
+    assert len(deadlines) == 0
+
+
+async def test_a_timeout_inside_the_work_stays_the_works_own():
+    """The work's own `asyncio.timeout` cancels and is taken back inside it."""
+    deadlines = Deadlines()
+
+    async def own_timeout() -> str:
+        try:
+            async with asyncio.timeout(0.01):
+                await asyncio.sleep(30)
+        except TimeoutError:
+            pass
+        await asyncio.sleep(0)  # waits again after its own cancellation
+        return "went on"
+
+    assert await deadlines.run(own_timeout(), 5) == "went on"
+    assert deadlines.overdue == 0
+    current = asyncio.current_task()
+    assert current is not None
+    assert current.cancelling() == 0
+
+
+async def test_work_that_raises_as_its_deadline_stops_it_answers_the_deadline():
+    deadlines = Deadlines()
+
+    async def raises_when_stopped() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            raise ValueError("cleanup failed") from None
+
+    with pytest.raises(DeadlineError):
+        await deadlines.run(raises_when_stopped(), 0.01)
+    assert deadlines.overdue == 0
+    current = asyncio.current_task()
+    assert current is not None
+    assert current.cancelling() == 0
+
+
+async def test_work_that_returns_as_its_deadline_stops_it_answers_the_deadline():
+    deadlines = Deadlines()
+
+    async def returns_when_stopped() -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            return "too late"
+        return "never"
+
+    with pytest.raises(DeadlineError):
+        await deadlines.run(returns_when_stopped(), 0.01)
+    current = asyncio.current_task()
+    assert current is not None
+    assert current.cancelling() == 0
+
+
+async def test_a_caller_cancelled_while_the_work_waits_keeps_its_cancellation():
+    deadlines = Deadlines()
+    ended: list[str] = []
+
+    async def cleans_up() -> None:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            ended.append("cleaned")
+
+    caller = asyncio.create_task(deadlines.run(cleans_up(), 30))
+    await asyncio.sleep(0.01)
+    caller.cancel("client left")
+    with pytest.raises(asyncio.CancelledError, match="client left"):
+        await caller
+    assert ended == ["cleaned"]
+    assert (deadlines.overdue, len(deadlines)) == (0, 0)
+
+
+async def test_an_error_from_work_that_waited_reaches_the_caller():
+    deadlines = Deadlines()
+
+    async def fails_later() -> None:
+        await asyncio.sleep(0)
+        raise KeyError("missing")
+
+    with pytest.raises(KeyError):
+        await deadlines.run(fails_later(), 5)
+    assert len(deadlines) == 0

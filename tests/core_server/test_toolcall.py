@@ -24,7 +24,7 @@ from wymcp.core.server import (
     resource_link,
     text,
 )
-from wymcp.core.server._result_limit import result_size
+from wymcp.core.server._result_limit import over_limit, result_size, text_size
 
 MODERN = "2026-07-28"
 
@@ -597,6 +597,62 @@ async def test_a_tools_own_timeout_error_is_tool_raised_not_call_timeout(make_wi
     assert shown["exception"] == "TimeoutError"
 
 
+class Grouped(Tool):
+    """Uses a TaskGroup whose child fails, and a timeout of its own."""
+
+    name = "grouped"
+    description = "Structured concurrency inside a call."
+    actions: ClassVar[dict[str, Action]] = {
+        "group": Action(description="A child fails", properties={}),
+        "own_deadline": Action(description="Its own timeout", properties={}),
+    }
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        if action == "own_deadline":
+            try:
+                async with asyncio.timeout(0.01):
+                    await asyncio.Event().wait()
+            except TimeoutError:
+                await asyncio.sleep(0)
+                return {"own_deadline": "passed"}
+
+        async def fails() -> None:
+            await asyncio.sleep(0)
+            raise ValueError("child failed")
+
+        async def cleans_up() -> None:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                await asyncio.sleep(0.01)
+                raise
+
+        outcome = "not handled"
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                tasks.create_task(fails())
+                tasks.create_task(cleans_up())
+        except* ValueError:
+            outcome = "handled"
+        return {"group": outcome}
+
+
+@pytest.mark.parametrize(
+    ("action", "shown"),
+    [("group", {"group": "handled"}), ("own_deadline", {"own_deadline": "passed"})],
+)
+async def test_a_tools_own_cancellations_work_under_call_timeout(
+    make_wire, action, shown
+):
+    wire = make_wire(Grouped, call_timeout=30)
+    arguments = {"name": "grouped", "arguments": {"action": action}}
+    reply, _ = await wire.modern("tools/call", arguments)
+    assert wire.result_json(reply) == shown
+    sid = await wire.initialize()
+    reply, _ = await wire.session(sid, "tools/call", arguments)
+    assert wire.result_json(reply) == shown
+
+
 async def test_a_session_call_times_out_too(make_wire):
     wire = make_wire(Sleepy, call_timeout=0.05)
     sid = await wire.initialize()
@@ -762,6 +818,24 @@ def test_the_counted_size_is_at_least_the_encoded_size(texts, annotated):
     encoded = len(json.dumps(content, ensure_ascii=False).encode())
     counted = result_size(content)
     assert encoded <= counted <= encoded + 64 * (len(content) + 4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(st.text(max_size=300), max_size=4),
+    annotated=st.booleans(),
+    structured=st.none() | st.text(max_size=300),
+    limit=st.integers(min_value=0, max_value=4000),
+)
+def test_the_bound_decides_as_the_exact_count(texts, annotated, structured, limit):
+    """RESULT_LIMIT's quick bound never lets through what the exact count refuses."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+    if annotated and content:
+        content[0]["annotations"] = {"audience": ["user"], "priority": 0.5}
+    exact = result_size(content)
+    if structured is not None:
+        exact += text_size(structured)
+    assert over_limit(content, structured, limit) == (exact if exact > limit else None)
 
 
 # -------------------------------------------- CALL_TIMEOUT is a bound

@@ -12,7 +12,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
-import cattrs
 
 from wymcp.core.schema._action import Action
 from wymcp.core.schema._action_decorator import MARK, ActionMark
@@ -24,7 +23,6 @@ from wymcp.core.schema._derive import (
 )
 from wymcp.core.schema._echo_limit import ECHO_LIMIT
 from wymcp.core.schema._errors import ToolError
-from wymcp.core.schema._structuring import make_converter, structurer, unstructurer
 from wymcp.core.schema._tool import Tool
 
 BINDINGS = "_wymcp_bindings"
@@ -200,6 +198,15 @@ def _bind(
     dict_declaration: Action | None,
 ) -> tuple[Binding, Action | None]:
     """The binding of one marked method and the declaration it makes (if any)."""
+    # cattrs loads with the first typed action, not with every server.
+    import cattrs  # noqa: PLC0415
+
+    from wymcp.core.schema._structuring import (  # noqa: PLC0415
+        make_converter,
+        structurer,
+        unstructurer,
+    )
+
     data_type, returned = _annotations(function)
     typed_input = isinstance(data_type, type) and attrs.has(data_type)
     _check_mark(mark, typed_input=typed_input, bound=dict_declaration is not None)

@@ -1,15 +1,17 @@
 """CALL_TIMEOUT for every running tool call, kept with one timer per engine.
 
-Each call runs in its own task and is an entry in a dict; one timer, armed for
-the earliest deadline, cancels the late ones and answers their callers at once,
-so a tool that ignores its cancellation cannot hold its caller past the bound.
+A call runs in its caller's task; one timer, armed for the earliest deadline,
+cancels the late ones. A call that ignores its cancellation is handed to a
+task of its own and its caller answered at once: nothing holds it past the bound.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
-from collections.abc import Coroutine
+import types
+from collections.abc import Coroutine, Generator
 from typing import Any, Final, TypeVar
 
 T = TypeVar("T")
@@ -27,36 +29,24 @@ class DeadlineError(TimeoutError):
 
 
 class _Entry:
-    __slots__ = (
-        "deadline",
-        "expired",
-        "label",
-        "stopped",
-        "stopped_at",
-        "task",
-        "waiter",
-    )
+    __slots__ = ("cancelling", "deadline", "expired", "label", "task")
 
-    def __init__(
-        self,
-        task: asyncio.Task[Any],
-        waiter: asyncio.Future[None],
-        deadline: float,
-        label: str,
-    ) -> None:
+    def __init__(self, task: asyncio.Task[Any], deadline: float, label: str) -> None:
         self.task = task
-        self.waiter = waiter
         self.deadline = deadline
         self.label = label
+        self.cancelling = task.cancelling()
         self.expired = False
-        self.stopped = False
-        self.stopped_at = 0.0
 
 
 class Deadlines:
     """Runs calls under a deadline; answers late ones without waiting for them.
 
-    A stopped call whose task is still running is *overdue*: it is kept (up to
+    A call runs in its caller's task, stepped by `run` (no task of its own:
+    most calls never wait, and those that do pay nothing per wait), so its
+    `asyncio.timeout` and `TaskGroup` work as without a deadline. At the
+    deadline the caller's task is cancelled; when the call ignores that and
+    waits on, it is handed to a task of its own, *overdue*: kept (up to
     `OVERDUE_RECORD` of them, a count beyond) until it ends, and logged.
     """
 
@@ -80,65 +70,121 @@ class Deadlines:
     async def run(
         self, work: Coroutine[Any, Any, T], seconds: float, label: str = "call"
     ) -> T:
-        """Run `work` in its own task; raise `DeadlineError` at `seconds`.
+        """Run `work`; raise `DeadlineError` at `seconds`.
 
-        At the deadline the task is cancelled and `DeadlineError` raised at
-        once, whether or not the task honours its cancellation. When the
-        caller is cancelled (the client left), the task is cancelled and the
-        caller's cancellation goes on without waiting for it.
+        At the deadline the work is cancelled and `DeadlineError` raised at
+        once, whether or not it honours its cancellation. When the caller is
+        cancelled (the client left), the work hears it as if it ran without a
+        deadline: the caller goes on when the work ends, at the deadline at
+        the latest.
         """
         loop = asyncio.get_running_loop()
-        task = loop.create_task(work, name=f"wymcp {label}")
-        waiter: asyncio.Future[None] = loop.create_future()
-        entry = _Entry(task, waiter, loop.time() + seconds, label)
-        task.add_done_callback(self._ended(entry))
+        deadline = loop.time() + seconds
+        try:
+            pending = work.send(None)
+        except StopIteration as done:  # it never waited: no timer to arm
+            return done.value  # type: ignore[no-any-return]
+        task = asyncio.current_task()
+        if task is None:  # pragma: no cover - always called from a task
+            work.close()
+            raise RuntimeError("Deadlines.run needs a running task.")
+        entry = _Entry(task, deadline, label)
         self._live[entry] = None
         if (
             self._timer is None
-            or entry.deadline < self._armed_for
+            or deadline < self._armed_for
             or self._timer_loop is not loop  # an engine outliving its first loop
         ):
-            self._arm(loop, entry.deadline)
+            self._arm(loop, deadline)
         try:
-            await waiter
-        except asyncio.CancelledError:
-            self._stop(entry, loop)
-            raise
+            return await self._drive(work, pending, entry, seconds)  # type: ignore[no-any-return]
         finally:
             del self._live[entry]
+
+    @types.coroutine
+    def _drive(
+        self,
+        work: Coroutine[Any, Any, Any],
+        pending: Any,
+        entry: _Entry,
+        seconds: float,
+    ) -> Generator[Any, Any, Any]:
+        """Step `work` inside the caller's task, passing on what it waits for.
+
+        What the task throws in (a cancellation) goes to the work (`_throw`).
+        """
+        while True:
+            try:
+                sent = yield pending
+            except GeneratorExit:
+                work.close()
+                raise
+            except BaseException as thrown:  # noqa: BLE001 - passed on to the work
+                ended, pending = self._throw(work, thrown, entry, seconds)
+                if ended:
+                    return pending
+                continue
+            try:
+                pending = work.send(sent)
+            except StopIteration as done:
+                return done.value
+
+    def _throw(
+        self,
+        work: Coroutine[Any, Any, Any],
+        thrown: BaseException,
+        entry: _Entry,
+        seconds: float,
+    ) -> tuple[bool, Any]:
+        """Throw `thrown` into `work`: (True, its value) or (False, what it waits on).
+
+        Once the deadline stopped the call, its caller is answered as soon as
+        the work ends or waits again; work that waits again is handed to a
+        task of its own. Any other cancellation is the work's to handle, as if
+        it ran without a deadline: its caller's (the client left), or one of
+        its own (`asyncio.timeout`, a `TaskGroup` whose child failed).
+        """
+        try:
+            pending = work.throw(thrown)
+        except StopIteration as done:
+            if entry.expired:
+                self._answer_stopped(entry, seconds)
+            return True, done.value
+        except BaseException as raised:
+            if entry.expired:
+                if raised is not thrown:
+                    _log.debug("stopped %s raised as it ended", entry.label)
+                self._answer_stopped(entry, seconds)
+            raise
         if entry.expired:
-            raise DeadlineError(f"{label} ran past its deadline of {seconds:g}s")
-        return task.result()
+            self._hand_over(work, pending, entry)
+            self._answer_stopped(entry, seconds)
+        return False, pending
 
-    def _ended(self, entry: _Entry) -> Any:
-        def ended(task: asyncio.Task[Any]) -> None:
-            if not entry.waiter.done():
-                entry.waiter.set_result(None)
-            if not entry.stopped:  # the caller reads the outcome
-                return
-            self._overdue.pop(task, None)
-            if not task.cancelled() and task.exception() is not None:
-                _log.debug("stopped %s raised as it ended", entry.label)
-            late = task.get_loop().time() - entry.stopped_at
-            if late > LATE_END:
-                _log.warning(
-                    "%s ended %.1fs after it was stopped (it ignored its "
-                    "cancellation); %d stopped calls still running",
-                    entry.label,
-                    late,
-                    len(self._overdue),
-                )
+    @staticmethod
+    def _answer_stopped(entry: _Entry, seconds: float) -> None:
+        """Raise what the caller of a call its deadline stopped sees.
 
-        return ended
+        `DeadlineError`, the deadline's cancellation taken back; the caller's
+        own cancellation when it was cancelled from elsewhere as well.
+        """
+        if entry.task.uncancel() <= entry.cancelling:
+            message = f"{entry.label} ran past its deadline of {seconds:g}s"
+            raise DeadlineError(message)
+        raise asyncio.CancelledError
 
-    def _stop(self, entry: _Entry, loop: asyncio.AbstractEventLoop) -> None:
-        """Cancel the entry's task and record it while it still runs."""
-        task = entry.task
-        if task.done():
-            return
-        task.cancel()
-        entry.stopped = True
-        entry.stopped_at = loop.time()
+    def _hand_over(
+        self, work: Coroutine[Any, Any, Any], pending: Any, entry: _Entry
+    ) -> None:
+        """Let `work`, which ignored its cancellation, run on in a task of its own."""
+        loop = entry.task.get_loop()
+        task = loop.create_task(
+            _go_on(work, pending),
+            name=f"wymcp {entry.label}",
+            context=contextvars.copy_context(),
+        )
+        stopped_at = loop.time()
+        task.add_done_callback(self._ended(entry.label, stopped_at))
         if len(self._overdue) >= OVERDUE_RECORD:
             self.unrecorded += 1
             if self.unrecorded == 1 or self.unrecorded % OVERDUE_RECORD == 0:
@@ -149,6 +195,23 @@ class Deadlines:
                 )
             return
         self._overdue[task] = entry
+
+    def _ended(self, label: str, stopped_at: float) -> Any:
+        def ended(task: asyncio.Task[Any]) -> None:
+            self._overdue.pop(task, None)
+            if not task.cancelled() and task.exception() is not None:
+                _log.debug("stopped %s raised as it ended", label)
+            late = task.get_loop().time() - stopped_at
+            if late > LATE_END:
+                _log.warning(
+                    "%s ended %.1fs after it was stopped (it ignored its "
+                    "cancellation); %d stopped calls still running",
+                    label,
+                    late,
+                    len(self._overdue),
+                )
+
+        return ended
 
     def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
         if self._timer is not None:
@@ -162,13 +225,11 @@ class Deadlines:
         now = loop.time()
         earliest: float | None = None
         for entry in self._live:
-            if entry.expired or entry.task.done():  # done: its caller wakes next
+            if entry.expired:
                 continue
             if entry.deadline <= now:
                 entry.expired = True
-                self._stop(entry, loop)
-                if not entry.waiter.done():
-                    entry.waiter.set_result(None)
+                entry.task.cancel()  # the caller waits in `_drive`: the work hears it
             elif earliest is None or entry.deadline < earliest:
                 earliest = entry.deadline
         if earliest is not None:
@@ -178,3 +239,29 @@ class Deadlines:
         """Cancel every recorded overdue task once more (at shutdown)."""
         for task in list(self._overdue):
             task.cancel()
+
+
+@types.coroutine
+def _pass_on(work: Coroutine[Any, Any, Any], pending: Any) -> Generator[Any, Any, Any]:
+    """Step `work` from where it waits on `pending`, as the awaiting task would."""
+    while True:
+        try:
+            sent = yield pending
+        except GeneratorExit:
+            work.close()
+            raise
+        except BaseException as thrown:  # noqa: BLE001 - passed on to the work
+            try:
+                pending = work.throw(thrown)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                pending = work.send(sent)
+            except StopIteration as done:
+                return done.value
+
+
+async def _go_on(work: Coroutine[Any, Any, Any], pending: Any) -> Any:
+    """The rest of a call handed to a task of its own."""
+    return await _pass_on(work, pending)

@@ -1,7 +1,8 @@
 """RESULT_LIMIT: how big a tool's answer is, and the answer when it is too big.
 
 The size is counted without encoding the result again: the UTF-8 bytes of
-every string in the content blocks, plus the structured value's JSON text.
+every string in the content blocks, plus the structured value's JSON text. A
+bound from string lengths alone settles most results without reading a string.
 """
 
 from __future__ import annotations
@@ -13,6 +14,12 @@ from typing import Any, Final
 
 _BLOCK_OVERHEAD: Final = 32
 """Bytes counted per block and per other value for keys, quotes and commas."""
+_MOST_PER_CHARACTER: Final = 6
+"""The most bytes one character takes in a JSON string (`\\u001f`; UTF-8 takes 4)."""
+_TEXT_BLOCK: Final = 3 * _BLOCK_OVERHEAD + len('"type""text""text"')
+"""What `_size` counts for a text block besides its text."""
+_TEXT_KEYS: Final = 2
+"""A plain text block holds `type` and `text`, nothing more."""
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -46,6 +53,38 @@ def _size(value: object) -> int:
 def result_size(content: list[dict[str, Any]]) -> int:
     """About the bytes `content` takes as JSON (never less than its strings)."""
     return sum(_size(block) for block in content)
+
+
+def _bound(value: str) -> int:
+    """At least the bytes `value` takes as a JSON string, from its length alone."""
+    return _MOST_PER_CHARACTER * len(value) + 2
+
+
+def over_limit(
+    content: list[dict[str, Any]], structured: str | None, limit: int
+) -> int | None:
+    """The size of a result over `limit` bytes, or None for one within it.
+
+    `structured` is the JSON text of the result's structuredContent, if any.
+    A bound from string lengths answers first; only a result it cannot place
+    within the limit is counted exactly (`result_size`).
+    """
+    bound = 0 if structured is None else _bound(structured)
+    for block in content:
+        if bound > limit:
+            break
+        text = block.get("text")
+        plain = len(block) == _TEXT_KEYS and block.get("type") == "text"
+        if plain and text.__class__ is str:
+            bound += _TEXT_BLOCK + _bound(text)
+        else:
+            bound += _size(block)
+    if bound <= limit:
+        return None
+    size = result_size(content)
+    if structured is not None:
+        size += text_size(structured)
+    return size if size > limit else None
 
 
 def too_large(tool: str, action: str | None, limit: int) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 What a call carries between rounds (the tool's state, the answers of earlier
 rounds, the round count) travels through the client, so it is encrypted and
 authenticated (AES-256-GCM) and bound to the target, the principal and an
-expiry; `StateKeys` holds the keys, the first sealing and every one opening.
+expiry; `StateKeys` holds the keys (derived at the first seal or open).
 """
 
 from __future__ import annotations
@@ -15,15 +15,14 @@ import json
 import os
 import struct
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from wymcp.core.server._session import principal_key
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 MAX_STATE: Final = 65_536
 """Longest requestState accepted (and sealed), in characters."""
@@ -54,6 +53,9 @@ class Round:
 
 
 def _derive(secret: bytes, info: bytes, length: int) -> bytes:
+    from cryptography.hazmat.primitives import hashes  # noqa: PLC0415 - see StateKeys
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF  # noqa: PLC0415
+
     return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=info).derive(
         secret
     )
@@ -63,29 +65,41 @@ class StateKeys:
     """The AES-GCM keys derived (HKDF-SHA256) from the state secrets.
 
     The first secret seals; every one opens, so a new secret is put first
-    and an old one removed once the state it sealed has expired.
+    and an old one removed once the state it sealed has expired. The keys
+    are derived when a state is first sealed or opened: a server that never
+    asks its client anything never loads `cryptography`.
     """
 
     def __init__(self, secrets: Iterable[bytes | str]) -> None:
-        raw = [s.encode() if isinstance(s, str) else bytes(s) for s in secrets]
-        if not raw:
+        self._raw = [s.encode() if isinstance(s, str) else bytes(s) for s in secrets]
+        if not self._raw:
             raise ValueError("StateKeys needs at least one secret")
         self._ids: list[int] = []
         self._by_id: dict[int, list[AESGCM]] = {}
-        for secret in raw:
-            kid = int.from_bytes(_derive(secret, _KID_INFO, 4), "big")
-            aead = AESGCM(_derive(secret, _AES_INFO, 32))
-            self._ids.append(kid)
-            self._by_id.setdefault(kid, []).append(aead)
-        self._sealing = self._by_id[self._ids[0]][0]
+
+    def _derived(self) -> dict[int, list[AESGCM]]:
+        if not self._by_id:
+            from cryptography.hazmat.primitives.ciphers.aead import (  # noqa: PLC0415
+                AESGCM,
+            )
+
+            ids: list[int] = []
+            by_id: dict[int, list[AESGCM]] = {}
+            for secret in self._raw:
+                kid = int.from_bytes(_derive(secret, _KID_INFO, 4), "big")
+                ids.append(kid)
+                by_id.setdefault(kid, []).append(AESGCM(_derive(secret, _AES_INFO, 32)))
+            self._ids, self._by_id = ids, by_id
+        return self._by_id
 
     def sealing(self) -> tuple[int, AESGCM]:
         """The id and cipher of the key that seals."""
-        return self._ids[0], self._sealing
+        by_id = self._derived()
+        return self._ids[0], by_id[self._ids[0]][0]
 
     def opening(self, kid: int) -> list[AESGCM]:
         """The ciphers whose key carries id `kid` (none: a removed key)."""
-        return self._by_id.get(kid, [])
+        return self._derived().get(kid, [])
 
 
 def _b64(raw: bytes) -> str:
@@ -171,6 +185,8 @@ def unseal(
     nonce = raw[_HEADER.size : _HEADER.size + _NONCE]
     cipher = raw[_HEADER.size + _NONCE :]
     associated = _associated(header, target, principal)
+    from cryptography.exceptions import InvalidTag  # noqa: PLC0415 - see StateKeys
+
     for aead in keys.opening(kid):
         try:
             payload = aead.decrypt(nonce, cipher, associated)

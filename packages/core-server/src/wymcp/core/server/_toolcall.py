@@ -25,7 +25,7 @@ from wymcp.core.server._context import (
 from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
-from wymcp.core.server._result_limit import result_size, text_size, too_large
+from wymcp.core.server._result_limit import over_limit, too_large
 from wymcp.core.server._revision import has_titles, is_modern
 from wymcp.core.server._task_failure import TaskFailedError
 
@@ -70,23 +70,43 @@ def split_arguments(
     return action, data if isinstance(data, dict) else {}
 
 
+Opened = tuple[str | None, Verdict] | dict[str, Any]
+"""The action and accepted verdict of a call, or the refusal result to answer."""
+
+
+def _split(
+    spec: ToolSpec, arguments: Mapping[str, Any]
+) -> tuple[str | None, Any] | dict[str, Any]:
+    """The action and data of a call, or the refusal result of its arguments' shape."""
+    if not is_multi_action(spec):
+        return None, dict(arguments)
+    split = split_arguments(spec, arguments)
+    if isinstance(split, dict):
+        return {"content": [_text(_dumps(split))], "isError": True}
+    return split
+
+
 async def open_call(
     spec: ToolSpec, arguments: Mapping[str, Any], *, strict: bool
-) -> tuple[str | None, Verdict] | dict[str, Any]:
+) -> Opened:
     """The action and the accepted verdict of a call, or the refusal to answer.
 
     A refusal (of the arguments' shape or of a gate) is a CallToolResult with
-    `isError`, the refusal JSON as its text.
+    `isError`, the refusal JSON as its text. The gates run on the loop when
+    they cost one engine call; their full walk is linear in the data, longer
+    on a large body than the event loop may be held, so it runs in a thread.
     """
-    action: str | None = None
-    if is_multi_action(spec):
-        split = split_arguments(spec, arguments)
-        if isinstance(split, dict):
-            return {"content": [_text(_dumps(split))], "isError": True}
-        action, data = split
-        verdict = await _gated(spec, action, data, strict=strict)
-    else:
-        verdict = await _gated(spec, None, dict(arguments), strict=strict)
+    split = _split(spec, arguments)
+    if isinstance(split, dict):
+        return split
+    action, data = split
+    verdict = check_fast(spec, action, data)
+    if verdict is None:
+        verdict = await asyncio.to_thread(check, spec, action, data, strict=strict)
+    return _opened(action, verdict)
+
+
+def _opened(action: str | None, verdict: Verdict) -> Opened:
     if not verdict.accepted:
         return {"content": [_text(_dumps(verdict.refusal))], "isError": True}
     return action, verdict
@@ -188,20 +208,6 @@ def timed_out(spec: ToolSpec, action: str | None, timeout: float) -> dict[str, A
     return {"content": [_text(_dumps(payload))], "isError": True}
 
 
-async def _gated(
-    spec: ToolSpec, action: str | None, data: object, *, strict: bool
-) -> Verdict:
-    """The gates' verdict: on the loop when it costs one engine call, else off it.
-
-    A refusal's walk is linear in the data; on a large body that is longer than the
-    event loop may be held, so it runs in a worker thread.
-    """
-    verdict = check_fast(spec, action, data)
-    if verdict is None:
-        verdict = await asyncio.to_thread(check, spec, action, data, strict=strict)
-    return verdict
-
-
 async def call_tool(
     spec: ToolSpec,
     arguments: dict[str, Any],
@@ -270,12 +276,14 @@ async def _outcome(
             label = f"tool {spec.name}" + (f" {action}" if action else "")
             work = deadlines.run(_coroutine(work), call_timeout, label)
         value = await work
-        result, size = _shape(spec, action, value, ctx, version)
-        if result_limit is not None and size > result_limit:
-            _log.warning(
-                "tool %s returned %d bytes, more than RESULT_LIMIT", spec.name, size
-            )
-            result = too_large(spec.name, action, result_limit)
+        result, structured = _shape(spec, action, value, ctx, version)
+        if result_limit is not None:
+            size = over_limit(result["content"], structured, result_limit)
+            if size is not None:
+                _log.warning(
+                    "tool %s returned %d bytes, more than RESULT_LIMIT", spec.name, size
+                )
+                result = too_large(spec.name, action, result_limit)
     except DeadlineError:
         assert call_timeout is not None  # noqa: S101 - only raised with one
         _log.warning("tool %s stopped after %gs", spec.name, call_timeout)
@@ -342,17 +350,21 @@ def _shape(
     value: object,
     ctx: ToolContext,
     version: str,
-) -> tuple[dict[str, Any], int]:
-    """The CallToolResult and about how many bytes its JSON takes."""
+) -> tuple[dict[str, Any], str | None]:
+    """The CallToolResult, and the JSON text of its structuredContent if it has one.
+
+    That text is the text block holding the structured value when there is
+    one (about its size), else the value encoded: what RESULT_LIMIT counts.
+    """
     is_error = False
-    dumped = 0  # the length of a text block holding the structured value
+    dumped: str | None = None  # a text block holding the structured value
     if isinstance(value, ToolResult):
         content = [c.to_json() for c in value.content]
         is_error = value.is_error
         structured, has_structured = value.structured, value.has_structured
         if has_structured and not content:
-            content = [_text(_dumps(structured))]
-            dumped = text_size(content[0]["text"])
+            dumped = _dumps(structured)
+            content = [_text(dumped)]
         if value.hint_context is not None:
             hints = _hints(spec, action, value.hint_context)
             if hints:
@@ -360,12 +372,11 @@ def _shape(
     else:
         content, structured, has_structured = _blocks(spec, action, value, ctx)
         if has_structured:
-            dumped = text_size(content[0]["text"])
+            dumped = content[0]["text"]
     result: dict[str, Any] = {
         "content": gate_content(content, version),
         "isError": is_error,
     }
-    size = result_size(result["content"])
     if (
         has_structured
         and not is_error
@@ -382,8 +393,8 @@ def _shape(
             )
         else:
             result["structuredContent"] = structured
-            size += dumped or text_size(_dumps(structured))
-    return result, size
+            return result, dumped if dumped is not None else _dumps(structured)
+    return result, None
 
 
 def unknown_tool(name: object, valid: list[str]) -> RpcError:

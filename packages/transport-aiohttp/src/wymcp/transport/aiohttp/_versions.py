@@ -1,4 +1,8 @@
-"""`wymcp --version`: the installed wymcp distributions and their versions."""
+"""`wymcp --version`: the installed wymcp distributions and their versions.
+
+`importlib.metadata` loads only when the versions are asked for: every other
+command (`serve` first) starts without it.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,6 @@ import argparse
 import re
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 from typing import Any
 
 _SEPARATORS = re.compile(r"[-_.]+")
@@ -14,6 +17,8 @@ _SEPARATORS = re.compile(r"[-_.]+")
 
 def installed_versions() -> list[tuple[str, str]]:
     """Every installed distribution named `wymcp-*`, with its version, by name."""
+    from importlib import metadata  # noqa: PLC0415 - see the module docstring
+
     found: dict[str, str] = {}
     for distribution in metadata.distributions():
         name = distribution.metadata["Name"]
