@@ -714,14 +714,14 @@ async def test_start_task_is_false_where_a_call_cannot_be_a_task():
 async def test_a_task_call_runs_the_gates_once(client, monkeypatch):
     from wymcp.core.server import _toolcall
 
-    gated = _toolcall._gated
+    fast = _toolcall.check_fast
     runs: list[str] = []
 
-    async def counted(spec: Any, action: Any, data: Any, *, strict: bool) -> Any:
+    def counted(spec: Any, action: Any, data: Any) -> Any:
         runs.append(spec.name)
-        return await gated(spec, action, data, strict=strict)
+        return fast(spec, action, data)
 
-    monkeypatch.setattr(_toolcall, "_gated", counted)
+    monkeypatch.setattr(_toolcall, "check_fast", counted)
     GATE["held"].release.set()
     task_id = await client.create("held", {"n": 3})
     await settle()

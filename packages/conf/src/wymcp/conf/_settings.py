@@ -535,7 +535,8 @@ class Settings:
             "while open. One more is answered 503 with `Retry-After: "
             "{RETRY_AFTER}` (and -32603"
             ' "too many open streams (MAX_STREAMS)") by the engine, before '
-            "anything else of the request is checked; short requests are never refused by it. Keep it well below "
+            "anything else of the request is checked; short requests are never "
+            "refused by it. Keep it well below "
             "`MAX_CONNECTIONS`, so streams never take every connection."
         ),
         checks="not below `MAX_CONNECTIONS` warns (W012)",

@@ -292,14 +292,7 @@ class BrokeredEngine:
         if len(sids) != 1 or not is_session_id(sids[0].strip()):
             return None  # the engine answers these
         sid = sids[0].strip()
-        if not self._listening:
-            # Serve a session only once its ends, changes, notifications and
-            # relayed answers reach this worker: a stream opened earlier
-            # would miss what another worker sends meanwhile.
-            try:
-                await asyncio.wait_for(self._subscribed.wait(), _SUBSCRIBE_WAIT)
-            except TimeoutError:
-                raise _BrokerDown from None
+        await self._heard()
         local = self._store.get(sid)
         now = time.monotonic()
         if local is not None and self._listening and self._fresh.get(sid, 0.0) > now:
@@ -322,6 +315,19 @@ class BrokeredEngine:
         if principal_key(local.principal) == principal_key(shared.principal):
             _refresh(local, shared)
         return local
+
+    async def _heard(self) -> None:
+        """Wait until ends, changes, notifications and relayed answers reach us.
+
+        A session served earlier would miss what another worker sends
+        meanwhile (a GET stream opened before the subscription loses it).
+        """
+        if self._listening:
+            return
+        try:
+            await asyncio.wait_for(self._subscribed.wait(), _SUBSCRIBE_WAIT)
+        except TimeoutError:
+            raise _BrokerDown from None
 
     async def _write_back(
         self, reply: Reply, local: Session | None, before: tuple[object, ...] | None
