@@ -67,7 +67,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]
     process = subprocess.Popen(  # noqa: S603 - our own script, fixed arguments
         [str(WYMCP), *first.split()[1:], "--port", str(port)],
         cwd=folder,
-        env={**environment(), "WYMCP_TASKS_DB": str(folder / "tasks.sqlite3")},
+        env={**environment(), "TASKS_DEMO_DB": str(folder / "tasks.sqlite3")},
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -43,7 +43,7 @@ def accepts_connections(port: int) -> bool:
 @contextmanager
 def served(database: Path, port: int) -> Iterator[str]:
     """Run the demo like the README does until the block ends (SIGTERM)."""
-    environment = {**os.environ, "WYMCP_TASKS_DB": str(database)}
+    environment = {**os.environ, "TASKS_DEMO_DB": str(database)}
     environment.pop("WYMCP_SETTINGS_MODULE", None)
     log_path = database.with_suffix(f".{port}.log")
     log = log_path.open("ab")
@@ -98,7 +98,7 @@ def payload(result: Any) -> dict[str, Any]:
 
 
 def test_wymcp_check_accepts_the_demo_settings(tmp_path: Path) -> None:
-    environment = {**os.environ, "WYMCP_TASKS_DB": str(tmp_path / "tasks.sqlite3")}
+    environment = {**os.environ, "TASKS_DEMO_DB": str(tmp_path / "tasks.sqlite3")}
     checked = subprocess.run(  # noqa: S603 -- our own console script, fixed arguments
         [str(WYMCP), "check", "--settings", "wymcp_tasks.settings"],
         cwd=tmp_path,

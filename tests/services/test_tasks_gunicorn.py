@@ -50,7 +50,7 @@ async def test_two_workers_write_to_one_database(tmp_path: Path) -> None:
     environment = {
         **os.environ,
         "WYMCP_SETTINGS_MODULE": "wymcp_tasks.settings",
-        "WYMCP_TASKS_DB": str(tmp_path / "tasks.sqlite3"),
+        "TASKS_DEMO_DB": str(tmp_path / "tasks.sqlite3"),
     }
     process = await asyncio.create_subprocess_exec(
         sys.executable,

@@ -50,7 +50,7 @@ async def test_one_store_serves_every_tool_resource_and_prompt(
     tmp_path: Path, aiohttp_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     database = tmp_path / "served.sqlite3"
-    monkeypatch.setenv("WYMCP_TASKS_DB", str(database))
+    monkeypatch.setenv("TASKS_DEMO_DB", str(database))
     app = create_app(load_settings("wymcp_tasks.settings"))
     client = await aiohttp_client(app)
     engine: Any = get_endpoint(app).engine

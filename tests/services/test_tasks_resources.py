@@ -121,7 +121,7 @@ async def client(
     database: Path, aiohttp_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> TestClient:
     # The settings' LIFESPAN opens this same file (not one in the working dir).
-    monkeypatch.setenv("WYMCP_TASKS_DB", str(database))
+    monkeypatch.setenv("TASKS_DEMO_DB", str(database))
     settings = load_settings(
         "wymcp_tasks.settings",
         TOOLS=[Tasks(database=database), Projects(database=database)],

@@ -32,7 +32,7 @@ async def client(
 ) -> TestClient:
     database = tmp_path / "tasks.sqlite3"
     # The settings' LIFESPAN opens this same file (not one in the working dir).
-    monkeypatch.setenv("WYMCP_TASKS_DB", str(database))
+    monkeypatch.setenv("TASKS_DEMO_DB", str(database))
     tools = [Tasks(database=database), Projects(database=database)]
     settings = load_settings("wymcp_tasks.settings", TOOLS=tools)
     return await aiohttp_client(create_app(settings))

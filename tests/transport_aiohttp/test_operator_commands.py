@@ -40,7 +40,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             str(port),
         ],
         cwd=folder,
-        env={**env, "WYMCP_TASKS_DB": str(folder / "tasks.sqlite3")},
+        env={**env, "TASKS_DEMO_DB": str(folder / "tasks.sqlite3")},
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

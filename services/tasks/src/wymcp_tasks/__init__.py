@@ -3,7 +3,7 @@
 `Tasks` and `Projects` are the tools (typed `@action` methods), `TaskResource`
 serves each task as `task://{id}`, `PlanningPrompt` is the `plan` prompt;
 `settings` is the settings module the README's serve command names. Storage is
-one SQLite file chosen by `WYMCP_TASKS_DB`, opened once per worker by `lifespan`.
+one SQLite file chosen by `TASKS_DEMO_DB`, opened once per worker by `lifespan`.
 """
 
 from wymcp_tasks._lifespan import lifespan

@@ -15,7 +15,7 @@ from wymcp_tasks._store import TaskStore
 
 @contextlib.asynccontextmanager
 async def lifespan(settings: object) -> AsyncIterator[TaskStore]:
-    """Open the store `WYMCP_TASKS_DB` names (schema, first overdue count)."""
+    """Open the store `TASKS_DEMO_DB` names (schema, first overdue count)."""
     del settings
     store = TaskStore(database_path())
     await store.refresh_overdue(date.today())  # noqa: DTZ011 -- the tools' own today

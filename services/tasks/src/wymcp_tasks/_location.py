@@ -1,13 +1,13 @@
 """Decide which SQLite file the demo's tools use.
 
-`WYMCP_TASKS_DB` names it; otherwise `wymcp-tasks.sqlite3` in the working
+`TASKS_DEMO_DB` names it; otherwise `wymcp-tasks.sqlite3` in the working
 directory. Read when a tool is constructed, never at import.
 """
 
 import os
 from pathlib import Path
 
-DATABASE_ENVIRONMENT_VARIABLE = "WYMCP_TASKS_DB"
+DATABASE_ENVIRONMENT_VARIABLE = "TASKS_DEMO_DB"
 DEFAULT_DATABASE_NAME = "wymcp-tasks.sqlite3"
 
 

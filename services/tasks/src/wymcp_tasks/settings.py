@@ -1,7 +1,7 @@
 """Settings for the tasks demo: `wymcp serve --settings wymcp_tasks.settings`.
 
 A settings module is plain Python with UPPERCASE names, read once when the
-server is set up. The database file comes from `WYMCP_TASKS_DB` (default
+server is set up. The database file comes from `TASKS_DEMO_DB` (default
 `./wymcp-tasks.sqlite3`); LIFESPAN opens it once per worker as `ctx.state`.
 """
 
