@@ -148,11 +148,11 @@ def test_a_misspelt_variable_is_an_error_naming_the_variable(monkeypatch):
 
 
 def test_another_variable_is_a_warning(monkeypatch):
-    monkeypatch.setenv("TASKS_DEMO_DB", "tasks.sqlite3")
+    monkeypatch.setenv("WYMCP_APP_DB", "tasks.sqlite3")
     settings = load_settings(None, STATE_SECRET=KEY, TOOLS=["collections.OrderedDict"])
-    assert settings.unknown == ("TASKS_DEMO_DB",)
+    assert settings.unknown == ("WYMCP_APP_DB",)
     (warning,) = [p for p in run_checks(settings) if p.id == "wymcp.W001"]
-    assert warning.message.startswith("TASKS_DEMO_DB is not a wymcp setting")
+    assert warning.message.startswith("WYMCP_APP_DB is not a wymcp setting")
 
 
 def test_a_module_reading_the_secret_variable_into_its_list_is_no_conflict(
