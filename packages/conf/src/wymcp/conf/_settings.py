@@ -112,6 +112,12 @@ def setting(
     return attrs.field(default=default, repr=not secret, metadata=metadata)
 
 
+_SERVED: Final = ListOf(
+    item=object_or_path,
+    what="a list or tuple (E001); dotted paths importable (E003)",
+)
+"""How RESOURCES and PROMPTS read: objects, or dotted paths to import."""
+
 _SCOPES: Final = ListOf(
     item=scope, finish=unique, what="a list of OAuth scope tokens (E001/E004)"
 )
@@ -153,19 +159,13 @@ class Settings:
     )
     RESOURCES: tuple[object, ...] = setting(
         (),
-        ListOf(
-            item=object_or_path,
-            what="a list or tuple (E001); dotted paths importable (E003)",
-        ),
+        _SERVED,
         ("Resources to serve: dotted paths or objects."),
         checks="each servable (E006)",
     )
     PROMPTS: tuple[object, ...] = setting(
         (),
-        ListOf(
-            item=object_or_path,
-            what="a list or tuple (E001); dotted paths importable (E003)",
-        ),
+        _SERVED,
         ("Prompts to serve: dotted paths or objects."),
         checks="each servable (E006)",
     )
