@@ -112,6 +112,18 @@ def setting(
     return attrs.field(default=default, repr=not secret, metadata=metadata)
 
 
+_SERVED: Final = ListOf(
+    item=object_or_path,
+    what="a list or tuple (E001); dotted paths importable (E003)",
+)
+"""How RESOURCES and PROMPTS read: objects, or dotted paths to import."""
+
+_SCOPES: Final = ListOf(
+    item=scope, finish=unique, what="a list of OAuth scope tokens (E001/E004)"
+)
+"""How both scope settings read: distinct OAuth scope tokens."""
+
+
 def _random_secret() -> bytes:
     return secrets.token_bytes(32)
 
@@ -147,19 +159,13 @@ class Settings:
     )
     RESOURCES: tuple[object, ...] = setting(
         (),
-        ListOf(
-            item=object_or_path,
-            what="a list or tuple (E001); dotted paths importable (E003)",
-        ),
+        _SERVED,
         ("Resources to serve: dotted paths or objects."),
         checks="each servable (E006)",
     )
     PROMPTS: tuple[object, ...] = setting(
         (),
-        ListOf(
-            item=object_or_path,
-            what="a list or tuple (E001); dotted paths importable (E003)",
-        ),
+        _SERVED,
         ("Prompts to serve: dotted paths or objects."),
         checks="each servable (E006)",
     )
@@ -374,9 +380,7 @@ class Settings:
     )
     AUTH_SCOPES_SUPPORTED: tuple[str, ...] = setting(
         (),
-        ListOf(
-            item=scope, finish=unique, what="a list of OAuth scope tokens (E001/E004)"
-        ),
+        _SCOPES,
         (
             "The metadata's `scopes_supported`. Empty: every scope named by "
             "`AUTH_REQUIRED_SCOPES` and the tools' `scopes` declarations."
@@ -385,9 +389,7 @@ class Settings:
     )
     AUTH_REQUIRED_SCOPES: tuple[str, ...] = setting(
         (),
-        ListOf(
-            item=scope, finish=unique, what="a list of OAuth scope tokens (E001/E004)"
-        ),
+        _SCOPES,
         (
             "Scopes every request needs, whatever it asks for (a token without them"
             " gets 403). The 401 challenge names them in `scope`."

@@ -53,18 +53,17 @@ class Answer:
     @property
     def result(self) -> dict[str, Any] | None:
         """The JSON-RPC `result`, or None when the request got an error."""
-        if self.response is None:
-            return None
-        result = self.response.get("result")
-        return result if isinstance(result, dict) else None
+        return self._member("result")
 
     @property
     def error(self) -> dict[str, Any] | None:
         """The JSON-RPC `error` object, or None when the request got a result."""
-        if self.response is None:
-            return None
-        error = self.response.get("error")
-        return error if isinstance(error, dict) else None
+        return self._member("error")
+
+    def _member(self, name: str) -> dict[str, Any] | None:
+        """The response's `name` member when it is an object, else None."""
+        found = None if self.response is None else self.response.get(name)
+        return found if isinstance(found, dict) else None
 
     @property
     def is_error(self) -> bool:

@@ -382,6 +382,28 @@ class Client:
         return await self.call("help", arguments=arguments)
 
 
+def served_settings(
+    settings: Settings | str | None,
+    tools: Sequence[object] | None,
+    overrides: Mapping[str, object],
+) -> Settings:
+    """The settings a test's server runs (`connect`, the `wymcp_settings` fixture).
+
+    `settings` is a `Settings`, a settings module name, or None; `tools`
+    become its TOOLS and UPPERCASE `overrides` are applied. With `tools` and
+    no `settings`, the defaults are the base, not `WYMCP_SETTINGS_MODULE`.
+    """
+    if isinstance(settings, Settings):
+        chosen = settings.evolve(**overrides) if overrides else settings
+    elif tools is not None and settings is None:
+        chosen = Settings().evolve(**overrides)
+    else:
+        chosen = load_settings(settings, **overrides)
+    if tools is not None:
+        chosen = chosen.evolve(TOOLS=tuple(tools))
+    return chosen
+
+
 def connect(
     settings: Settings | str | None = None,
     *,
@@ -403,14 +425,7 @@ def connect(
     and UPPERCASE `overrides` applied.
     """
     if app is None:
-        if isinstance(settings, Settings):
-            chosen = settings.evolve(**overrides) if overrides else settings
-        elif tools is not None and settings is None:
-            chosen = Settings().evolve(**overrides)
-        else:
-            chosen = load_settings(settings, **overrides)
-        if tools is not None:
-            chosen = chosen.evolve(TOOLS=tuple(tools))
+        chosen = served_settings(settings, tools, overrides)
         app = create_app(chosen)
         path = path if path is not None else chosen.PATH
     return Client(

@@ -59,7 +59,7 @@ def wymcp_settings(request: pytest.FixtureRequest) -> Settings:
     else the `wymcp_settings` ini option, else `WYMCP_SETTINGS_MODULE` (else
     the defaults). Override this fixture to build `Settings` yourself.
     """
-    from wymcp.conf import Settings, load_settings  # noqa: PLC0415 - lazy on purpose
+    from wymcp.testing._client import served_settings  # noqa: PLC0415 - lazy on purpose
 
     found = {
         k: v for k, v in _marker_kwargs(request).items() if k not in _CLIENT_CHOICES
@@ -68,15 +68,7 @@ def wymcp_settings(request: pytest.FixtureRequest) -> Settings:
     tools = found.pop("tools", None)
     if module is None and tools is None:
         module = str(request.config.getini(INI_SETTINGS)) or None
-    if isinstance(module, Settings):
-        settings = module.evolve(**found) if found else module
-    elif module is None and tools is not None:
-        settings = Settings().evolve(**found)
-    else:
-        settings = load_settings(module, **found)
-    if tools is not None:
-        settings = settings.evolve(TOOLS=tuple(tools))
-    return settings
+    return served_settings(module, tools, found)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from wymcp.core.gates._bound import FIRST, Path, token_key
+from wymcp.core.gates._copy_on_write import replaced
 from wymcp.core.schema import ValueNode
 
 
@@ -87,9 +88,7 @@ def _walk_object(
         sub = result[key]
         new = _walk(properties[key], sub, (*path, key), report, drop=drop)
         if new is not sub:
-            if result is value:
-                result = dict(value)
-            result[key] = new
+            result = replaced(result, value, key, new)
     if drop and stray:
         dropped = set(stray)
         result = {k: v for k, v in result.items() if k not in dropped}
@@ -116,9 +115,7 @@ def _walk_array(
             continue
         new = _walk(child, item, (*path, index), report, drop=drop)
         if new is not item:
-            if result is value:
-                result = list(value)
-            result[index] = new
+            result = replaced(result, value, index, new)
     return result
 
 
@@ -149,7 +146,7 @@ def _walk_flat_items(
             for key in sorted(stray, key=lambda key: token_key(str(key))):
                 report.add((*path, index), key)
         if drop:
-            if result is value:
-                result = list(value)
-            result[index] = {k: v for k, v in item.items() if k not in stray}
+            result = replaced(
+                result, value, index, {k: v for k, v in item.items() if k not in stray}
+            )
     return result

@@ -16,6 +16,7 @@ import attrs
 
 from wymcp.core.gates._bound import FIRST, Path, echo, token_key
 from wymcp.core.gates._catalogue import UNCHECKABLE, keyword_text, problem_text
+from wymcp.core.gates._copy_on_write import replaced
 from wymcp.core.schema import ValueNode
 
 _CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, AttributeError)
@@ -524,17 +525,13 @@ def _cast_object(node: ValueNode, value: dict[Any, Any]) -> dict[Any, Any]:
     for key in node.integer_keys:
         number = value.get(key)
         if number.__class__ is float and number.is_integer():
-            if result is value:
-                result = dict(value)
-            result[key] = int(number)
+            result = replaced(result, value, key, int(number))
     for key, child in node.deeper_keys:
         if key in value:
             sub = value[key]
             new = cast_integers(child, sub)
             if new is not sub:
-                if result is value:
-                    result = dict(value)
-                result[key] = new
+                result = replaced(result, value, key, new)
     return result
 
 
@@ -550,9 +547,7 @@ def _cast_array(node: ValueNode, value: list[Any]) -> list[Any]:
         if child is not None and child.casts:
             new = cast_integers(child, item)
             if new is not item:
-                if result is value:
-                    result = list(value)
-                result[index] = new
+                result = replaced(result, value, index, new)
     return result
 
 
@@ -652,9 +647,7 @@ def _cast_keys(applying: list[ValueNode], value: dict[Any, Any]) -> dict[Any, An
         sub = value[key]
         new = _cast_set(nodes, sub)
         if new is not sub:
-            if result is value:
-                result = dict(value)
-            result[key] = new
+            result = replaced(result, value, key, new)
     return result
 
 
@@ -671,7 +664,5 @@ def _cast_items(applying: list[ValueNode], value: list[Any]) -> list[Any]:
             continue
         new = _cast_set(nodes, item)
         if new is not item:
-            if result is value:
-                result = list(value)
-            result[index] = new
+            result = replaced(result, value, index, new)
     return result

@@ -127,15 +127,27 @@ def _names(
         found.append(f"{field} must be a list of property names (strings)")
         return ()
     listed = tuple(str(name) for name in names)  # type: ignore[attr-defined]
+    _repeated_or_undeclared(field, listed, declared, found, check=check)
+    return listed
+
+
+def _repeated_or_undeclared(
+    what: str,
+    listed: tuple[str, ...],
+    declared: set[str],
+    found: list[str],
+    *,
+    check: bool,
+) -> None:
+    """Report names `listed` twice, and (when `check`) names not `declared`."""
     duplicates = sorted({name for name in listed if listed.count(name) > 1})
     if duplicates:
-        found.append(f"{field} has duplicate entries: {duplicates}")
+        found.append(f"{what} has duplicate entries: {duplicates}")
     undeclared = [name for name in listed if name not in declared]
     if check and undeclared:
         found.append(
-            f"{field} names properties not declared in properties: {undeclared}"
+            f"{what} names properties not declared in properties: {undeclared}"
         )
-    return listed
 
 
 def _groups(
@@ -152,15 +164,9 @@ def _groups(
     if any(not group for group in listed):
         found.append("required_one_of contains an empty group")
     for group in listed:
-        duplicates = sorted({name for name in group if group.count(name) > 1})
-        if duplicates:
-            found.append(f"required_one_of group has duplicate entries: {duplicates}")
-        undeclared = [name for name in group if name not in declared]
-        if check and undeclared:
-            found.append(
-                "required_one_of group names properties not declared in"
-                f" properties: {undeclared}"
-            )
+        _repeated_or_undeclared(
+            "required_one_of group", group, declared, found, check=check
+        )
     _dead_groups([frozenset(group) for group in listed if group], listed, found)
 
 

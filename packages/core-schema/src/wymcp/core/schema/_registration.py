@@ -316,14 +316,22 @@ def _plain_spec(tool: Tool, problems: list[str]) -> ActionSpec | None:
     )
 
 
-def _check_hand_written(schema: object, problems: list[str]) -> bool:
-    """Check a hand-written input schema; return whether it could be built."""
+def _json_object(
+    field: str, schema: object, problems: list[str], wanted: str
+) -> Mapping[str, Any] | None:
+    """``schema`` when it is a mapping of JSON values; else None, saying why."""
     if not isinstance(schema, Mapping):
-        problems.append("input_schema must be a JSON Schema object")
-        return False
-    found = json_problems("input_schema", schema)
+        problems.append(f"{field} must be {wanted}")
+        return None
+    found = json_problems(field, schema)
     problems.extend(found)
-    if found:
+    return None if found else schema
+
+
+def _check_hand_written(given: object, problems: list[str]) -> bool:
+    """Check a hand-written input schema; return whether it could be built."""
+    schema = _json_object("input_schema", given, problems, "a JSON Schema object")
+    if schema is None:
         return False
     if schema.get("type") != "object":
         problems.append('input_schema must have "type": "object" at its root')
@@ -336,16 +344,14 @@ def _check_hand_written(schema: object, problems: list[str]) -> bool:
     return True
 
 
-def _output_validator(schema: object, problems: list[str]) -> Any:
+def _output_validator(given: object, problems: list[str]) -> Any:
     """Compile the output schema with ``format`` as an annotation (None if absent)."""
+    if given is None:
+        return None
+    schema = _json_object(
+        "output_schema", given, problems, "a JSON Schema object or None"
+    )
     if schema is None:
-        return None
-    if not isinstance(schema, Mapping):
-        problems.append("output_schema must be a JSON Schema object or None")
-        return None
-    found = json_problems("output_schema", schema)
-    problems.extend(found)
-    if found:
         return None
     try:
         return compile_schema(dict(schema), assert_formats=False)

@@ -46,6 +46,11 @@ def too_large(limit: int) -> web.Response:
     )
 
 
+def _forbidden(why: str) -> Refused:
+    """The 403 refusal of a request whose Host, target or Origin is not allowed."""
+    return Refused(error_response(403, INVALID_REQUEST, f"Forbidden: {why}"))
+
+
 class Admission:
     """The endpoint's admission policy, from the settings and the `AUTH` hook."""
 
@@ -107,13 +112,8 @@ class Admission:
     def check_host(self, request: web.Request) -> None:
         """Refuse (403) a Host, or an absolute request target, not allowed."""
         if not self._policy.host_allowed(request.headers.getall("Host", [])):
-            raise Refused(
-                error_response(
-                    403,
-                    INVALID_REQUEST,
-                    "Forbidden: the Host header is not allowed. Add the host to "
-                    "ALLOWED_HOSTS.",
-                )
+            raise _forbidden(
+                "the Host header is not allowed. Add the host to ALLOWED_HOSTS."
             )
         target = request.raw_path
         if not target.startswith("/"):
@@ -122,25 +122,15 @@ class Admission:
             # section 3.2.2): it is checked the same way.
             authority = urlsplit(target).netloc
             if not authority or not self._policy.host_allowed([authority]):
-                raise Refused(
-                    error_response(
-                        403,
-                        INVALID_REQUEST,
-                        "Forbidden: the request target names a host that is not "
-                        "allowed. Send the path alone, or add the host to "
-                        "ALLOWED_HOSTS.",
-                    )
+                raise _forbidden(
+                    "the request target names a host that is not allowed. Send "
+                    "the path alone, or add the host to ALLOWED_HOSTS."
                 )
 
     def _check_origin(self, request: web.Request) -> None:
         if not self._policy.origin_allowed(request.headers.getall("Origin", [])):
-            raise Refused(
-                error_response(
-                    403,
-                    INVALID_REQUEST,
-                    "Forbidden: the Origin header is not allowed. Add the origin "
-                    "to ALLOWED_ORIGINS.",
-                )
+            raise _forbidden(
+                "the Origin header is not allowed. Add the origin to ALLOWED_ORIGINS."
             )
 
     @staticmethod

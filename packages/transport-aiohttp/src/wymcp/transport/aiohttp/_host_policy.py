@@ -112,11 +112,7 @@ class HostPolicy:
 
     def host_allowed(self, values: list[str]) -> bool:
         """Whether the Host header values (exactly one expected) are acceptable."""
-        if len(values) != 1:
-            return False
-        if self.any_host:
-            return True
-        return self.hosts_seen(values[0])
+        return _one_allowed(values, anything=self.any_host, seen=self.hosts_seen)
 
     def _host_allowed(self, value: str) -> bool:
         split = _split(value.strip())
@@ -129,11 +125,7 @@ class HostPolicy:
         """Whether the Origin header values (none, or exactly one) are acceptable."""
         if not values:
             return True
-        if len(values) != 1:
-            return False
-        if self.any_origin:
-            return True
-        return self.origins_seen(values[0])
+        return _one_allowed(values, anything=self.any_origin, seen=self.origins_seen)
 
     def _origin_allowed(self, value: str) -> bool:
         match = _ORIGIN.fullmatch(value.strip().lower())
@@ -146,3 +138,8 @@ class HostPolicy:
         return (scheme, name, None) in self.origins or (
             port is not None and (scheme, name, port) in self.origins
         )
+
+
+def _one_allowed(values: list[str], *, anything: bool, seen: Memo) -> bool:
+    """Whether `values` is one header value that `*` (`anything`) or `seen` allows."""
+    return len(values) == 1 and (anything or seen(values[0]))

@@ -129,17 +129,13 @@ class RedisEvents:
         return entry, events
 
 
-class KeptPostStream:
-    """A session call's POST stream whose events, once closed early, go to Redis.
-
-    So the client's GET with `Last-Event-ID` continues it on any worker.
-    """
+class _SessionStream:
+    """A session's stream in front of `inner`: opening it is `inner`'s own."""
 
     def __init__(self, inner: Stream, events: RedisEvents, session_id: str) -> None:
         self._inner = inner
         self._events = events
         self._session_id = session_id
-        self._post: str | None = None
 
     @property
     def opened(self) -> bool:
@@ -149,6 +145,17 @@ class KeptPostStream:
     async def open(self, headers: Mapping[str, str] | None = None) -> None:
         """Commit the SSE response."""
         await self._inner.open(headers)
+
+
+class KeptPostStream(_SessionStream):
+    """A session call's POST stream whose events, once closed early, go to Redis.
+
+    So the client's GET with `Last-Event-ID` continues it on any worker.
+    """
+
+    def __init__(self, inner: Stream, events: RedisEvents, session_id: str) -> None:
+        super().__init__(inner, events, session_id)
+        self._post: str | None = None
 
     async def send(self, message: Any, *, event_id: str | None = None) -> None:
         """Write one event."""
@@ -176,7 +183,7 @@ class KeptPostStream:
             logger.warning("wymcp: BROKER cannot keep a stream event", exc_info=True)
 
 
-class LoggedStream:
+class LoggedStream(_SessionStream):
     """A session's GET stream whose events are kept in Redis as they are sent.
 
     When the client resumed from `resume_from`, the events it missed are sent
@@ -191,19 +198,8 @@ class LoggedStream:
         session_id: str,
         resume_from: str | None = None,
     ) -> None:
-        self._inner = inner
-        self._events = events
-        self._session_id = session_id
+        super().__init__(inner, events, session_id)
         self._resume_from = resume_from
-
-    @property
-    def opened(self) -> bool:
-        """Whether the SSE response has been committed."""
-        return self._inner.opened
-
-    async def open(self, headers: Mapping[str, str] | None = None) -> None:
-        """Commit the SSE response."""
-        await self._inner.open(headers)
 
     async def send(self, message: Any, *, event_id: str | None = None) -> None:
         """Keep the event in Redis, then write it with its Redis id."""

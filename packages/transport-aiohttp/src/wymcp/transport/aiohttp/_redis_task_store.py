@@ -76,6 +76,16 @@ local function clear(key)
 end
 """
 
+_WHILE_RUNNING = (
+    _ENDED
+    + """
+local s = redis.call('HGET', KEYS[1], 's')
+if not s or ended(s) then return 0 end
+"""
+)
+"""The head of a script that changes a task still running (KEYS[1]): `s` is
+its status; a task gone or ended answers 0, unchanged."""
+
 _CREATE = """
 local now = redis.call('TIME')
 local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
@@ -112,10 +122,8 @@ return {redis.call('PTTL', KEYS[1]), redis.call('HGETALL', KEYS[1])}
 A task still running whose lease is gone is failed first."""
 
 _FINISH = (
-    _ENDED
+    _WHILE_RUNNING
     + """
-local s = redis.call('HGET', KEYS[1], 's')
-if not s or ended(s) then return 0 end
 clear(KEYS[1])
 redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2])
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[3]) end
@@ -128,10 +136,8 @@ return 1
 """KEYS: task, lease. ARGV: status, at, result, error, message ('' = none)."""
 
 _ASK = (
-    _ENDED
+    _WHILE_RUNNING
     + """
-local s = redis.call('HGET', KEYS[1], 's')
-if not s or ended(s) then return 0 end
 local opened = 0
 for i = 2, #ARGV, 2 do
   opened = opened + redis.call('HSET', KEYS[1], 'q:' .. ARGV[i], ARGV[i + 1])
@@ -144,10 +150,8 @@ return 1
 """KEYS: task. ARGV: at, then each key and its request."""
 
 _ANSWER = (
-    _ENDED
+    _WHILE_RUNNING
     + """
-local s = redis.call('HGET', KEYS[1], 's')
-if not s or ended(s) then return 0 end
 local taken = 0
 for i = 2, #ARGV, 2 do
   if redis.call('HDEL', KEYS[1], 'q:' .. ARGV[i]) == 1 then
@@ -179,10 +183,8 @@ return found
 """KEYS: task. ARGV: the keys whose answers to take, all or none."""
 
 _PROGRESS = (
-    _ENDED
+    _WHILE_RUNNING
     + """
-local s = redis.call('HGET', KEYS[1], 's')
-if not s or ended(s) then return 0 end
 redis.call('HSET', KEYS[1], 'm', ARGV[1], 'u', ARGV[2])
 return 1
 """
@@ -232,6 +234,14 @@ async def _decoded(raw: bytes | None) -> Any:
     if len(raw) > _OFF_LOOP:
         return await asyncio.to_thread(json.loads, raw)
     return json.loads(raw)
+
+
+def _keyed_args(at: float, messages: Mapping[str, dict[str, Any]]) -> list[str]:
+    """ARGV of `_ASK` and `_ANSWER`: `at`, then each key and its message's JSON."""
+    args = [repr(at)]
+    for key, message in messages.items():
+        args += [key, encode(message).decode()]
+    return args
 
 
 class RedisTaskStore:
@@ -396,9 +406,7 @@ class RedisTaskStore:
         self, task_id: str, requests: Mapping[str, dict[str, Any]], at: float
     ) -> bool:
         """Open questions, the task `input_required`; False if it has ended."""
-        args: list[str] = [repr(at)]
-        for key, request in requests.items():
-            args += [key, encode(request).decode()]
+        args = _keyed_args(at, requests)
         opened = await self._call(self._ask(keys=[TASK_PREFIX + task_id], args=args))
         return bool(opened)
 
@@ -406,9 +414,7 @@ class RedisTaskStore:
         self, task_id: str, responses: Mapping[str, dict[str, Any]], at: float
     ) -> bool:
         """Answer open questions; the worker running the task is woken."""
-        args: list[str] = [repr(at)]
-        for key, answer in responses.items():
-            args += [key, encode(answer).decode()]
+        args = _keyed_args(at, responses)
         taken = await self._call(self._answer(keys=[TASK_PREFIX + task_id], args=args))
         if taken and task_id not in self._leased:
             await self._call(self.client.publish(ANSWERED_CHANNEL, task_id))
