@@ -12,8 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from wymcp.core.schema import HeaderAnnotation, decode_header_value
-from wymcp.core.server._exchange import Headers
-from wymcp.core.server._jsonrpc import HEADER_MISMATCH, RpcError
+from wymcp.core.server._jsonrpc import header_mismatch as mismatch
 
 NAMED_METHODS: Final = {
     "tools/call": "name",
@@ -29,18 +28,20 @@ _PARAM_PREFIX: Final = "mcp-param-"
 _INTEGER: Final = re.compile(r"-?[0-9]+")
 
 
-def mismatch(reason: str) -> RpcError:
-    """A -32020 answer (HTTP 400)."""
-    return RpcError(HEADER_MISMATCH, f"Header mismatch: {reason}", status=400)
-
-
 HeaderIndex = dict[str, list[str]]
 """Header values by lower-case name, in arrival order."""
 
 
-def index_headers(headers: Headers) -> HeaderIndex:
-    """The request's headers by lower-case name (indexed once, when received)."""
-    return headers.index
+def duplicated(headers: HeaderIndex, names: Iterable[str]) -> str | None:
+    """The first of `names` sent more than once (as given), or None.
+
+    The one check of a header that must come once: the session headers, the
+    mirrored headers and each `Mcp-Param-*`.
+    """
+    for name in names:
+        if len(headers.get(name.lower(), ())) > 1:
+            return name
+    return None
 
 
 def _visible(header: str, value: str) -> str:
@@ -63,9 +64,9 @@ def single(headers: HeaderIndex, name: str) -> str | None:
 
     A value that is not visible ASCII is -32020 too.
     """
-    values = headers.get(name, ())
-    if len(values) > 1:
+    if duplicated(headers, (name,)) is not None:
         raise mismatch(f"{name} was sent more than once. Send it exactly once.")
+    values = headers.get(name)
     return _visible(name, values[0]) if values else None
 
 
@@ -138,9 +139,9 @@ def check_params(
     arguments: Mapping[str, Any],
 ) -> None:
     """Compare each annotated argument with its `Mcp-Param-*` header."""
-    for name, values in headers.items():
-        if len(values) > 1 and name.startswith(_PARAM_PREFIX):
-            raise mismatch("an Mcp-Param-* header was sent more than once.")
+    params = (name for name in headers if name.startswith(_PARAM_PREFIX))
+    if duplicated(headers, params) is not None:
+        raise mismatch("an Mcp-Param-* header was sent more than once.")
     for annotation in annotations:
         header = f"Mcp-Param-{annotation.header}"
         sent = headers.get(header.lower())
