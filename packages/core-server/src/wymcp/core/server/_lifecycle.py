@@ -21,7 +21,7 @@ from wymcp.core.server._jsonrpc import (
     session_terminated,
 )
 from wymcp.core.server._levels import is_level
-from wymcp.core.server._mirror import HeaderIndex, duplicated
+from wymcp.core.server._mirror import DuplicatedHeaderError, HeaderIndex, once
 from wymcp.core.server._revision import revision
 from wymcp.core.server._session import Session
 
@@ -34,10 +34,12 @@ SESSION_HEADERS: Final = ("Mcp-Session-Id", "MCP-Protocol-Version")
 
 def duplicated_session_header(headers: HeaderIndex) -> str | None:
     """What to answer a request that repeats a session header, or None."""
-    name = duplicated(headers, SESSION_HEADERS)
-    if name is None:
-        return None
-    return f"Duplicated {name} header. Send exactly one {name} header."
+    for name in SESSION_HEADERS:
+        try:
+            once(headers, name.lower())
+        except DuplicatedHeaderError:
+            return f"Duplicated {name} header. Send exactly one {name} header."
+    return None
 
 
 def wrong_version_header(session: Session, sent: str | None) -> str | None:

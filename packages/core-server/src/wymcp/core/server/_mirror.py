@@ -32,16 +32,22 @@ HeaderIndex = dict[str, list[str]]
 """Header values by lower-case name, in arrival order."""
 
 
-def duplicated(headers: HeaderIndex, names: Iterable[str]) -> str | None:
-    """The first of `names` sent more than once (as given), or None.
+class DuplicatedHeaderError(ValueError):
+    """A header that must come once came more than once."""
 
-    The one check of a header that must come once: the session headers, the
-    mirrored headers and each `Mcp-Param-*`.
+
+def once(headers: HeaderIndex, name: str) -> str | None:
+    """The one value of header `name` (lower case), or None when absent.
+
+    The one check of a header that must come once (the session headers, the
+    mirrored headers, each `Mcp-Param-*`): DuplicatedHeaderError when repeated.
     """
-    for name in names:
-        if len(headers.get(name.lower(), ())) > 1:
-            return name
-    return None
+    values = headers.get(name)
+    if values is None:
+        return None
+    if len(values) > 1:
+        raise DuplicatedHeaderError(name)
+    return values[0]
 
 
 def _visible(header: str, value: str) -> str:
@@ -64,10 +70,13 @@ def single(headers: HeaderIndex, name: str) -> str | None:
 
     A value that is not visible ASCII is -32020 too.
     """
-    if duplicated(headers, (name,)) is not None:
-        raise mismatch(f"{name} was sent more than once. Send it exactly once.")
-    values = headers.get(name)
-    return _visible(name, values[0]) if values else None
+    try:
+        value = once(headers, name)
+    except DuplicatedHeaderError:
+        raise mismatch(
+            f"{name} was sent more than once. Send it exactly once."
+        ) from None
+    return None if value is None else _visible(name, value)
 
 
 def check_standard(
@@ -139,9 +148,12 @@ def check_params(
     arguments: Mapping[str, Any],
 ) -> None:
     """Compare each annotated argument with its `Mcp-Param-*` header."""
-    params = (name for name in headers if name.startswith(_PARAM_PREFIX))
-    if duplicated(headers, params) is not None:
-        raise mismatch("an Mcp-Param-* header was sent more than once.")
+    try:
+        for name in headers:
+            if name.startswith(_PARAM_PREFIX):
+                once(headers, name)
+    except DuplicatedHeaderError:
+        raise mismatch("an Mcp-Param-* header was sent more than once.") from None
     for annotation in annotations:
         header = f"Mcp-Param-{annotation.header}"
         sent = headers.get(header.lower())
