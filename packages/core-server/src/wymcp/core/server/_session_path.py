@@ -77,9 +77,12 @@ class SessionPath:
             raise invalid_request(problem)
         if incoming.kind == "request" and incoming.method == "initialize":
             return self._initialize(incoming, exchange)
+        if incoming.kind == "request" and incoming.method == "ping":
+            # answered whether a session applies or not
+            return open_call(
+                incoming, exchange, stream, revision=SESSIONS, capabilities={}
+            )
         session = self._live_session(incoming, exchange)
-        if session is None:
-            return self._call(incoming, exchange, stream, None)
         if isinstance(session, Reply):
             return session
         check_session_version(session, headers)
@@ -93,19 +96,6 @@ class SessionPath:
             raise invalid_request(
                 "Session not yet initialized. Send notifications/initialized first."
             )
-        return self._call(incoming, exchange, stream, session)
-
-    @staticmethod
-    def _call(
-        incoming: Incoming,
-        exchange: Exchange,
-        stream: Stream,
-        session: Session | None,
-    ) -> Call:
-        if session is None:  # a ping: answered whether a session applies or not
-            return open_call(
-                incoming, exchange, stream, revision=SESSIONS, capabilities={}
-            )
         return open_call(
             incoming,
             exchange,
@@ -115,12 +105,8 @@ class SessionPath:
             session=session,
         )
 
-    def _live_session(
-        self, incoming: Incoming, exchange: Exchange
-    ) -> Session | Reply | None:
-        """The request's live session; None for a ping, which needs none."""
-        if incoming.kind == "request" and incoming.method == "ping":
-            return None
+    def _live_session(self, incoming: Incoming, exchange: Exchange) -> Session | Reply:
+        """The live session the request names; 404 when there is none."""
         sids = exchange.headers.index.get("mcp-session-id")
         sid = sids[0] if sids else None
         if sid is None:
