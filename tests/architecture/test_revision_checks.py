@@ -36,9 +36,12 @@ def _problems(tree: ast.AST) -> list[str]:
             for side in sides:
                 if isinstance(side, ast.Name) and side.id in CONSTANTS:
                     problems.append(f"line {node.lineno}: compares with {side.id}")
-                if isinstance(side, ast.Constant) and isinstance(side.value, str):
-                    if VERSION.fullmatch(side.value):
-                        problems.append(f"line {node.lineno}: compares {side.value}")
+                if (
+                    isinstance(side, ast.Constant)
+                    and isinstance(side.value, str)
+                    and VERSION.fullmatch(side.value)
+                ):
+                    problems.append(f"line {node.lineno}: compares {side.value}")
         elif (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
@@ -83,4 +86,5 @@ def test_the_checks_catch_what_they_look_for():
     found = _problems(sample)
     lines = sorted({int(p.split(":")[0].split()[1]) for p in found})
     assert lines == [1, 2, 3, 4, 5]
-    assert TEXT.search("if v == MODERN:") and TEXT.search('"2025-03-26"')
+    assert TEXT.search("if v == MODERN:")
+    assert TEXT.search('"2025-03-26"')
