@@ -16,40 +16,26 @@ from wymcp.core.server._session import Session
 
 @attrs.define(eq=False)
 class Call:
-    """One request being served at its `revision`, from its `exchange`."""
+    """One request being served at its `revision`.
+
+    Built once from the exchange (`open_call`): `version` is the revision's
+    name, `headers` the exchange's index, and `checks_params` whether
+    `Mcp-Param-*` headers must mirror the arguments (a stateless revision over
+    a transport with HTTP headers).
+    """
 
     id: str | int | None
     method: str
     params: Mapping[str, Any]
     meta: Mapping[str, Any]
     revision: Revision
-    exchange: Exchange
+    version: str
+    headers: HeaderIndex
+    principal: object | None
+    checks_params: bool
     stream: Stream | None
     capabilities: Mapping[str, Any]
     session: Session | None = None
-
-    @property
-    def version(self) -> str:
-        """The protocol version the call is served at."""
-        return self.revision.name
-
-    @property
-    def principal(self) -> object | None:
-        """Who the transport's auth hook accepted, or None."""
-        return self.exchange.principal
-
-    @property
-    def headers(self) -> HeaderIndex:
-        """The request's headers by lower-case name."""
-        return self.exchange.headers.index
-
-    @property
-    def checks_params(self) -> bool:
-        """Whether `Mcp-Param-*` headers must mirror the arguments.
-
-        They do at a stateless revision over a transport with HTTP headers.
-        """
-        return self.revision.stateless and self.exchange.mirrored_headers
 
 
 def open_call(
@@ -58,6 +44,7 @@ def open_call(
     stream: Stream,
     *,
     revision: Revision,
+    meta: Mapping[str, Any],
     capabilities: Mapping[str, Any],
     session: Session | None = None,
 ) -> Call:
@@ -66,9 +53,12 @@ def open_call(
         id=incoming.id,
         method=incoming.method,
         params=incoming.params,
-        meta=incoming.meta,
+        meta=meta,
         revision=revision,
-        exchange=exchange,
+        version=revision.name,
+        headers=exchange.headers.index,
+        principal=exchange.principal,
+        checks_params=revision.stateless and exchange.mirrored_headers,
         stream=stream,
         capabilities=capabilities,
         session=session,

@@ -79,5 +79,10 @@ def open_stateless(
     if level is not None and not is_level(level):
         raise invalid_params(f"params._meta '{META_LOG_LEVEL}' is not a log level.")
     return open_call(
-        incoming, exchange, stream, revision=STATELESS, capabilities=capabilities
+        incoming,
+        exchange,
+        stream,
+        revision=STATELESS,
+        meta=meta,
+        capabilities=capabilities,
     )

@@ -28,15 +28,18 @@ from wymcp.core.server._session import Session
 BEFORE_INITIALIZED: Final = frozenset({"ping", "tools/list", "tools/call"})
 """Methods a session serves before `notifications/initialized`."""
 
-SESSION_HEADERS: Final = ("Mcp-Session-Id", "MCP-Protocol-Version")
-"""Headers a session request may carry once at most."""
+SESSION_HEADERS: Final = (
+    ("Mcp-Session-Id", "mcp-session-id"),
+    ("MCP-Protocol-Version", "mcp-protocol-version"),
+)
+"""Headers a session request may carry once at most (as spelled, as indexed)."""
 
 
 def duplicated_session_header(headers: HeaderIndex) -> str | None:
     """What to answer a request that repeats a session header, or None."""
-    for name in SESSION_HEADERS:
+    for name, key in SESSION_HEADERS:
         try:
-            once(headers, name.lower())
+            once(headers, key)
         except DuplicatedHeaderError:
             return f"Duplicated {name} header. Send exactly one {name} header."
     return None

@@ -80,7 +80,12 @@ class SessionPath:
         if incoming.kind == "request" and incoming.method == "ping":
             # answered whether a session applies or not
             return open_call(
-                incoming, exchange, stream, revision=SESSIONS, capabilities={}
+                incoming,
+                exchange,
+                stream,
+                revision=SESSIONS,
+                meta=incoming.meta,
+                capabilities={},
             )
         session = self._live_session(incoming, exchange)
         if isinstance(session, Reply):
@@ -101,6 +106,7 @@ class SessionPath:
             exchange,
             stream,
             revision=revision(session.protocol_version),
+            meta=incoming.meta,
             capabilities=session.client_capabilities,
             session=session,
         )
