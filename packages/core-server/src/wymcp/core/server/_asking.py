@@ -252,62 +252,6 @@ def _round(
     return recorded, responses
 
 
-def build_context(
-    call: Call,
-    target: str,
-    *,
-    keys: StateKeys,
-    options: EngineOptions,
-    server: object,
-) -> ToolContext:
-    """The `ctx` of one call; `target` ("tools/call:name") binds its state."""
-    session = call.session
-    now = options.wall_clock()
-    recorded, responses = _round(call, target, keys, now)
-    asker: Asker | None = None
-    if call.revision.stateless:
-        level = call.meta.get(META_LOG_LEVEL)
-        log_enabled = level is not None
-        threshold = level if isinstance(level, str) else None
-        principal = call.principal
-        expires = now + options.state_ttl
-
-        def sealer(value: Any, carried: Round) -> str:
-            return seal(
-                keys,
-                value,
-                target=_bound(call, target),
-                principal=principal,
-                expires=expires,
-                answers=carried.answers,
-                partial=carried.partial,
-                rounds=carried.rounds,
-            )
-
-        asker = _Replay(call.capabilities, responses, recorded, sealer)
-    else:
-        log_enabled = True
-        threshold = session.log_level if session is not None else None
-        if session is not None and call.stream is not None:
-            asker = session_asker(
-                session, call.revision, call.stream, options.client_request_timeout
-            )
-    return ToolContext(
-        request_id=call.id,
-        session_id=session.id if session is not None else None,
-        protocol_version=call.version,
-        meta=call.meta,
-        principal=call.principal,
-        client_capabilities=call.capabilities,
-        stream=call.stream,
-        log_enabled=log_enabled,
-        log_threshold=threshold,
-        asker=asker,
-        request_state=recorded.state,
-        server=server,
-    )
-
-
 class Contexts:
     """Builds the `ctx` of each call for one engine.
 
@@ -321,12 +265,58 @@ class Contexts:
         self._server = server
 
     def __call__(self, call: Call, target: str = "") -> ToolContext:
-        """The `ctx` of `call`; `target` ("tools/call:name") binds its state."""
-        ctx = build_context(
-            call, target, keys=self._keys, options=self._options, server=self._server
+        """The `ctx` of `call`; `target` ("tools/call:name") binds its state.
+
+        The revision chooses how it asks the client: an input_required replay
+        when stateless, requests on the call's stream in a session.
+        """
+        keys, options = self._keys, self._options
+        session = call.session
+        now = options.wall_clock()
+        recorded, responses = _round(call, target, keys, now)
+        asker: Asker | None = None
+        if call.revision.stateless:
+            level = call.meta.get(META_LOG_LEVEL)
+            log_enabled = level is not None
+            threshold = level if isinstance(level, str) else None
+            principal = call.principal
+            expires = now + options.state_ttl
+
+            def sealer(value: Any, carried: Round) -> str:
+                return seal(
+                    keys,
+                    value,
+                    target=_bound(call, target),
+                    principal=principal,
+                    expires=expires,
+                    answers=carried.answers,
+                    partial=carried.partial,
+                    rounds=carried.rounds,
+                )
+
+            asker = _Replay(call.capabilities, responses, recorded, sealer)
+        else:
+            log_enabled = True
+            threshold = session.log_level if session is not None else None
+            if session is not None and call.stream is not None:
+                asker = session_asker(
+                    session, call.revision, call.stream, options.client_request_timeout
+                )
+        return ToolContext(
+            request_id=call.id,
+            session_id=session.id if session is not None else None,
+            protocol_version=call.version,
+            meta=call.meta,
+            principal=call.principal,
+            client_capabilities=call.capabilities,
+            stream=call.stream,
+            log_enabled=log_enabled,
+            log_threshold=threshold,
+            asker=asker,
+            state=self._server.state,
+            request_state=recorded.state,
+            server=self._server,
         )
-        ctx.state = self._server.state
-        return ctx
 
 
 async def answer_asking(run: Awaitable[dict[str, Any]]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from wymcp.core.server._jsonrpc import (
 )
 from wymcp.core.server._levels import is_level
 from wymcp.core.server._mirror import DuplicatedHeaderError, HeaderIndex, once
-from wymcp.core.server._revision import revision
+from wymcp.core.server._revision import REVISIONS
 from wymcp.core.server._session import Session
 
 BEFORE_INITIALIZED: Final = frozenset({"ping", "tools/list", "tools/call"})
@@ -50,7 +50,7 @@ def wrong_version_header(session: Session, sent: str | None) -> str | None:
 
     An absent header is allowed; a revision that ignores the header allows any.
     """
-    if sent is None or not revision(session.protocol_version).checks_version_header:
+    if sent is None or not REVISIONS[session.protocol_version].checks_version_header:
         return None
     if sent.strip() == session.protocol_version:
         return None

@@ -33,7 +33,7 @@ from wymcp.core.server._lifecycle import (
 )
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._outbox import END, Outbox
-from wymcp.core.server._revision import HANDSHAKE, SESSIONS, revision
+from wymcp.core.server._revision import HANDSHAKE, REVISIONS, SESSIONS, revision
 from wymcp.core.server._session import (
     DECLARATION_LIMIT,
     Session,
@@ -105,7 +105,7 @@ class SessionPath:
             incoming,
             exchange,
             stream,
-            revision=revision(session.protocol_version),
+            revision=REVISIONS[session.protocol_version],
             meta=incoming.meta,
             capabilities=session.client_capabilities,
             session=session,

@@ -26,7 +26,7 @@ from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
 from wymcp.core.server._result_limit import result_size, text_size, too_large
-from wymcp.core.server._revision import revision
+from wymcp.core.server._revision import REVISIONS
 from wymcp.core.server._task_failure import TaskFailedError
 
 _log = logging.getLogger("wymcp.core.server")
@@ -126,7 +126,7 @@ def _content_list(value: object) -> list[dict[str, Any]] | None:
 
 def gate_content(content: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
     """Blocks a revision cannot carry: a resource link without titles goes as text."""
-    if revision(version).titles:
+    if REVISIONS[version].titles:
         return content
     return [
         _text(f"Resource: {b.get('uri')}") if b.get("type") == "resource_link" else b
@@ -366,7 +366,7 @@ def _shape(
         has_structured
         and not is_error
         and spec.output_schema is not None
-        and revision(version).carries_structured(structured)
+        and REVISIONS[version].carries_structured(structured)
     ):
         problems = spec.validate_output(structured)
         if problems:
