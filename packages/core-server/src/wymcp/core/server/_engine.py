@@ -229,18 +229,20 @@ class Engine:
         """Answer one POSTed JSON-RPC message.
 
         The stateless ladder or the session path opens the `Call` (or answers
-        alone); its revision says whether it serves the method, and how an
-        `RpcError` becomes an HTTP reply.
+        alone); its revision says whether it serves the method (else -32601
+        with the revision's text) and how an `RpcError` becomes a reply. The
+        handler comes from the one method table; a session's call runs as one
+        the session can cancel.
         """
         body = exchange.body
         try:
             incoming = classify(body)
         except RpcError as error:
             return Reply(400, error_response(request_id_of(body), error))
-        answering: Revision = SESSIONS
+        revision: Revision = SESSIONS
         try:
             if takes_stateless_path(incoming, exchange.headers.index):
-                answering = STATELESS
+                revision = STATELESS
                 opened = open_stateless(
                     incoming, exchange, stream, self.options.protocol_versions
                 )
@@ -248,22 +250,18 @@ class Engine:
                 opened = self._session_path.open(incoming, exchange, stream)
             if isinstance(opened, Reply):
                 return opened
-            answering = opened.revision
-            return await self._serve(opened)
+            call = opened
+            revision = call.revision
+            if call.method not in revision.methods:
+                raise revision.method_not_found()
+            handler = self._methods[call.method]
+            if call.session is not None:
+                return await run_in_session(call.session, handler, call)
+            result = await handler(call)
+            info = self._server_info(call.version) if revision.stateless else None
+            return Reply(200, response(call.id, revision.finish(result, info)))
         except RpcError as error:
-            return answering.reply(incoming.id, error)
-
-    async def _serve(self, call: Call) -> Reply:
-        """Run the handler of `call`'s method; -32601 when its revision has none."""
-        revision = call.revision
-        if call.method not in revision.methods:
-            raise revision.method_not_found()
-        handler = self._methods[call.method]
-        if call.session is not None:
-            return await run_in_session(call.session, handler, call)
-        result = await handler(call)
-        info = self._server_info(revision.name) if revision.stateless else None
-        return Reply(200, response(call.id, revision.finish(result, info)))
+            return revision.reply(incoming.id, error)
 
     # ------------------------------------------------------------ GET/DELETE
 
