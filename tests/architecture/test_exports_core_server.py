@@ -66,6 +66,7 @@ EXPECTED = [
     "encode_json",
     "error_message",
     "image",
+    "is_stateless",
     "mirrored_headers",
     "nesting_depth",
     "principal_key",

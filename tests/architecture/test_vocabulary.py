@@ -31,22 +31,6 @@ VOCABULARY = {
 }
 """The modules that define the vocabulary, and what each may spell."""
 
-PENDING_MERGE = {
-    # core-server's call path (e14/p14): _NAME_LIMIT = 120
-    "packages/core-server/src/wymcp/core/server/_toolcall.py": {"echo"},
-    # the engine's dispatcher and revision checks (e14) read the header names
-    "packages/core-server/src/wymcp/core/server/_ladder.py": {"header"},
-    "packages/core-server/src/wymcp/core/server/_lifecycle.py": {"header", "version"},
-    "packages/core-server/src/wymcp/core/server/_mirror.py": {"header"},
-    "packages/core-server/src/wymcp/core/server/_session_path.py": {
-        "header",
-        "version",
-    },
-    # the Redis-brokered engine (b16) reads Mcp-Session-Id
-    "packages/transport-aiohttp/src/wymcp/transport/aiohttp/_brokered_engine.py": {
-        "header"
-    },
-}
 """Copies in modules other branches of issue 14 rewrite: empty it after merging.
 
 Each entry is exact (path and kind): a new copy anywhere else still fails.
@@ -165,14 +149,14 @@ def test_the_scan_finds_each_kind_of_copy():
 
 
 def test_the_listed_modules_exist():
-    for path in (*VOCABULARY, *PENDING_MERGE):
+    for path in VOCABULARY:
         assert (ROOT / path).is_file(), path
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_module_spells_the_vocabulary_outside_its_home(path: Path):
     relative = path.relative_to(ROOT).as_posix()
-    allowed = VOCABULARY.get(relative, set()) | PENDING_MERGE.get(relative, set())
+    allowed = VOCABULARY.get(relative, set())
     stray = [
         f"{relative}:{line}: {kind}"
         for kind, line in findings(path.read_text(encoding="utf-8"))
@@ -183,10 +167,3 @@ def test_no_module_spells_the_vocabulary_outside_its_home(path: Path):
         "SESSION_HEADER, ..., MODERN, SUPPORTED; wymcp.core.schema: ECHO_LIMIT, "
         f"SCOPE_TOKEN) instead of spelling it: {stray}"
     )
-
-
-@pytest.mark.parametrize(("relative", "kinds"), sorted(PENDING_MERGE.items()))
-def test_each_pending_entry_still_holds_a_copy(relative: str, kinds: set[str]):
-    # once a copy is gone its entry goes too, so the set only ever shrinks
-    found = {kind for kind, _ in findings((ROOT / relative).read_text("utf-8"))}
-    assert kinds <= found, f"{relative} no longer spells {kinds - found}: unlist it"

@@ -819,3 +819,30 @@ async def test_a_call_that_swallows_a_delete_still_answers_session_terminated(
     answer, _ = await call
     assert answer.status == 404
     assert answer.body["error"]["message"] == "Session terminated"
+
+
+@pytest.mark.parametrize("name", ["Mcp-Session-Id", "MCP-Protocol-Version"])
+async def test_a_repeated_session_header_gets_one_answer_on_post_get_and_delete(
+    wire, name
+):
+    sid = await wire.initialize()
+    headers = [("Mcp-Session-Id", sid), ("MCP-Protocol-Version", "2025-11-25")]
+    headers.append((name, dict(headers)[name]))
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    posted, _ = await wire.post(body, headers, revision="2025-11-25")
+    said = f"Duplicated {name} header. Send exactly one {name} header."
+    assert posted.body["error"]["data"] == {"reason": said}
+    got = await wire.engine.get(
+        Exchange(method="GET", headers=Headers.of(headers)), wire.Stream()
+    )
+    deleted = await wire.engine.delete(
+        Exchange(method="DELETE", headers=Headers.of(headers))
+    )
+    assert (
+        (got.status, got.body)
+        == (deleted.status, deleted.body)
+        == (
+            400,
+            {"error": said},
+        )
+    )

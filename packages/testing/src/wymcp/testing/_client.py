@@ -25,6 +25,7 @@ from wymcp.core.server import (
     MODERN,
     SESSION_HEADER,
     encode_json,
+    is_stateless,
     mirrored_headers,
     request_message,
     request_meta,
@@ -91,7 +92,7 @@ class Client:
     @property
     def modern(self) -> bool:
         """Whether the client speaks 2026-07-28 (stateless)."""
-        return self.protocol_version == MODERN
+        return is_stateless(self.protocol_version)
 
     @property
     def http(self) -> TestClient[web.Request, web.Application]:

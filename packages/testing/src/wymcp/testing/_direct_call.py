@@ -15,12 +15,12 @@ from wymcp.conf import Settings, build_engine
 from wymcp.core.schema import ToolSpec, prepare
 from wymcp.core.server import (
     METHOD_NOT_FOUND,
-    MODERN,
     SESSION_HEADER,
     Engine,
     Exchange,
     Headers,
     error_message,
+    is_stateless,
     mirrored_headers,
     request_message,
     request_meta,
@@ -84,7 +84,7 @@ class _Session:
 
     async def open(self) -> None:
         """Initialize a session (2025 revisions only)."""
-        if self.version == MODERN:
+        if is_stateless(self.version):
             return
         initialize = request_message(
             0,
@@ -113,7 +113,7 @@ class _Session:
     async def call(self, spec: ToolSpec, arguments: dict[str, Any]) -> Answer:
         """Send the tools/call and return its answer."""
         params: dict[str, Any] = {"name": spec.name, "arguments": arguments}
-        if self.version == MODERN:
+        if is_stateless(self.version):
             params["_meta"] = request_meta(
                 capabilities=self.ctx.client_capabilities,
                 client_info=CLIENT_INFO,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wymcp.core.server import MODERN, ToolContext
+from wymcp.core.server import MODERN, ToolContext, is_stateless
 from wymcp.testing._recorder import Recorder
 
 
@@ -43,7 +43,7 @@ class DirectContext(ToolContext):
             principal=principal,
             client_capabilities=dict(client_capabilities or {}),
             stream=self._recorder,
-            log_enabled=log_level is not None or protocol_version != MODERN,
+            log_enabled=log_level is not None or not is_stateless(protocol_version),
             log_threshold=log_level,
             state=state,
         )

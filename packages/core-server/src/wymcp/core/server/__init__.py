@@ -69,6 +69,7 @@ from wymcp.core.server._revision import (
     META_VERSION,
     MODERN,
     SUPPORTED,
+    is_stateless,
 )
 from wymcp.core.server._session import (
     MemorySessionStore,
@@ -150,6 +151,7 @@ __all__ = [
     "encode_json",
     "error_message",
     "image",
+    "is_stateless",
     "mirrored_headers",
     "nesting_depth",
     "principal_key",

@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
-from wymcp.core.server._call import Call, invalid_params
+from wymcp.core.server._call import Call
 from wymcp.core.server._context import (
     CAPABILITY_OF,
     Asker,
@@ -24,9 +24,9 @@ from wymcp.core.server._context import (
     ToolContext,
 )
 from wymcp.core.server._exchange import Stream
-from wymcp.core.server._jsonrpc import MISSING_CAPABILITY, RpcError
+from wymcp.core.server._jsonrpc import invalid_params, missing_capability
 from wymcp.core.server._options import EngineOptions
-from wymcp.core.server._revision import META_LOG_LEVEL, has_titles
+from wymcp.core.server._revision import META_LOG_LEVEL, Revision
 from wymcp.core.server._session import Session
 from wymcp.core.server._state import (
     MAX_STATE,
@@ -151,7 +151,9 @@ class _Replay:
         raise self._input_required(pending, given, state)
 
 
-def session_asker(session: Session, stream: Stream, timeout: float) -> Asker:
+def session_asker(
+    session: Session, revision: Revision, stream: Stream, timeout: float
+) -> Asker:
     """Send each question as a request on the call's stream and await it."""
 
     async def one(request: InputRequest) -> dict[str, Any]:
@@ -159,7 +161,7 @@ def session_asker(session: Session, stream: Stream, timeout: float) -> Asker:
         if (
             needed is None
             or needed not in session.client_capabilities
-            or (needed == "elicitation" and not has_titles(session.protocol_version))
+            or (needed == "elicitation" and not revision.titles)
         ):
             raise ClientRequestError(
                 "not_supported",
@@ -223,7 +225,7 @@ def _round(
     call: Call, target: str, keys: StateKeys, now: float
 ) -> tuple[Round, Mapping[str, Any]]:
     """The verified round and the responses of a 2026 retry."""
-    if not call.modern:
+    if not call.revision.stateless:
         return Round(), {}
     responses = call.params.get("inputResponses")
     if responses is None:
@@ -250,58 +252,71 @@ def _round(
     return recorded, responses
 
 
-def build_context(
-    call: Call,
-    target: str,
-    *,
-    keys: StateKeys,
-    options: EngineOptions,
-    server: object,
-) -> ToolContext:
-    """The `ctx` of one call; `target` ("tools/call:name") binds its state."""
-    session = call.session
-    now = options.wall_clock()
-    recorded, responses = _round(call, target, keys, now)
-    asker: Asker | None = None
-    if call.modern:
-        level = call.meta.get(META_LOG_LEVEL)
-        log_enabled = level is not None
-        threshold = level if isinstance(level, str) else None
-        principal = call.principal
-        expires = now + options.state_ttl
+class Contexts:
+    """Builds the `ctx` of each call for one engine.
 
-        def sealer(value: Any, carried: Round) -> str:
-            return seal(
-                keys,
-                value,
-                target=_bound(call, target),
-                principal=principal,
-                expires=expires,
-                answers=carried.answers,
-                partial=carried.partial,
-                rounds=carried.rounds,
-            )
+    `server` is the engine: each `ctx.server`, and its `state` (what the
+    lifespan yielded) read when the call starts.
+    """
 
-        asker = _Replay(call.capabilities, responses, recorded, sealer)
-    else:
-        log_enabled = True
-        threshold = session.log_level if session is not None else None
-        if session is not None and call.stream is not None:
-            asker = session_asker(session, call.stream, options.client_request_timeout)
-    return ToolContext(
-        request_id=call.id,
-        session_id=session.id if session is not None else None,
-        protocol_version=call.version,
-        meta=call.meta,
-        principal=call.principal,
-        client_capabilities=call.capabilities,
-        stream=call.stream,
-        log_enabled=log_enabled,
-        log_threshold=threshold,
-        asker=asker,
-        request_state=recorded.state,
-        server=server,
-    )
+    def __init__(self, *, keys: StateKeys, options: EngineOptions, server: Any) -> None:
+        self._keys = keys
+        self._options = options
+        self._server = server
+
+    def __call__(self, call: Call, target: str = "") -> ToolContext:
+        """The `ctx` of `call`; `target` ("tools/call:name") binds its state.
+
+        The revision chooses how it asks the client: an input_required replay
+        when stateless, requests on the call's stream in a session.
+        """
+        keys, options = self._keys, self._options
+        session = call.session
+        now = options.wall_clock()
+        recorded, responses = _round(call, target, keys, now)
+        asker: Asker | None = None
+        if call.revision.stateless:
+            level = call.meta.get(META_LOG_LEVEL)
+            log_enabled = level is not None
+            threshold = level if isinstance(level, str) else None
+            principal = call.principal
+            expires = now + options.state_ttl
+
+            def sealer(value: Any, carried: Round) -> str:
+                return seal(
+                    keys,
+                    value,
+                    target=_bound(call, target),
+                    principal=principal,
+                    expires=expires,
+                    answers=carried.answers,
+                    partial=carried.partial,
+                    rounds=carried.rounds,
+                )
+
+            asker = _Replay(call.capabilities, responses, recorded, sealer)
+        else:
+            log_enabled = True
+            threshold = session.log_level if session is not None else None
+            if session is not None and call.stream is not None:
+                asker = session_asker(
+                    session, call.revision, call.stream, options.client_request_timeout
+                )
+        return ToolContext(
+            request_id=call.id,
+            session_id=session.id if session is not None else None,
+            protocol_version=call.version,
+            meta=call.meta,
+            principal=call.principal,
+            client_capabilities=call.capabilities,
+            stream=call.stream,
+            log_enabled=log_enabled,
+            log_threshold=threshold,
+            asker=asker,
+            state=self._server.state,
+            request_state=recorded.state,
+            server=self._server,
+        )
 
 
 async def answer_asking(run: Awaitable[dict[str, Any]]) -> dict[str, Any]:
@@ -320,8 +335,4 @@ def asking_result(asked: InputRequired | MissingCapabilityError) -> dict[str, An
     """The input_required result; -32021 for a capability not declared."""
     if isinstance(asked, InputRequired):
         return asked.result
-    raise RpcError(
-        MISSING_CAPABILITY,
-        "Missing required client capability",
-        {"requiredCapabilities": asked.required},
-    ) from None
+    raise missing_capability(asked.required) from None

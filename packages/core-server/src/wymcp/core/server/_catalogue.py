@@ -18,30 +18,26 @@ from wymcp.core.schema import (
 from wymcp.core.server._help import HELP_NAME, help_definition
 from wymcp.core.server._prompt import PromptSpec, prepare_prompt
 from wymcp.core.server._resource import ResourceSpec, prepare_resource
-from wymcp.core.server._revision import has_titles, is_modern
+from wymcp.core.server._revision import Revision
 
 
-def tool_definition(spec: ToolSpec, version: str) -> dict[str, Any]:
-    """A Tool object of `tools/list`, with the fields `version` has."""
+def tool_definition(spec: ToolSpec, revision: Revision) -> dict[str, Any]:
+    """A Tool object of `tools/list`, with the fields `revision` has."""
     tool = spec.tool
     definition: dict[str, Any] = {"name": spec.name}
     title = getattr(tool, "title", None)
-    if title and has_titles(version):
+    if title and revision.titles:
         definition["title"] = title
     definition["description"] = tool.description
     definition["inputSchema"] = dict(spec.input_schema)
     output = spec.output_schema
-    if (
-        output is not None
-        and has_titles(version)
-        and (is_modern(version) or output.get("type") == "object")
-    ):
+    if output is not None and revision.publishes_output_schema(output):
         definition["outputSchema"] = dict(output)
     annotations = getattr(tool, "annotations", None)
     if annotations:
         definition["annotations"] = dict(annotations)
     support = published_task_support(spec.task_support)
-    if support != "forbidden" and is_modern(version):
+    if support != "forbidden" and revision.stateless:
         definition["execution"] = {"taskSupport": support}
     return definition
 
@@ -108,12 +104,12 @@ class Catalogue:
         self._changed("tools")
         return True
 
-    def tool_definitions(self, version: str) -> list[dict[str, Any]]:
+    def tool_definitions(self, revision: Revision) -> list[dict[str, Any]]:
         """`tools/list` entries in order, help last."""
-        key = ("tools", version)
+        key = ("tools", revision.name)
         if key not in self._cache:
             self._cache[key] = [
-                *(tool_definition(s, version) for s in self.tools),
+                *(tool_definition(s, revision) for s in self.tools),
                 help_definition(),
             ]
         return self._cache[key]
@@ -136,12 +132,12 @@ class Catalogue:
         self._changed("resources")
         return True
 
-    def resource_definitions(self, version: str, *, templates: bool) -> list[Any]:
+    def resource_definitions(self, revision: Revision, *, templates: bool) -> list[Any]:
         """`resources/list` or `resources/templates/list` entries in order."""
-        key = ("templates" if templates else "resources", version)
+        key = ("templates" if templates else "resources", revision.name)
         if key not in self._cache:
             self._cache[key] = [
-                r.definition(version)
+                r.definition(revision)
                 for r in self.resources
                 if (r.template is not None) == templates
             ]
@@ -185,9 +181,9 @@ class Catalogue:
         self._changed("prompts")
         return True
 
-    def prompt_definitions(self, version: str) -> list[Any]:
+    def prompt_definitions(self, revision: Revision) -> list[Any]:
         """`prompts/list` entries in order."""
-        key = ("prompts", version)
+        key = ("prompts", revision.name)
         if key not in self._cache:
-            self._cache[key] = [p.definition(version) for p in self.prompts]
+            self._cache[key] = [p.definition(revision) for p in self.prompts]
         return self._cache[key]

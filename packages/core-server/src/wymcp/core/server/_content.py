@@ -93,7 +93,7 @@ def resource_link(
 ) -> Content:
     """A link to a resource the client may read.
 
-    It exists from 2025-06-18 on; at 2025-03-26 it goes as a text block.
+    It exists from 2025-06-18 on; a revision without it gets a text block.
     """
     block: dict[str, Any] = {"type": "resource_link", "uri": uri, "name": name}
     block.update(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError
+from wymcp.core.server._jsonrpc import invalid_params
 
 _PREFIX = "wymcp:"
 
@@ -19,10 +19,8 @@ def decode_cursor(cursor: object, total: int) -> int:
     """The offset a cursor names; -32602 for anything this server never sent."""
     if cursor is None:
         return 0
-    invalid = RpcError(
-        INVALID_PARAMS,
-        "Invalid params",
-        {"reason": "Invalid cursor. Send the nextCursor of a previous list, or none."},
+    invalid = invalid_params(
+        "Invalid cursor. Send the nextCursor of a previous list, or none."
     )
     if not isinstance(cursor, str) or len(cursor) > 64:  # noqa: PLR2004 - far above any cursor we send
         raise invalid

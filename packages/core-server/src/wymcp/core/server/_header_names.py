@@ -17,3 +17,14 @@ NAME_HEADER: Final = "Mcp-Name"
 """2026-07-28: the tool, prompt or resource the body names, mirrored."""
 PARAM_HEADER_PREFIX: Final = "Mcp-Param-"
 """2026-07-28: the prefix of a mirrored, annotated tool argument."""
+
+SESSION_KEY: Final = SESSION_HEADER.lower()
+"""`SESSION_HEADER` as a key of a `HeaderIndex` (names folded to lower case)."""
+VERSION_KEY: Final = VERSION_HEADER.lower()
+"""`VERSION_HEADER` as a `HeaderIndex` key."""
+METHOD_KEY: Final = METHOD_HEADER.lower()
+"""`METHOD_HEADER` as a `HeaderIndex` key."""
+NAME_KEY: Final = NAME_HEADER.lower()
+"""`NAME_HEADER` as a `HeaderIndex` key."""
+PARAM_KEY_PREFIX: Final = PARAM_HEADER_PREFIX.lower()
+"""`PARAM_HEADER_PREFIX` as the start of a `HeaderIndex` key."""

@@ -75,6 +75,86 @@ class RpcError(Exception):
         return error
 
 
+def invalid_request(reason: str, status: int = 400) -> RpcError:
+    """-32600 with a reason (HTTP 400 unless `status` says otherwise)."""
+    return RpcError(
+        INVALID_REQUEST, "Invalid Request", {"reason": reason}, status=status
+    )
+
+
+def invalid_params(reason: str, status: int | None = None) -> RpcError:
+    """-32602 with a reason."""
+    return RpcError(INVALID_PARAMS, "Invalid params", {"reason": reason}, status=status)
+
+
+def refused_params(refusal: Mapping[str, JSONValue]) -> RpcError:
+    """-32602 carrying a refusal payload, its `message` as the error message."""
+    return RpcError(INVALID_PARAMS, str(refusal["message"]), dict(refusal))
+
+
+def method_not_found(reason: str) -> RpcError:
+    """-32601 with a reason."""
+    return RpcError(METHOD_NOT_FOUND, "Method not found", {"reason": reason})
+
+
+def header_mismatch(reason: str) -> RpcError:
+    """-32020 (HTTP 400): a mirrored header differs from the body or is malformed."""
+    return RpcError(HEADER_MISMATCH, f"Header mismatch: {reason}", status=400)
+
+
+def unsupported_version(supported: list[str], requested: str) -> RpcError:
+    """-32022 naming the supported versions and echoing the requested one, cut."""
+    return RpcError(
+        UNSUPPORTED_VERSION,
+        "Unsupported protocol version",
+        {"supported": supported, "requested": echo(requested)},
+    )
+
+
+def missing_capability(required: Mapping[str, JSONValue]) -> RpcError:
+    """-32021 naming the client capabilities the request lacks."""
+    return RpcError(
+        MISSING_CAPABILITY,
+        "Missing required client capability",
+        {"requiredCapabilities": dict(required)},
+    )
+
+
+def internal_error(reason: str, **data: JSONValue) -> RpcError:
+    """-32603 with a reason (and more data, e.g. the URI, already cut)."""
+    return RpcError(INTERNAL_ERROR, "Internal error", {"reason": reason, **data})
+
+
+def unavailable(message: str, retry_after: int) -> RpcError:
+    """-32603 with HTTP 503 and Retry-After: a limit is reached, retry later."""
+    return RpcError(
+        INTERNAL_ERROR,
+        message,
+        status=503,
+        headers={"Retry-After": str(retry_after)},
+    )
+
+
+def session_terminated() -> RpcError:
+    """-32001 (HTTP 404): the session named is gone or never was."""
+    return RpcError(SESSION_NOT_FOUND, "Session terminated", status=404)
+
+
+def sessions_not_served(supported: list[str]) -> RpcError:
+    """-32600 (HTTP 400) to an `initialize` when no session revision is served."""
+    return RpcError(
+        INVALID_REQUEST,
+        "This server serves 2026-07-28 only; it needs no initialize.",
+        {"supported": supported},
+        status=400,
+    )
+
+
+def resource_not_found(code: int, uri: str) -> RpcError:
+    """`code` (the revision's) for a URI that names nothing, the URI cut."""
+    return RpcError(code, "Resource not found", {"uri": echo(uri)})
+
+
 @attrs.frozen
 class Incoming:
     """One classified JSON-RPC message sent by the client.
@@ -137,85 +217,42 @@ def classify(body: object) -> Incoming:
     Anything else (a batch included) raises `RpcError` -32600.
     """
     if isinstance(body, list):
-        raise RpcError(
-            INVALID_REQUEST,
-            "Invalid Request",
-            {"reason": "Batches are not supported. Send one message per request."},
-            status=400,
+        raise invalid_request(
+            "Batches are not supported. Send one message per request."
         )
     if not isinstance(body, dict):
-        raise RpcError(
-            INVALID_REQUEST,
-            "Invalid Request",
-            {"reason": "The body must be one JSON-RPC message object."},
-            status=400,
-        )
+        raise invalid_request("The body must be one JSON-RPC message object.")
     if body.get("jsonrpc") != "2.0":
-        raise RpcError(
-            INVALID_REQUEST,
-            "Invalid Request",
-            {"reason": "'jsonrpc' must be \"2.0\"."},
-            status=400,
-        )
+        raise invalid_request("'jsonrpc' must be \"2.0\".")
     if "method" in body:
         return _classify_call(body)
     if "id" in body and ("result" in body) != ("error" in body):
         return _classify_response(body)
-    raise RpcError(
-        INVALID_REQUEST,
-        "Invalid Request",
-        {"reason": "Not a request, a notification or a response."},
-        status=400,
-    )
+    raise invalid_request("Not a request, a notification or a response.")
 
 
 def _classify_call(body: dict[str, Any]) -> Incoming:
     method = body["method"]
     if not isinstance(method, str):
-        raise RpcError(
-            INVALID_REQUEST,
-            "Invalid Request",
-            {"reason": "'method' must be a string."},
-            status=400,
-        )
+        raise invalid_request("'method' must be a string.")
     params = body.get("params", {})
     if params is None:
         params = {}
     if not isinstance(params, dict):
-        raise RpcError(
-            INVALID_REQUEST,
-            "Invalid Request",
-            {"reason": "'params' must be an object."},
-            status=400,
-        )
+        raise invalid_request("'params' must be an object.")
     if "id" not in body:
         return Incoming(kind="notification", method=method, params=params)
     if not valid_id(body["id"]):
-        raise RpcError(
-            INVALID_REQUEST,
-            "Invalid Request",
-            {"reason": f"'id' must be {_ID_RULE}."},
-            status=400,
-        )
+        raise invalid_request(f"'id' must be {_ID_RULE}.")
     if _oversized_token(params):
-        raise RpcError(
-            INVALID_REQUEST,
-            "Invalid Request",
-            {"reason": f"'_meta.progressToken' must be {_ID_RULE}."},
-            status=400,
-        )
+        raise invalid_request(f"'_meta.progressToken' must be {_ID_RULE}.")
     return Incoming(kind="request", method=method, id=body["id"], params=params)
 
 
 def _classify_response(body: dict[str, Any]) -> Incoming:
     rid = body["id"]
     if not valid_id(rid):
-        raise RpcError(
-            INVALID_REQUEST,
-            "Invalid Request",
-            {"reason": f"'id' must be {_ID_RULE}."},
-            status=400,
-        )
+        raise invalid_request(f"'id' must be {_ID_RULE}.")
     return Incoming(
         kind="response", id=rid, result=body.get("result"), error=body.get("error")
     )

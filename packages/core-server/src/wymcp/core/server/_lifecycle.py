@@ -1,38 +1,77 @@
-"""The session path's checks and the client's non-request messages.
+"""A session's life: its checks, the client's non-request messages, its calls.
 
-The version header, answers to server requests, and notifications.
+The version header, answers to server requests, notifications, `ping`,
+`logging/setLevel`, and running a request as a call the session can cancel.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import asyncio
+from typing import Any, Final
 
-from wymcp.core.server._call import invalid_request
+from wymcp.core.server._call import Call, Handler
 from wymcp.core.server._context import ClientRequestError
-from wymcp.core.server._jsonrpc import INVALID_REQUEST, PARSE_ERROR, Incoming
-from wymcp.core.server._mirror import HeaderIndex
+from wymcp.core.server._exchange import Reply
+from wymcp.core.server._header_names import (
+    SESSION_HEADER,
+    SESSION_KEY,
+    VERSION_HEADER,
+    VERSION_KEY,
+)
+from wymcp.core.server._jsonrpc import (
+    Incoming,
+    error_response,
+    invalid_params,
+    invalid_request,
+    response,
+    session_terminated,
+)
+from wymcp.core.server._levels import is_level
+from wymcp.core.server._mirror import DuplicatedHeaderError, HeaderIndex, once
+from wymcp.core.server._revision import REVISIONS
 from wymcp.core.server._session import Session
-
-SESSION_STATUS: Final = {PARSE_ERROR: 400, INVALID_REQUEST: 400}
-"""HTTP status of each JSON-RPC error in a session (others: 200)."""
 
 BEFORE_INITIALIZED: Final = frozenset({"ping", "tools/list", "tools/call"})
 """Methods a session serves before `notifications/initialized`."""
 
+SESSION_HEADERS: Final = (
+    (SESSION_HEADER, SESSION_KEY),
+    (VERSION_HEADER, VERSION_KEY),
+)
+"""Headers a session request may carry once at most (as spelled, as indexed)."""
+
+
+def duplicated_session_header(headers: HeaderIndex) -> str | None:
+    """What to answer a request that repeats a session header, or None."""
+    for name, key in SESSION_HEADERS:
+        try:
+            once(headers, key)
+        except DuplicatedHeaderError:
+            return f"Duplicated {name} header. Send exactly one {name} header."
+    return None
+
+
+def wrong_version_header(session: Session, sent: str | None) -> str | None:
+    """What to answer when `MCP-Protocol-Version` names another revision, or None.
+
+    An absent header is allowed; a revision that ignores the header allows any.
+    """
+    if sent is None or not REVISIONS[session.protocol_version].checks_version_header:
+        return None
+    if sent.strip() == session.protocol_version:
+        return None
+    return (
+        "Incorrect MCP-Protocol-Version header. Expected the version "
+        "negotiated during initialize."
+    )
+
 
 def check_session_version(session: Session, headers: HeaderIndex) -> None:
-    """-32600 when `MCP-Protocol-Version` names another revision.
-
-    An absent header is allowed; 2025-03-26 sessions ignore it.
-    """
-    if session.protocol_version == "2025-03-26":
-        return
-    sent = headers.get("mcp-protocol-version")
-    if sent and sent[0].strip() != session.protocol_version:
-        raise invalid_request(
-            "Incorrect MCP-Protocol-Version header. Expected the version "
-            "negotiated during initialize."
-        )
+    """-32600 when `MCP-Protocol-Version` names another revision."""
+    sent = headers.get(VERSION_KEY)
+    problem = wrong_version_header(session, sent[0] if sent else None)
+    if problem is not None:
+        raise invalid_request(problem)
 
 
 def deliver(session: Session, incoming: Incoming) -> None:
@@ -67,3 +106,64 @@ def session_notification(session: Session, incoming: Incoming) -> None:
             if task is not None and not task.done():
                 session.cancelled.add(rid)
                 task.cancel()
+
+
+async def ping(call: Call) -> dict[str, Any]:
+    """`ping`: an empty result."""
+    del call
+    return {}
+
+
+async def set_level(call: Call) -> dict[str, Any]:
+    """`logging/setLevel`: the session's log threshold from now on."""
+    level = call.params.get("level")
+    if not is_level(level):
+        raise invalid_params(
+            "Invalid log level. Use one of debug, info, notice, warning, "
+            "error, critical, alert, emergency."
+        )
+    assert call.session is not None  # noqa: S101 - a session method
+    call.session.log_level = level
+    return {}
+
+
+async def run_in_session(session: Session, handler: Handler, call: Call) -> Reply:
+    """Run one request of `session`, as a call it can cancel or end."""
+    rid = call.id
+    assert rid is not None  # noqa: S101 - a request always has an id
+    task = asyncio.current_task()
+    if task is None:  # pragma: no cover - always served from a task
+        return Reply(200, response(rid, await handler(call)))
+    session.in_flight[rid] = task
+    try:
+        result = await handler(call)
+    except asyncio.CancelledError:
+        if session.terminated:
+            return _terminated(rid, task)
+        if rid in session.cancelled:
+            _take_back(session, rid, task)
+            return Reply(204)
+        raise
+    finally:
+        if session.in_flight.get(rid) is task:
+            del session.in_flight[rid]
+    # the tool may have swallowed its cancellation and returned
+    if session.terminated:
+        return _terminated(rid, task)
+    if rid in session.cancelled:
+        _take_back(session, rid, task)
+    return Reply(200, response(rid, result))
+
+
+def _take_back(session: Session, rid: str | int, task: asyncio.Task[Any]) -> None:
+    """Forget a `notifications/cancelled` and the cancellation it caused."""
+    session.cancelled.discard(rid)
+    if task.cancelling():
+        task.uncancel()
+
+
+def _terminated(rid: str | int, task: asyncio.Task[Any]) -> Reply:
+    """The answer to a call whose session was deleted while it ran."""
+    if task.cancelling():
+        task.uncancel()
+    return Reply(404, error_response(rid, session_terminated()))

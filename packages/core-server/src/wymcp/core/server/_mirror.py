@@ -12,8 +12,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from wymcp.core.schema import HeaderAnnotation, decode_header_value
-from wymcp.core.server._exchange import Headers
-from wymcp.core.server._jsonrpc import HEADER_MISMATCH, RpcError
+from wymcp.core.server._header_names import (
+    METHOD_KEY,
+    NAME_KEY,
+    PARAM_HEADER_PREFIX,
+    PARAM_KEY_PREFIX,
+    VERSION_KEY,
+)
+from wymcp.core.server._jsonrpc import header_mismatch as mismatch
 
 NAMED_METHODS: Final = {
     "tools/call": "name",
@@ -25,22 +31,30 @@ NAMED_METHODS: Final = {
 }
 """Methods whose `Mcp-Name` mirrors a body field, and which field."""
 
-_PARAM_PREFIX: Final = "mcp-param-"
+_PARAM_PREFIX: Final = PARAM_KEY_PREFIX
 _INTEGER: Final = re.compile(r"-?[0-9]+")
-
-
-def mismatch(reason: str) -> RpcError:
-    """A -32020 answer (HTTP 400)."""
-    return RpcError(HEADER_MISMATCH, f"Header mismatch: {reason}", status=400)
 
 
 HeaderIndex = dict[str, list[str]]
 """Header values by lower-case name, in arrival order."""
 
 
-def index_headers(headers: Headers) -> HeaderIndex:
-    """The request's headers by lower-case name (indexed once, when received)."""
-    return headers.index
+class DuplicatedHeaderError(ValueError):
+    """A header that must come once came more than once."""
+
+
+def once(headers: HeaderIndex, name: str) -> str | None:
+    """The one value of header `name` (lower case), or None when absent.
+
+    The one check of a header that must come once (the session headers, the
+    mirrored headers, each `Mcp-Param-*`): DuplicatedHeaderError when repeated.
+    """
+    values = headers.get(name)
+    if values is None:
+        return None
+    if len(values) > 1:
+        raise DuplicatedHeaderError(name)
+    return values[0]
 
 
 def _visible(header: str, value: str) -> str:
@@ -63,24 +77,27 @@ def single(headers: HeaderIndex, name: str) -> str | None:
 
     A value that is not visible ASCII is -32020 too.
     """
-    values = headers.get(name, ())
-    if len(values) > 1:
-        raise mismatch(f"{name} was sent more than once. Send it exactly once.")
-    return _visible(name, values[0]) if values else None
+    try:
+        value = once(headers, name)
+    except DuplicatedHeaderError:
+        raise mismatch(
+            f"{name} was sent more than once. Send it exactly once."
+        ) from None
+    return None if value is None else _visible(name, value)
 
 
 def check_standard(
     headers: HeaderIndex, method: str, version: str, params: Mapping[str, Any]
 ) -> None:
     """Compare `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` with the body."""
-    sent_version = single(headers, "mcp-protocol-version")
+    sent_version = single(headers, VERSION_KEY)
     if sent_version is None:
         raise mismatch("the MCP-Protocol-Version header is missing.")
     if sent_version != version:
         raise mismatch(
             "the MCP-Protocol-Version header differs from the _meta protocolVersion."
         )
-    sent_method = single(headers, "mcp-method")
+    sent_method = single(headers, METHOD_KEY)
     if sent_method is None:
         raise mismatch("the Mcp-Method header is missing.")
     if sent_method != method:
@@ -88,7 +105,7 @@ def check_standard(
     field = NAMED_METHODS.get(method)
     if field is None:
         return
-    sent_name = single(headers, "mcp-name")
+    sent_name = single(headers, NAME_KEY)
     body_name = params.get(field)
     if sent_name is None:
         if isinstance(body_name, str):
@@ -138,11 +155,14 @@ def check_params(
     arguments: Mapping[str, Any],
 ) -> None:
     """Compare each annotated argument with its `Mcp-Param-*` header."""
-    for name, values in headers.items():
-        if len(values) > 1 and name.startswith(_PARAM_PREFIX):
-            raise mismatch("an Mcp-Param-* header was sent more than once.")
+    try:
+        for name in headers:
+            if name.startswith(_PARAM_PREFIX):
+                once(headers, name)
+    except DuplicatedHeaderError:
+        raise mismatch("an Mcp-Param-* header was sent more than once.") from None
     for annotation in annotations:
-        header = f"Mcp-Param-{annotation.header}"
+        header = f"{PARAM_HEADER_PREFIX}{annotation.header}"
         sent = headers.get(header.lower())
         raw = sent[0] if sent else None
         value = value_at(arguments, annotation.path)

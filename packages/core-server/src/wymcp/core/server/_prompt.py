@@ -21,7 +21,7 @@ from wymcp.core.schema import (
     prepare,
 )
 from wymcp.core.server._content import Content
-from wymcp.core.server._revision import has_titles
+from wymcp.core.server._revision import Revision
 
 
 @attrs.frozen(eq=False)
@@ -32,22 +32,22 @@ class PromptSpec:
     prompt: Prompt
     gate: ToolSpec
 
-    def definition(self, version: str) -> dict[str, Any]:
+    def definition(self, revision: Revision) -> dict[str, Any]:
         """The Prompt object of `prompts/list`."""
         prompt = self.prompt
         shape: dict[str, Any] = {"name": self.name}
-        if prompt.title and has_titles(version):
+        if prompt.title and revision.titles:
             shape["title"] = prompt.title
         if prompt.description:
             shape["description"] = prompt.description
         if prompt.arguments:
-            shape["arguments"] = [_argument(a, version) for a in prompt.arguments]
+            shape["arguments"] = [_argument(a, revision) for a in prompt.arguments]
         return shape
 
 
-def _argument(argument: PromptArgument, version: str) -> dict[str, Any]:
+def _argument(argument: PromptArgument, revision: Revision) -> dict[str, Any]:
     shape: dict[str, Any] = {"name": argument.name}
-    if argument.title and has_titles(version):
+    if argument.title and revision.titles:
         shape["title"] = argument.title
     if argument.description:
         shape["description"] = argument.description

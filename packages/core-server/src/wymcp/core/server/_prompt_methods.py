@@ -11,10 +11,12 @@ import logging
 from typing import Any, Final
 
 from wymcp.core.gates import check
-from wymcp.core.server._asking import answer_asking
-from wymcp.core.server._call import Call, Kit, invalid_params, need
+from wymcp.core.server._asking import Contexts, answer_asking
+from wymcp.core.server._call import Call, need
+from wymcp.core.server._catalogue import Catalogue
 from wymcp.core.server._context import MissingCapabilityError
-from wymcp.core.server._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
+from wymcp.core.server._jsonrpc import internal_error, invalid_params, refused_params
+from wymcp.core.server._listing import Listing
 from wymcp.core.server._prompt import prompt_refusal, prompt_result
 from wymcp.core.server._toolcall import InputRequired
 
@@ -27,21 +29,22 @@ MAX_COMPLETIONS: Final = 100
 class PromptMethods:
     """Handlers of the prompt methods and of completion."""
 
-    def __init__(self, kit: Kit) -> None:
-        self._kit = kit
+    def __init__(
+        self, catalogue: Catalogue, contexts: Contexts, listing: Listing
+    ) -> None:
+        self._catalogue = catalogue
+        self._contexts = contexts
+        self._listing = listing
 
     async def list(self, call: Call) -> dict[str, Any]:
         """`prompts/list`."""
-        catalogue = self._kit.catalogue
-        need(call, catalogue.has_prompts)
-        items = catalogue.prompt_definitions(call.version)
-        if call.session is not None:
-            call.session.dirty.discard("prompts")
-        return self._kit.page(call, items, "prompts")
+        need(call, self._catalogue.has_prompts)
+        items = self._catalogue.prompt_definitions(call.revision)
+        return self._listing.page(call, items, "prompts", seen="prompts")
 
     async def get(self, call: Call) -> dict[str, Any]:
         """`prompts/get`: a refused argument answers -32602 with the refusal."""
-        catalogue = self._kit.catalogue
+        catalogue = self._catalogue
         need(call, catalogue.has_prompts)
         name = call.params.get("name")
         if not isinstance(name, str):
@@ -58,8 +61,8 @@ class PromptMethods:
         verdict = check(spec.gate.tool, None, arguments, strict=True)
         if not verdict.accepted:
             refusal = prompt_refusal(spec, verdict.refusal or {})
-            raise RpcError(INVALID_PARAMS, refusal["message"], refusal)
-        ctx = self._kit.context(call, f"prompts/get:{name}")
+            raise refused_params(refusal)
+        ctx = self._contexts(call, f"prompts/get:{name}")
 
         async def render() -> dict[str, Any]:
             try:
@@ -69,17 +72,13 @@ class PromptMethods:
                 raise
             except Exception:  # noqa: BLE001 - a raising render answers -32603
                 _log.exception("prompt %s raised", spec.name)
-                raise RpcError(
-                    INTERNAL_ERROR,
-                    "Internal error",
-                    {"reason": "The prompt could not be rendered."},
-                ) from None
+                raise internal_error("The prompt could not be rendered.") from None
 
         return await answer_asking(render())
 
     async def complete(self, call: Call) -> dict[str, Any]:
         """`completion/complete` for a prompt argument or a template variable."""
-        catalogue = self._kit.catalogue
+        catalogue = self._catalogue
         need(call, catalogue.has_prompts or catalogue.has_resources)
         ref = call.params.get("ref")
         argument = call.params.get("argument")

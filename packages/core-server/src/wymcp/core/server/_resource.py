@@ -13,7 +13,7 @@ import attrs
 
 from wymcp.core.schema import ConfigurationError, Resource
 from wymcp.core.server._content import Content, resource_contents
-from wymcp.core.server._revision import has_titles
+from wymcp.core.server._revision import Revision
 from wymcp.core.server._uri_template import TemplateError, UriTemplate
 
 
@@ -32,7 +32,7 @@ class ResourceSpec:
             return self.template.text
         return self.resource.uri or ""
 
-    def definition(self, version: str) -> dict[str, Any]:
+    def definition(self, revision: Revision) -> dict[str, Any]:
         """The Resource or ResourceTemplate object of the list methods."""
         resource = self.resource
         shape: dict[str, Any] = {}
@@ -41,7 +41,7 @@ class ResourceSpec:
         else:
             shape["uri"] = resource.uri
         shape["name"] = self.name
-        if resource.title and has_titles(version):
+        if resource.title and revision.titles:
             shape["title"] = resource.title
         if resource.description:
             shape["description"] = resource.description

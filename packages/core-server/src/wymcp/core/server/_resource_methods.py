@@ -6,16 +6,12 @@ import logging
 from typing import Any
 
 from wymcp.core.schema import ResourceNotFoundError
-from wymcp.core.server._asking import answer_asking
-from wymcp.core.server._call import Call, Kit, invalid_params, need
+from wymcp.core.server._asking import Contexts, answer_asking
+from wymcp.core.server._call import Call, need
+from wymcp.core.server._catalogue import Catalogue
 from wymcp.core.server._context import MissingCapabilityError
-from wymcp.core.server._jsonrpc import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    RESOURCE_NOT_FOUND,
-    RpcError,
-    echo,
-)
+from wymcp.core.server._jsonrpc import echo, internal_error, invalid_params
+from wymcp.core.server._listing import Listing
 from wymcp.core.server._session import Session
 from wymcp.core.server._subscriptions import (
     MAX_URI_LENGTH,
@@ -41,36 +37,36 @@ def _session_of(call: Call) -> Session:
 
 
 class ResourceMethods:
-    """Handlers of the resource methods, bound to one engine's kit."""
+    """Handlers of the resource methods over one engine's catalogue."""
 
-    def __init__(self, kit: Kit) -> None:
-        self._kit = kit
+    def __init__(
+        self, catalogue: Catalogue, contexts: Contexts, listing: Listing
+    ) -> None:
+        self._catalogue = catalogue
+        self._contexts = contexts
+        self._listing = listing
 
     async def list(self, call: Call) -> dict[str, Any]:
         """`resources/list`."""
-        catalogue = self._kit.catalogue
-        need(call, catalogue.has_resources)
-        items = catalogue.resource_definitions(call.version, templates=False)
-        if call.session is not None:
-            call.session.dirty.discard("resources")
-        return self._kit.page(call, items, "resources")
+        need(call, self._catalogue.has_resources)
+        items = self._catalogue.resource_definitions(call.revision, templates=False)
+        return self._listing.page(call, items, "resources", seen="resources")
 
     async def templates(self, call: Call) -> dict[str, Any]:
         """`resources/templates/list`."""
-        catalogue = self._kit.catalogue
-        need(call, catalogue.has_resources)
-        items = catalogue.resource_definitions(call.version, templates=True)
-        return self._kit.page(call, items, "resourceTemplates")
+        need(call, self._catalogue.has_resources)
+        items = self._catalogue.resource_definitions(call.revision, templates=True)
+        return self._listing.page(call, items, "resourceTemplates")
 
     async def read(self, call: Call) -> dict[str, Any]:
         """`resources/read`: -32602 (2026) or -32002 (2025) for an unknown URI."""
-        need(call, self._kit.catalogue.has_resources)
+        need(call, self._catalogue.has_resources)
         uri = _uri(call)
-        found = self._kit.catalogue.resource_for(uri)
+        found = self._catalogue.resource_for(uri)
         if found is None:
-            raise _not_found(call, uri)
+            raise call.revision.resource_not_found(uri)
         spec, values = found
-        ctx = self._kit.context(call, f"resources/read:{uri}")
+        ctx = self._contexts(call, f"resources/read:{uri}")
 
         async def read() -> dict[str, Any]:
             try:
@@ -79,26 +75,24 @@ class ResourceMethods:
             except (InputRequired, MissingCapabilityError):
                 raise
             except ResourceNotFoundError:
-                raise _not_found(call, uri) from None
+                raise call.revision.resource_not_found(uri) from None
             except Exception:  # noqa: BLE001 - a raising read answers -32603
                 _log.exception("resource %s raised", spec.name)
-                raise RpcError(
-                    INTERNAL_ERROR,
-                    "Internal error",
-                    {"reason": "The resource could not be read.", "uri": echo(uri)},
+                raise internal_error(
+                    "The resource could not be read.", uri=echo(uri)
                 ) from None
 
         result = await answer_asking(read())
         if result.get("resultType") == "input_required":
             return result
-        return self._kit.cache_hints(call, result)
+        return self._listing.hinted(call, result)
 
     async def subscribe(self, call: Call) -> dict[str, Any]:
         """`resources/subscribe` (sessions), for a URI this server serves.
 
         A session watches at most `MAX_URIS` URIs in `WATCH_BYTES` of memory.
         """
-        need(call, self._kit.catalogue.has_resources)
+        need(call, self._catalogue.has_resources)
         session = _session_of(call)
         uri = _uri(call)
         if len(uri) > MAX_URI_LENGTH:
@@ -107,8 +101,8 @@ class ResourceMethods:
             )
         if uri in session.subscriptions:
             return {}
-        if self._kit.catalogue.resource_for(uri) is None:
-            raise _not_found(call, uri)
+        if self._catalogue.resource_for(uri) is None:
+            raise call.revision.resource_not_found(uri)
         cost = watch_cost(uri)
         if (
             len(session.subscriptions) >= MAX_URIS
@@ -124,16 +118,10 @@ class ResourceMethods:
 
     async def unsubscribe(self, call: Call) -> dict[str, Any]:
         """`resources/unsubscribe` (sessions)."""
-        need(call, self._kit.catalogue.has_resources)
+        need(call, self._catalogue.has_resources)
         session = _session_of(call)
         uri = _uri(call)
         if uri in session.subscriptions:
             session.subscriptions.discard(uri)
             session.watched_bytes -= watch_cost(uri)
         return {}
-
-
-def _not_found(call: Call, uri: str) -> RpcError:
-    """The answer to a URI that names nothing: -32602 (2026) or -32002 (2025)."""
-    code = INVALID_PARAMS if call.modern else RESOURCE_NOT_FOUND
-    return RpcError(code, "Resource not found", {"uri": echo(uri)})

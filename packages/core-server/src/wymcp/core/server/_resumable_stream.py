@@ -13,13 +13,12 @@ from typing import Any, Final, Protocol, runtime_checkable
 from wymcp.core.server._exchange import Reply, Stream
 from wymcp.core.server._jsonrpc import INTERNAL_ERROR, RpcError, error_response
 from wymcp.core.server._replay import event_id, json_size
+from wymcp.core.server._revision import REVISIONS
 from wymcp.core.server._session import Session
 from wymcp.core.server._session_stream import next_seq, replay_of
 
 RETRY_MS: Final = 1000
 """The `retry` a closed POST stream tells its client to wait before it resumes."""
-POLLING_SINCE: Final = "2025-11-25"
-"""The first revision whose clients expect priming events (SEP-1699)."""
 
 
 @runtime_checkable
@@ -85,8 +84,9 @@ class ResumableStream:
         if self._key is not None:
             return True
         inner = self._inner
-        if not isinstance(inner, EndsEarly) or (
-            self._session.protocol_version < POLLING_SINCE
+        if (
+            not isinstance(inner, EndsEarly)
+            or not REVISIONS[self._session.protocol_version].polls
         ):
             return False
         seq = next_seq(self._session)
@@ -135,12 +135,14 @@ class ResumableStream:
 
 def resumable(session: Session, stream: Stream) -> Stream:
     """The stream a call of `session` writes to: closable early from 2025-11-25."""
-    if session.protocol_version < POLLING_SINCE:
+    if not REVISIONS[session.protocol_version].polls:
         return stream
     return ResumableStream(session, stream)
 
 
-async def run_resumable(stream: Stream, run: Callable[[], Awaitable[Reply]]) -> Reply:
+async def run_resumable(
+    stream: Stream | None, run: Callable[[], Awaitable[Reply]]
+) -> Reply:
     """Run a call on `stream`; an answer after an early close goes to the replay."""
     if not isinstance(stream, ResumableStream):
         return await run()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from wymcp.core.server._call import Call, invalid_params
+from wymcp.core.server._call import Call
+from wymcp.core.server._jsonrpc import invalid_params
 from wymcp.core.server._task_store import TaskRecord
 from wymcp.core.server._tasks import Tasks, client_has_tasks, missing_tasks, task_json
 

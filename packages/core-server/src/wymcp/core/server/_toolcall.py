@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Coroutine, Mapping
 from typing import Any, Final
 
 from wymcp.core.gates import Verdict, arguments_refusal, check, check_fast
-from wymcp.core.schema import ToolError, ToolSpec, dispatch_action
+from wymcp.core.schema import ECHO_LIMIT, ToolError, ToolSpec, dispatch_action
 from wymcp.core.server._content import Content, ToolResult
 from wymcp.core.server._context import (
     ClientRequestError,
@@ -26,7 +26,7 @@ from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
 from wymcp.core.server._result_limit import over_limit, too_large
-from wymcp.core.server._revision import has_titles, is_modern
+from wymcp.core.server._revision import REVISIONS
 from wymcp.core.server._task_failure import TaskFailedError
 
 _log = logging.getLogger("wymcp.core.server")
@@ -35,7 +35,6 @@ DROPPED_META: Final = "wymcp/dropped"
 """The result `_meta` key listing what lenient mode dropped."""
 
 _MESSAGE_LIMIT: Final = 500
-_NAME_LIMIT: Final = 120
 
 
 class InputRequired(Exception):  # noqa: N818 - a control-flow signal, not an error
@@ -145,8 +144,8 @@ def _content_list(value: object) -> list[dict[str, Any]] | None:
 
 
 def gate_content(content: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
-    """Blocks a revision cannot carry: a resource link at 2025-03-26 goes as text."""
-    if has_titles(version):
+    """Blocks a revision cannot carry: a resource link without titles goes as text."""
+    if REVISIONS[version].titles:
         return content
     return [
         _text(f"Resource: {b.get('uri')}") if b.get("type") == "resource_link" else b
@@ -170,7 +169,7 @@ def raised(
     client's own answer (declined, timed out, too many rounds), no secret.
     """
     reference = secrets.token_hex(4)
-    kind = type(error).__name__[:_NAME_LIMIT]
+    kind = type(error).__name__[:ECHO_LIMIT]
     _log.error(
         "tool %s raised %s (reference %s)",
         spec.name,
@@ -381,8 +380,7 @@ def _shape(
         has_structured
         and not is_error
         and spec.output_schema is not None
-        and has_titles(version)
-        and (is_modern(version) or isinstance(structured, dict))
+        and REVISIONS[version].carries_structured(structured)
     ):
         problems = spec.validate_output(structured)
         if problems:

@@ -21,6 +21,7 @@ from wymcp.conf import Settings, build_engine
 from wymcp.core.server import (
     INTERNAL_ERROR,
     RETRY_AFTER,
+    SESSION_HEADER,
     Exchange,
     Headers,
     MemorySessionStore,
@@ -288,7 +289,7 @@ class BrokeredEngine:
     async def _hydrate(self, exchange: Exchange) -> Session | None:
         """The session the request names, fetched into the local store."""
         self._listen()
-        sids = exchange.headers.getall("Mcp-Session-Id")
+        sids = exchange.headers.getall(SESSION_HEADER)
         if len(sids) != 1 or not is_session_id(sids[0].strip()):
             return None  # the engine answers these
         sid = sids[0].strip()
@@ -333,7 +334,7 @@ class BrokeredEngine:
         self, reply: Reply, local: Session | None, before: tuple[object, ...] | None
     ) -> None:
         try:
-            new_id = reply.headers.get("Mcp-Session-Id")
+            new_id = reply.headers.get(SESSION_HEADER)
             if new_id is not None:
                 created = self._store.get(new_id)
                 if created is not None:
@@ -367,7 +368,7 @@ class BrokeredEngine:
             return
         exchange = Exchange(
             "POST",
-            Headers.of([("Mcp-Session-Id", sid)]),
+            Headers.of([(SESSION_HEADER, sid)]),
             message,
             session.principal,
         )

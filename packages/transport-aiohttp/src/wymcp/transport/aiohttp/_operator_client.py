@@ -22,6 +22,7 @@ from wymcp.core.server import (
     METHOD_NOT_FOUND,
     MODERN,
     SESSION_HEADER,
+    is_stateless,
     mirrored_headers,
     request_message,
     request_meta,
@@ -82,7 +83,7 @@ class OperatorClient:
     @property
     def modern(self) -> bool:
         """Whether requests go statelessly at 2026-07-28."""
-        return self.protocol == MODERN
+        return is_stateless(self.protocol)
 
     async def __aenter__(self) -> Self:
         self._http = aiohttp.ClientSession(timeout=self._timeout)

@@ -1,0 +1,180 @@
+"""The tool methods: `tools/list`, `tools/call`, and the `help` tool it serves.
+
+A call is checked against its `Mcp-Param-*` headers, run at once or as a task
+(the tasks extension), and its asking turned into the revision's answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Mapping
+from typing import Any
+
+from wymcp.core.gates import Verdict
+from wymcp.core.schema import ToolSpec
+from wymcp.core.server._asking import Contexts, asking_result
+from wymcp.core.server._call import Call
+from wymcp.core.server._catalogue import Catalogue
+from wymcp.core.server._context import MissingCapabilityError, ToolContext
+from wymcp.core.server._deadlines import Deadlines
+from wymcp.core.server._help import HELP_NAME, HelpAnswer, answer_help, help_arguments
+from wymcp.core.server._jsonrpc import invalid_params
+from wymcp.core.server._listing import Listing
+from wymcp.core.server._mirror import check_params
+from wymcp.core.server._options import EngineOptions
+from wymcp.core.server._task_failure import TaskFailedError
+from wymcp.core.server._tasks import Tasks, client_has_tasks, missing_tasks
+from wymcp.core.server._toolcall import (
+    InputRequired,
+    call_tool,
+    gate_content,
+    open_call,
+    raised,
+    unknown_tool,
+)
+
+
+class ToolMethods:
+    """Handlers of the tool methods over one engine's catalogue."""
+
+    def __init__(
+        self,
+        *,
+        catalogue: Catalogue,
+        contexts: Contexts,
+        listing: Listing,
+        options: EngineOptions,
+        deadlines: Deadlines,
+        tasks: Tasks,
+    ) -> None:
+        self._catalogue = catalogue
+        self._contexts = contexts
+        self._listing = listing
+        self._options = options
+        self._deadlines = deadlines
+        self._tasks = tasks
+
+    async def list(self, call: Call) -> dict[str, Any]:
+        """`tools/list`: the tools in order, help last."""
+        items = self._catalogue.tool_definitions(call.revision)
+        return self._listing.page(call, items, "tools", seen="tools")
+
+    async def call(self, call: Call) -> dict[str, Any]:
+        """`tools/call`: -32602 for a malformed envelope or an unknown tool."""
+        params = call.params
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise invalid_params("Missing or invalid 'name' in params.")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise invalid_params("Invalid 'arguments' in params: expected an object.")
+        if name == HELP_NAME:
+            if call.checks_params:
+                check_params(call.headers, (), arguments)
+            return self._help(call, arguments)
+        spec = self._catalogue.tool(name)
+        if spec is None:
+            raise unknown_tool(name, self._catalogue.tool_names())
+        if call.checks_params:
+            check_params(call.headers, spec.header_annotations, arguments)
+        opened = (
+            await self._as_task(call, spec, arguments)
+            if call.revision.stateless
+            else None
+        )
+        ctx = self._contexts(call, f"tools/call:{name}")
+        try:
+            return await self._run(call, spec, arguments, ctx, opened=opened)
+        except (InputRequired, MissingCapabilityError) as asked:
+            return asking_result(asked)
+        except TaskFailedError as failed:
+            raise failed.rpc_error() from None
+
+    async def _run(
+        self,
+        call: Call,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        ctx: ToolContext,
+        *,
+        opened: tuple[str | None, Verdict] | None,
+    ) -> dict[str, Any]:
+        options = self._options
+        as_task = opened is not None  # a task's arguments passed the gates already
+
+        def work() -> Awaitable[dict[str, Any]]:
+            return call_tool(
+                spec,
+                arguments,
+                ctx,
+                strict=options.strict,
+                version=call.version,
+                deadlines=self._deadlines,
+                # A task is bound by its TTL, not by the request's CALL_TIMEOUT.
+                call_timeout=None if as_task else options.call_timeout,
+                result_limit=options.result_limit,
+                expose_messages=options.expose_exception_messages,
+                opened=opened,
+            )
+
+        if not as_task:
+            return await work()
+        return await self._tasks.call(
+            work,
+            ctx,
+            principal=call.principal,
+            capabilities=call.capabilities,
+            prelude=bool(getattr(spec.tool, "task_prelude", False)),
+        )
+
+    async def _as_task(
+        self, call: Call, spec: ToolSpec, arguments: dict[str, Any]
+    ) -> tuple[str | None, Verdict] | None:
+        """The gates' accepted verdict when this call runs as a task, else None.
+
+        -32021 when it must and cannot. A call the gates refuse is answered at
+        once, never as a task.
+        """
+        action = arguments.get("action") if spec.plain is None else None
+        support = spec.task_support_for(action if isinstance(action, str) else None)
+        if support == "forbidden":
+            return None
+        if not client_has_tasks(call.capabilities):
+            if support == "required":
+                raise missing_tasks()
+            return None
+        opened = await open_call(spec, arguments, strict=self._options.strict)
+        return None if isinstance(opened, dict) else opened
+
+    def _help(self, call: Call, arguments: dict[str, Any]) -> dict[str, Any]:
+        asked = help_arguments(arguments)
+        if isinstance(asked, dict):
+            return _help_result(call, HelpAnswer(asked, is_error=True))
+        tool, action = asked
+        ctx = self._contexts(call)
+        specs = self._catalogue.tools
+
+        def context_of(spec: ToolSpec, name: str) -> Any:
+            context = spec.tool.action_context(name, ctx)
+            if context is not None and not isinstance(context, Mapping):
+                raise TypeError("action_context must return a mapping or None")
+            return dict(context) if context is not None else None
+
+        try:
+            answer = answer_help(specs, tool, action, context_of)
+        except Exception as error:  # noqa: BLE001 - a raising hook answers tool_raised
+            spec = next(s for s in specs if s.name == tool)
+            return raised(
+                spec, action, error, expose=self._options.expose_exception_messages
+            )
+        return _help_result(call, answer)
+
+
+def _help_result(call: Call, answer: HelpAnswer) -> dict[str, Any]:
+    text = json.dumps(answer.payload, ensure_ascii=False, separators=(",", ":"))
+    return {
+        "content": gate_content([{"type": "text", "text": text}], call.version),
+        "isError": answer.is_error,
+    }
