@@ -22,6 +22,7 @@ from wymcp.core.server._context import (
     InputRequest,
     MissingCapabilityError,
     ToolContext,
+    require_capabilities,
 )
 from wymcp.core.server._exchange import Stream
 from wymcp.core.server._jsonrpc import invalid_params, missing_capability
@@ -133,13 +134,7 @@ class _Replay:
         self, requests: dict[str, InputRequest], state: Any
     ) -> dict[str, dict[str, Any]]:
         """Answer `requests` from the recorded round or the retry, else end the run."""
-        missing: dict[str, Any] = {
-            CAPABILITY_OF[r.method]: {}
-            for r in requests.values()
-            if CAPABILITY_OF.get(r.method, r.method) not in self._capabilities
-        }
-        if missing:
-            raise MissingCapabilityError(missing)
+        require_capabilities(requests.values(), self._capabilities)
         replayed = self._replayed(list(requests))
         if replayed is not None:
             return replayed

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping
 from typing import Any, Final
 
 import attrs
@@ -53,6 +53,19 @@ CAPABILITY_OF: Final = {
     "sampling/createMessage": "sampling",
     "roots/list": "roots",
 }
+
+
+def require_capabilities(
+    requests: Iterable[InputRequest], capabilities: Container[str]
+) -> None:
+    """Raise MissingCapabilityError naming what `requests` need and was not declared."""
+    missing: dict[str, Any] = {
+        CAPABILITY_OF[r.method]: {}
+        for r in requests
+        if CAPABILITY_OF.get(r.method, r.method) not in capabilities
+    }
+    if missing:
+        raise MissingCapabilityError(missing)
 
 
 @attrs.frozen

@@ -15,10 +15,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from wymcp.core.server._context import (
-    CAPABILITY_OF,
     InputRequest,
     MissingCapabilityError,
     ToolContext,
+    require_capabilities,
 )
 from wymcp.core.server._jsonrpc import (
     INTERNAL_ERROR,
@@ -372,13 +372,7 @@ class Tasks:
     ) -> dict[str, dict[str, Any]]:
         """Park a task `input_required` until every question is answered."""
         assert run.record is not None  # noqa: S101 - only a started run asks
-        missing: dict[str, Any] = {
-            CAPABILITY_OF[r.method]: {}
-            for r in requests.values()
-            if CAPABILITY_OF.get(r.method, r.method) not in run.capabilities
-        }
-        if missing:
-            raise MissingCapabilityError(missing)
+        require_capabilities(requests.values(), run.capabilities)
         run.rounds += 1
         minted = {f"{key}-{run.rounds}": key for key in requests}
         task_id = run.record.task_id
