@@ -167,7 +167,10 @@ class Admission:
         One coding at most: stacked codings multiply what a bomb inflates to.
         The connection closes, so nothing the client still sends is read.
         """
-        codings = body_codings(request.headers.getall("Content-Encoding", []))
+        values = request.headers.getall("Content-Encoding", ())
+        if not values:  # what clients send: nothing to parse
+            return
+        codings = body_codings(values)
         accepted = self.settings.ACCEPT_CONTENT_ENCODING
         if not codings or (len(codings) == 1 and codings[0] in accepted):
             return

@@ -135,7 +135,10 @@ class BodyReader:
     @staticmethod
     def _coding(request: web.Request) -> str | None:
         """The coding of a body aiohttp did not inflate (None: as sent is JSON)."""
-        codings = body_codings(request.headers.getall("Content-Encoding", []))
+        values = request.headers.getall("Content-Encoding", ())
+        if not values:
+            return None
+        codings = body_codings(values)
         inflated = getattr(request.content, "total_compressed_bytes", None)
         if not codings or inflated is not None:
             return None
