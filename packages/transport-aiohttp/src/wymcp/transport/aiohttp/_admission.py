@@ -74,24 +74,37 @@ class Admission:
         The principal is kept on the request, so a request admitted by the
         `Expect: 100-continue` handler is not authenticated twice.
         """
-        if self.auth is not None and _PRINCIPAL_KEY in request:
+        if self.auth is None:
+            self.admit_anonymous(request)
+            return None
+        if _PRINCIPAL_KEY in request:
             return request[_PRINCIPAL_KEY]
         self._check_method(request)
+        self._check_addressing(request)
+        outcome = await self.auth.authenticate(request)
+        if isinstance(outcome, web.Response):
+            raise Refused(outcome)
+        principal = request[_PRINCIPAL_KEY] = outcome
+        self._check_body_headers(request)
+        return principal
+
+    def admit_anonymous(self, request: web.Request) -> None:
+        """`admit` without `AUTH`: the same checks, none of which awaits."""
+        self._check_method(request)
+        self._check_addressing(request)
+        self._check_body_headers(request)
+
+    def _check_addressing(self, request: web.Request) -> None:
         self.check_host(request)
         self._check_origin(request)
-        principal = None
-        if self.auth is not None:
-            outcome = await self.auth.authenticate(request)
-            if isinstance(outcome, web.Response):
-                raise Refused(outcome)
-            principal = request[_PRINCIPAL_KEY] = outcome
+
+    def _check_body_headers(self, request: web.Request) -> None:
         if request.method == "POST":
             self._check_content_type(request)
             self._check_content_encoding(request)
             declared = request.content_length
             if declared is not None and declared > self.settings.BODY_LIMIT:
                 raise Refused(too_large(self.settings.BODY_LIMIT))
-        return principal
 
     def challenge(self, request: web.Request) -> BearerChallenge | None:
         """How the engine's refusals of `request` point at a token (None: no AUTH)."""
@@ -154,7 +167,10 @@ class Admission:
         One coding at most: stacked codings multiply what a bomb inflates to.
         The connection closes, so nothing the client still sends is read.
         """
-        codings = body_codings(request.headers.getall("Content-Encoding", []))
+        values = request.headers.getall("Content-Encoding", ())
+        if not values:  # what clients send: nothing to parse
+            return
+        codings = body_codings(values)
         accepted = self.settings.ACCEPT_CONTENT_ENCODING
         if not codings or (len(codings) == 1 and codings[0] in accepted):
             return

@@ -34,6 +34,8 @@ from wymcp.transport.aiohttp._content_coding import (
 )
 from wymcp.transport.aiohttp._json_body import decode_json
 
+NOT_BUFFERED: Any = object()
+"""What `read_buffered` returns for a body it leaves to `read_json`."""
 _READ_CHUNK = 64 * 1024
 _OFF_LOOP = 64 * 1024
 """Bodies larger than this are decoded in a worker thread: `json` with hooks takes
@@ -50,6 +52,28 @@ class BodyReader:
     def reserve(self) -> Reservation:
         """A reservation one request's body grows in (release it when done)."""
         return self.bodies.reserve()
+
+    def read_buffered(self, request: web.Request, reservation: Reservation) -> Any:
+        """`read_json` without awaiting, for the usual call; else `NOT_BUFFERED`.
+
+        Only a body aiohttp already holds whole, sent uncompressed (or inflated
+        by the runner), within `BODY_LIMIT` and small enough to decode on the
+        loop: the same read, budget and decode as `read_json`, none of which
+        waits. Any other body is left unread for `read_json`.
+        """
+        content = request.content
+        limit = self.settings.BODY_LIMIT
+        if (
+            not content.is_eof()
+            or content.total_bytes > min(limit, _OFF_LOOP)
+            or self._coding(request) is not None
+        ):
+            return NOT_BUFFERED
+        body = content.read_nowait(limit + 1)
+        if len(body) > limit:  # kept from `read_json`: never decode past the limit
+            raise Refused(too_large(limit))
+        self._hold(reservation, len(body))
+        return self._decode_now(body)
 
     async def read_json(self, request: web.Request, reservation: Reservation) -> Any:
         """The JSON value of the request's body, or `Refused` saying why not."""
@@ -105,11 +129,20 @@ class BodyReader:
         as sent; a runner that inflates marks the stream with its compressed
         size (`total_compressed_bytes`), and then the bytes read are inflated.
         """
-        codings = body_codings(request.headers.getall("Content-Encoding", []))
+        coding = self._coding(request)
+        return None if coding is None else Inflater(coding, self.settings.BODY_LIMIT)
+
+    @staticmethod
+    def _coding(request: web.Request) -> str | None:
+        """The coding of a body aiohttp did not inflate (None: as sent is JSON)."""
+        values = request.headers.getall("Content-Encoding", ())
+        if not values:
+            return None
+        codings = body_codings(values)
         inflated = getattr(request.content, "total_compressed_bytes", None)
         if not codings or inflated is not None:
             return None
-        return Inflater(codings[0], self.settings.BODY_LIMIT)
+        return codings[0]
 
     def _take(self, inflater: Inflater | None, chunk: bytes) -> bytes:
         if inflater is None:
@@ -146,12 +179,12 @@ class BodyReader:
                 raise Refused(_bad_coding()) from None
         body = b"".join(chunks)
         chunks.clear()
+        if len(body) <= _OFF_LOOP:
+            return self._decode_now(body)
         decode = functools.partial(
             decode_json, body, depth_limit=self.settings.JSON_DEPTH_LIMIT
         )
         try:
-            if len(body) <= _OFF_LOOP:
-                return decode()
             # Off the loop: the hooks of `json` run Python code, so the GIL
             # passes back to the loop while the thread decodes.
             work = asyncio.get_running_loop().run_in_executor(None, yielding, decode)
@@ -161,9 +194,18 @@ class BodyReader:
                 reservation.release_after(work)  # the thread still holds it
                 raise
         except BodyError as exc:
-            raise Refused(
-                error_response(400, PARSE_ERROR, f"Parse error: {exc.reason}")
-            ) from None
+            raise _parse_error(exc) from None
+
+    def _decode_now(self, body: bytes) -> Any:
+        """Decode a body of at most `_OFF_LOOP` bytes on the loop."""
+        try:
+            return decode_json(body, depth_limit=self.settings.JSON_DEPTH_LIMIT)
+        except BodyError as exc:
+            raise _parse_error(exc) from None
+
+
+def _parse_error(exc: BodyError) -> Refused:
+    return Refused(error_response(400, PARSE_ERROR, f"Parse error: {exc.reason}"))
 
 
 def _bad_coding() -> web.Response:

@@ -33,7 +33,7 @@ from wymcp.transport.aiohttp._answers import (
     internal_error,
     reply_response,
 )
-from wymcp.transport.aiohttp._body_reader import BodyReader
+from wymcp.transport.aiohttp._body_reader import NOT_BUFFERED, BodyReader
 from wymcp.transport.aiohttp._sse_stream import SseStream
 
 if TYPE_CHECKING:
@@ -112,10 +112,19 @@ class Endpoint:
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         reservation = self.reader.reserve()
         try:
-            principal = await self.admission.admit(request)
+            # Without AUTH and for a body aiohttp holds whole (the usual call),
+            # nothing here awaits: the same checks, with no coroutine each.
+            admission = self.admission
+            principal = None
+            if admission.auth is None:
+                admission.admit_anonymous(request)
+            else:
+                principal = await admission.admit(request)
             body: Any = None
             if request.method == "POST":
-                body = await self.reader.read_json(request, reservation)
+                body = self.reader.read_buffered(request, reservation)
+                if body is NOT_BUFFERED:
+                    body = await self.reader.read_json(request, reservation)
             exchange = Exchange(
                 request.method,
                 Headers.of(request.headers.items()),
@@ -136,7 +145,13 @@ class Endpoint:
     ) -> web.StreamResponse:
         stream = SseStream(request, keepalive=self.settings.KEEPALIVE_INTERVAL)
         try:
-            reply = await self._exchange(exchange, stream)
+            engine = self.engine
+            if exchange.method == "POST":
+                reply = await engine.post(exchange, stream)
+            elif exchange.method == "GET":
+                reply = await engine.get(exchange, stream)
+            else:
+                reply = await engine.delete(exchange)
             if stream.opened:
                 return await stream.finish(reply.body)
             return reply_response(reply)
@@ -155,13 +170,6 @@ class Endpoint:
         finally:
             if stream.opened:  # only an opened stream has pings to stop
                 await stream.close()
-
-    async def _exchange(self, exchange: Exchange, stream: SseStream) -> Reply:
-        if exchange.method == "POST":
-            return await self.engine.post(exchange, stream)
-        if exchange.method == "GET":
-            return await self.engine.get(exchange, stream)
-        return await self.engine.delete(exchange)
 
     async def _end_stream_with_error(
         self, stream: SseStream, rid: Any
