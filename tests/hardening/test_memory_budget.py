@@ -138,6 +138,13 @@ class Server:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, int]]:
     """Start `wymcp serve` with the holding tools; yield its (pid, port)."""
+    with serving(tmp_path_factory) as started:
+        yield started
+
+
+@contextlib.contextmanager
+def serving(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, int]]:
+    """A `wymcp serve` process of its own with the holding tools: (pid, port)."""
     folder = tmp_path_factory.mktemp("budget")
     (folder / "wymcp_budget_settings.py").write_text(SETTINGS)
     port = free_port()
@@ -268,12 +275,23 @@ def worst_call(wire: Wire, size: int) -> bytes:
     return call_bytes(wire, "hold", {"items": [WORST_ITEM] * (size // unit)})
 
 
+@pytest.fixture
+def two_fresh(
+    tmp_path_factory: pytest.TempPathFactory, wire_to: Callable[[int], Wire]
+) -> Iterator[tuple[Server, Server]]:
+    """Two `wymcp serve` processes of their own, started before the test runs."""
+    with serving(tmp_path_factory) as one, serving(tmp_path_factory) as two:
+        yield Server(one[0], wire_to(one[1])), Server(two[0], wire_to(two[1]))
+
+
 async def test_memory_per_body_byte_is_the_same_for_a_body_twice_as_large(
-    server: Server,
+    two_fresh: tuple[Server, Server],
 ) -> None:
-    # linear in the body: doubling it doubles what a call in flight costs
+    # linear in the body: doubling it doubles what a call in flight costs.
+    # Each size gets a fresh process: heap that earlier calls freed would be
+    # reused unseen by RSS and make the first size look cheaper than it is.
     costs = []
-    for size in (BIG_BODY // 2, BIG_BODY):
+    for server, size in zip(two_fresh, (BIG_BODY // 2, BIG_BODY), strict=True):
         data = worst_call(server.wire, size)
         per_unit = await grown_per_unit(server, WORST_COUNT, data)
         costs.append(per_unit / (len(data) / KIB))
