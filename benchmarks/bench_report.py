@@ -700,6 +700,17 @@ def soak_section(saved: Path) -> str:
     )
 
 
+HISTORY = Path(__file__).resolve().parent / "results" / "history.md"
+"""Earlier runs compared with later ones, written by hand after a full run."""
+
+
+def history_section(saved: Path) -> str:
+    """The hand-kept before/after comparisons, appended as they are."""
+    if not saved.is_file():
+        return ""
+    return "\n" + saved.read_text(encoding="utf-8").strip() + "\n"
+
+
 def write(results: dict[str, Any], out: Path) -> Path:
     """Write performance.md and performance-throughput.png into `out`."""
     png = out / "performance-throughput.png"
@@ -755,6 +766,7 @@ def write(results: dict[str, Any], out: Path) -> Path:
         text += "\n".join(stdio_rows(results["stdio"])) + "\n"
     text += "\n".join(gate_lines(results)) + "\n"
     text += soak_section(SOAK_RESULT)
+    text += history_section(HISTORY)
     report = out / "performance.md"
     report.write_text(text, encoding="utf-8")
     return report
