@@ -24,6 +24,7 @@ from broker.test_shared_sessions import (
     post,
     session_headers,
 )
+from sse_events import next_event
 from wymcp.core.schema import Action, Tool
 from wymcp.transport.aiohttp._setup import get_endpoint
 
@@ -52,19 +53,6 @@ async def worker(aiohttp_client, redis_url: str):
     )
 
 
-async def read_event(response) -> dict[str, str]:
-    """One SSE event's fields, keep-alive comments skipped."""
-    while True:
-        raw = await asyncio.wait_for(response.content.readuntil(b"\n\n"), 10)
-        if not raw.startswith(b":"):
-            break
-    fields: dict[str, str] = {}
-    for line in raw.decode().splitlines():
-        name, _, value = line.partition(": ")
-        fields[name] = value
-    return fields
-
-
 async def open_get(client, sid: str, last: str | None = None):
     headers = {**session_headers(sid), "Accept": "text/event-stream"}
     headers.pop("Content-Type")
@@ -83,10 +71,10 @@ async def test_a_list_change_on_one_worker_reaches_the_get_stream_on_the_other(
     sid = await initialize(one)
     await initialized(one, sid)
     stream = await open_get(one, sid)
-    assert (await read_event(stream))["data"] == ""
+    assert (await next_event(stream))["data"] == ""
     await asyncio.sleep(0.2)  # worker one listens to Redis by now
     served(two).add_tool(Extra)
-    event = await read_event(stream)
+    event = await next_event(stream)
     assert json.loads(event["data"])["method"] == "notifications/tools/list_changed"
     assert event["id"].startswith("r-")
     stream.close()
@@ -100,7 +88,7 @@ async def test_a_resource_update_on_one_worker_reaches_a_subscriber_on_the_other
     sid = await initialize(one)
     await initialized(one, sid)
     stream = await open_get(one, sid)
-    await read_event(stream)
+    await next_event(stream)
     # subscribed through worker two: worker one hears of it through Redis
     subscribe = {
         "jsonrpc": "2.0",
@@ -111,7 +99,7 @@ async def test_a_resource_update_on_one_worker_reaches_a_subscriber_on_the_other
     assert (await post(two, sid, subscribe)).status == 200
     await asyncio.sleep(0.2)
     served(two).resource_updated(WATCHED)
-    event = await read_event(stream)
+    event = await next_event(stream)
     message = json.loads(event["data"])
     assert message["method"] == "notifications/resources/updated"
     assert message["params"] == {"uri": WATCHED}
@@ -142,11 +130,11 @@ async def test_a_list_change_on_one_worker_reaches_a_listen_stream_on_the_other(
     listen_headers.pop("Mcp-Name")
     stream = await one.post("/mcp", json=body, headers=listen_headers)
     assert stream.status == 200
-    ack = json.loads((await read_event(stream))["data"])
+    ack = json.loads((await next_event(stream))["data"])
     assert ack["method"] == "notifications/subscriptions/acknowledged"
     await asyncio.sleep(0.2)
     served(two).add_tool(Extra)
-    event = json.loads((await read_event(stream))["data"])
+    event = json.loads((await next_event(stream))["data"])
     assert event["method"] == "notifications/tools/list_changed"
     assert event["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "sub-1"
     stream.close()
@@ -160,21 +148,21 @@ async def test_a_get_stream_resumes_on_the_other_worker_with_last_event_id(
     sid = await initialize(one)
     await initialized(one, sid)
     stream = await open_get(one, sid)
-    priming = await read_event(stream)
+    priming = await next_event(stream)
     served(one).add_tool(Extra)
-    missed = await read_event(stream)
+    missed = await next_event(stream)
     listing = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
     assert (await post(one, sid, listing)).status == 200  # owed no more: tell again
     served(one).remove_tool("extra")
-    await read_event(stream)
+    await next_event(stream)
     stream.close()  # the client saw only the priming event
 
     resumed = await open_get(two, sid, last=priming["id"])
-    first = await read_event(resumed)
+    first = await next_event(resumed)
     assert first == missed  # same Redis id, same message, from the other worker
-    second = await read_event(resumed)
+    second = await next_event(resumed)
     assert json.loads(second["data"])["method"] == "notifications/tools/list_changed"
-    fresh = await read_event(resumed)
+    fresh = await next_event(resumed)
     assert fresh["data"] == ""  # then the resumed stream's own priming event
     resumed.close()
 
@@ -185,7 +173,7 @@ async def test_an_unknown_redis_event_id_replays_nothing(aiohttp_client, redis_u
     await initialized(one, sid)
     for last in ("r-1-0", "r-99999999999999-0", "r-" + "1" * 100):
         stream = await open_get(one, sid, last=last)
-        assert (await read_event(stream))["data"] == ""
+        assert (await next_event(stream))["data"] == ""
         stream.close()
 
 
@@ -255,16 +243,16 @@ async def test_a_post_stream_closed_early_continues_on_the_other_worker(
         },
     }
     response = await post(one, sid, body)
-    priming = await read_event(response)
+    priming = await next_event(response)
     assert priming["data"] == ""
     assert priming["retry"] == "1000"
     assert priming["id"].startswith("r-")
     assert await response.content.read() == b""  # ended mid-call
 
     resumed = await open_get(two, sid, last=priming["id"])
-    progress = json.loads((await read_event(resumed))["data"])
+    progress = json.loads((await next_event(resumed))["data"])
     assert progress["method"] == "notifications/progress"
-    answer = json.loads((await read_event(resumed))["data"])
+    answer = json.loads((await next_event(resumed))["data"])
     assert answer["id"] == 7
     assert json.loads(answer["result"]["content"][0]["text"]) == {"closed": True}
     assert await asyncio.wait_for(resumed.content.read(), 10) == b""  # it ends

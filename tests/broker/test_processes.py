@@ -25,6 +25,7 @@ from aiohttp import web
 from mcp import Client
 
 from redis_server import free_port
+from sse_events import next_event
 
 _HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
@@ -241,19 +242,6 @@ class RawSession:
         response = await self.http.get(base + "/mcp", headers=headers)
         assert response.status == 200
         return response
-
-
-async def next_event(response: Any) -> dict[str, str]:
-    """One SSE event's fields, keep-alive comments skipped."""
-    while True:
-        raw = await asyncio.wait_for(response.content.readuntil(b"\n\n"), 15)
-        if not raw.startswith(b":"):
-            break
-    fields: dict[str, str] = {}
-    for line in raw.decode().splitlines():
-        name, _, value = line.partition(": ")
-        fields[name] = value
-    return fields
 
 
 def method_of(event: dict[str, str]) -> str:

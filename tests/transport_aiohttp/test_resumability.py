@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from sse_events import next_event
 from wymcp.core.schema import Action, Tool
 from wymcp.core.server._replay import Replay
 from wymcp.transport.aiohttp import create_app
@@ -73,18 +74,6 @@ async def start(aiohttp_client, version: str = LEGACY):
     return app, client, headers
 
 
-async def read_event(response) -> dict[str, str]:
-    """One SSE event's fields (`id`, `data`, `retry`)."""
-    raw = await asyncio.wait_for(response.content.readuntil(b"\n\n"), 10)
-    fields: dict[str, str] = {}
-    for line in raw.decode().splitlines():
-        if line.startswith(":"):
-            return await read_event(response)  # a keep-alive comment
-        name, _, value = line.partition(": ")
-        fields[name] = value
-    return fields
-
-
 async def open_get(client, headers, last: str | None = None):
     get_headers = {k: v for k, v in headers.items() if k != "Content-Type"}
     get_headers["Accept"] = "text/event-stream"
@@ -100,17 +89,17 @@ async def test_a_resumed_get_stream_replays_the_events_after_the_last_id(
 ):
     app, client, headers = await start(aiohttp_client)
     first = await open_get(client, headers)
-    priming = await read_event(first)
+    priming = await next_event(first)
     assert priming["data"] == ""
     get_endpoint(app).engine.add_tool(Extra)  # type: ignore[attr-defined]
-    missed = await read_event(first)
+    missed = await next_event(first)
     assert '"notifications/tools/list_changed"' in missed["data"]
     first.close()  # the client lost the stream: it saw only the priming event
 
     resumed = await open_get(client, headers, last=priming["id"])
-    replayed = await read_event(resumed)
+    replayed = await next_event(resumed)
     assert replayed == missed  # same id, same message
-    fresh = await read_event(resumed)
+    fresh = await next_event(resumed)
     assert fresh["data"] == ""  # then the new stream's own priming event
     assert int(fresh["id"].removeprefix("evt-")) > int(
         missed["id"].removeprefix("evt-")
@@ -124,7 +113,7 @@ async def test_an_unknown_last_event_id_replays_nothing_and_starts_afresh(
     _app, client, headers = await start(aiohttp_client)
     for last in ("evt-999", "garbage", "evt-" + "9" * 5000, "evt-1 evt-2"):
         response = await open_get(client, headers, last=last[:8000])
-        event = await read_event(response)
+        event = await next_event(response)
         assert event["data"] == ""  # the priming event comes first: nothing replayed
         response.close()
 
@@ -145,17 +134,17 @@ async def test_a_post_stream_closed_early_goes_on_in_the_get_naming_it(
     }
     post = await client.post("/mcp", json=call, headers=headers)
     assert post.headers["Content-Type"] == "text/event-stream"
-    progress = await read_event(post)
+    progress = await next_event(post)
     assert '"progress":1' in progress["data"]
-    priming = await read_event(post)
+    priming = await next_event(post)
     assert priming["data"] == ""
     assert priming["retry"] == "1000"
     assert await post.content.read() == b""  # the response ended mid-call
 
     resumed = await open_get(client, headers, last=priming["id"])
-    later = await read_event(resumed)
+    later = await next_event(resumed)
     assert '"progress":2' in later["data"]
-    answer = await read_event(resumed)
+    answer = await next_event(resumed)
     assert '"id":7' in answer["data"]
     assert '\\"closed\\":true' in answer["data"].replace(" ", "")
     assert await asyncio.wait_for(resumed.content.read(), 10) == b""  # it ends
