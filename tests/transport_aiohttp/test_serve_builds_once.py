@@ -1,4 +1,4 @@
-"""`wymcp serve` builds its engine once; `check -v` says where values came from."""
+"""`wymcp serve` and `GunicornWorker` build their engine once; `check -v` origins."""
 
 from __future__ import annotations
 
@@ -88,3 +88,15 @@ def test_check_verbose_lists_each_value_and_its_origin(project, monkeypatch):
     plain = io.StringIO()
     assert _command.check(project, plain, err) == 0
     assert plain.getvalue().splitlines() == ["wymcp check: 0 error(s), 0 warning(s)."]
+
+
+def test_checks_after_a_build_do_not_build_again(project):
+    # GunicornWorker checks the settings of an application it already built
+    from wymcp.conf import load_settings, run_checks
+
+    settings = load_settings(project)
+    made = (sys.modules.get("counted_tool") or __import__("counted_tool")).MADE
+    assert run_checks(settings, built=True) == []
+    assert made == []
+    assert run_checks(settings) == []
+    assert len(made) == 1  # the plain check builds one to test the declarations

@@ -108,14 +108,17 @@ def _auth_warnings(settings: Settings) -> list[CheckMessage]:
     return found
 
 
-def run_checks(settings: Settings) -> list[CheckMessage]:
+def run_checks(settings: Settings, *, built: bool = False) -> list[CheckMessage]:
     """Return every problem with `settings`: errors first, each with its id.
 
     Checking the declarations builds an engine, which is then dropped; a
     command that serves uses `engine_for_command`, which builds just one.
+    `built=True` says the caller has already built the engine from these
+    settings, so the declarations are known to be servable and are not
+    built again.
     """
     found = settings_problems(settings)
-    if settings.TOOLS or settings.RESOURCES or settings.PROMPTS:
+    if not built and (settings.TOOLS or settings.RESOURCES or settings.PROMPTS):
         found += _declaration_problems(settings, build_engine)
     return in_order(found)
 

@@ -54,7 +54,8 @@ class GunicornWorker(GunicornWebWorker):
                     f"factory returning one), not {type(app).__name__}."
                 )
             settings = get_endpoint(app).settings
-            for problem in run_checks(settings):
+            # the application's engine is built: check the rest, not build again
+            for problem in run_checks(settings, built=True):
                 (logger.error if problem.is_error else logger.warning)("%s", problem)
             return make_runner(app, settings, logger=logger, access_log=access_log)
 
