@@ -34,9 +34,8 @@ def install() -> tuple[Path, Path]:
         return node, launcher
     npm = shutil.which("npm")
     if npm is None:
-        if os.environ.get("CI"):
-            pytest.fail("npm is required in CI to run the MCP Inspector test")
-        pytest.skip("npm is not installed: the MCP Inspector CLI cannot be fetched")
+        # the test command needs npm anyway (conformance); a skip would hide it
+        pytest.fail("npm is required to run the MCP Inspector test (see README)")
     CACHE.mkdir(parents=True, exist_ok=True)
     (CACHE / "package.json").write_text(
         json.dumps(
