@@ -8,7 +8,7 @@ its `Revision`, and one method table and one call path serve it.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
 from wymcp.core.schema import ToolSpec
@@ -135,6 +135,8 @@ class Engine:
             "logging/setLevel": set_level,
         }
         """Every method of every revision; each `Revision` says which it serves."""
+        self._stateless_info = self._server_info(STATELESS.name)
+        """The serverInfo every stateless result carries (read, never changed)."""
         self._session_path = SessionPath(
             store=self._store,
             options=opts,
@@ -248,8 +250,8 @@ class Engine:
 
     # ------------------------------------------------------------------ POST
 
-    async def post(self, exchange: Exchange, stream: Stream) -> Reply:
-        """Answer one POSTed JSON-RPC message.
+    def post(self, exchange: Exchange, stream: Stream) -> Coroutine[Any, Any, Reply]:
+        """Answer one POSTed JSON-RPC message (await the coroutine returned).
 
         The stateless ladder or the session path opens the `Call` (or answers
         alone); its revision says whether it serves the method (else -32601
@@ -258,13 +260,14 @@ class Engine:
         the session can cancel. Per-tool scopes are checked first, and a
         `subscriptions/listen` counts as a long-lived stream.
         """
-        denied = refuse_call(exchange, self._catalogue.tool)
-        if denied is not None:
-            return denied
+        if exchange.challenge is not None:
+            denied = refuse_call(exchange, self._catalogue.tool)
+            if denied is not None:
+                return _answered(denied)
         body = exchange.body
         if isinstance(body, dict) and body.get("method") == "subscriptions/listen":
-            return await self._streams.hold(exchange, stream, self._post)
-        return await self._post(exchange, stream)
+            return self._streams.hold(exchange, stream, self._post)
+        return self._post(exchange, stream)
 
     async def _post(self, exchange: Exchange, stream: Stream) -> Reply:
         body = exchange.body
@@ -294,8 +297,9 @@ class Engine:
                     call.stream, lambda: run_in_session(session, handler, call)
                 )
             result = await handler(call)
-            info = self._server_info(call.version) if revision.stateless else None
-            return Reply(200, response(call.id, revision.finish(result, info)))
+            if revision.stateless:
+                result = revision.finish(result, self._stateless_info)
+            return Reply(200, response(call.id, result))
         except RpcError as error:
             return revision.reply(incoming.id, error)
 
@@ -345,3 +349,8 @@ class Engine:
         if call.stream is None:
             raise invalid_request("subscriptions/listen needs a stream.")
         return await self._subscriptions.listen(call.id, honoured, call.stream)
+
+
+async def _answered(reply: Reply) -> Reply:
+    """A reply decided before any await, as the coroutine `Engine.post` returns."""
+    return reply

@@ -216,11 +216,11 @@ def classify(body: object) -> Incoming:
 
     Anything else (a batch included) raises `RpcError` -32600.
     """
-    if isinstance(body, list):
-        raise invalid_request(
-            "Batches are not supported. Send one message per request."
-        )
     if not isinstance(body, dict):
+        if isinstance(body, list):
+            raise invalid_request(
+                "Batches are not supported. Send one message per request."
+            )
         raise invalid_request("The body must be one JSON-RPC message object.")
     if body.get("jsonrpc") != "2.0":
         raise invalid_request("'jsonrpc' must be \"2.0\".")
@@ -238,15 +238,23 @@ def _classify_call(body: dict[str, Any]) -> Incoming:
     params = body.get("params", {})
     if params is None:
         params = {}
-    if not isinstance(params, dict):
+    elif not isinstance(params, dict):
         raise invalid_request("'params' must be an object.")
     if "id" not in body:
-        return Incoming(kind="notification", method=method, params=params)
-    if not valid_id(body["id"]):
+        return Incoming("notification", method, None, params)
+    rid = body["id"]
+    # `valid_id`, inlined for the usual ids (a small integer, a short string)
+    kind = type(rid)
+    if not (
+        (kind is int and -ID_INT_LIMIT < rid < ID_INT_LIMIT)
+        or (kind is str and len(rid) <= ID_TEXT_LIMIT)
+        or valid_id(rid)
+    ):
         raise invalid_request(f"'id' must be {_ID_RULE}.")
-    if _oversized_token(params):
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and "progressToken" in meta and _oversized_token(params):
         raise invalid_request(f"'_meta.progressToken' must be {_ID_RULE}.")
-    return Incoming(kind="request", method=method, id=body["id"], params=params)
+    return Incoming("request", method, rid, params)
 
 
 def _classify_response(body: dict[str, Any]) -> Incoming:

@@ -6,6 +6,8 @@ level, in the order the conformance suite expects; the `Call` it opens.
 
 from __future__ import annotations
 
+from typing import Any, Final
+
 from wymcp.core.server._call import Call, open_call
 from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._header_names import VERSION_KEY
@@ -26,6 +28,8 @@ from wymcp.core.server._revision import (
     STATELESS,
 )
 
+_MISSING: Final[Any] = object()
+
 
 def takes_stateless_path(incoming: Incoming, headers: HeaderIndex) -> bool:
     """Whether a message goes the stateless 2026-07-28 way.
@@ -33,8 +37,8 @@ def takes_stateless_path(incoming: Incoming, headers: HeaderIndex) -> bool:
     It does when `_meta` carries the 2026 fields, or when the
     `MCP-Protocol-Version` header names no handshake revision.
     """
-    meta = incoming.meta
-    if META_VERSION in meta or META_CAPABILITIES in meta:
+    meta = incoming.params.get("_meta")
+    if isinstance(meta, dict) and (META_VERSION in meta or META_CAPABILITIES in meta):
         return True
     versions = headers.get(VERSION_KEY)
     if not versions:
@@ -59,12 +63,13 @@ def open_stateless(
     if incoming.kind == "notification":
         return Reply(202)
     meta = incoming.params.get("_meta")
-    for field in (META_VERSION, META_CAPABILITIES):
-        if not isinstance(meta, dict) or field not in meta:
-            raise invalid_params(f"params._meta must carry '{field}'.")
-    assert isinstance(meta, dict)  # noqa: S101 - narrowed by the loop above
-    version = meta[META_VERSION]
-    capabilities = meta[META_CAPABILITIES]
+    if not isinstance(meta, dict):
+        raise invalid_params(f"params._meta must carry '{META_VERSION}'.")
+    version = meta.get(META_VERSION, _MISSING)
+    capabilities = meta.get(META_CAPABILITIES, _MISSING)
+    if version is _MISSING or capabilities is _MISSING:
+        field = META_VERSION if version is _MISSING else META_CAPABILITIES
+        raise invalid_params(f"params._meta must carry '{field}'.")
     if not isinstance(version, str):
         raise invalid_params(f"params._meta '{META_VERSION}' must be a string.")
     if not isinstance(capabilities, dict):

@@ -20,6 +20,7 @@ from wymcp.core.server._header_names import (
     VERSION_KEY,
 )
 from wymcp.core.server._jsonrpc import header_mismatch as mismatch
+from wymcp.core.server._revision import REVISIONS
 
 NAMED_METHODS: Final = {
     "tools/call": "name",
@@ -32,6 +33,10 @@ NAMED_METHODS: Final = {
 """Methods whose `Mcp-Name` mirrors a body field, and which field."""
 
 _PARAM_PREFIX: Final = PARAM_KEY_PREFIX
+_PLAIN_VERSIONS: Final = frozenset(REVISIONS)
+_PLAIN_METHODS: Final = frozenset().union(*(r.methods for r in REVISIONS.values()))
+"""Versions and methods whose header, sent exactly as the body names them,
+passes as sent (visible ASCII, no blanks, no `=?base64?` wrapping)."""
 _INTEGER: Final = re.compile(r"-?[0-9]+")
 
 
@@ -89,7 +94,47 @@ def single(headers: HeaderIndex, name: str) -> str | None:
 def check_standard(
     headers: HeaderIndex, method: str, version: str, params: Mapping[str, Any]
 ) -> None:
-    """Compare `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` with the body."""
+    """Compare `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` with the body.
+
+    The usual request sends each header once, exactly as the body has it, and
+    the body's values are visible ASCII that no `=?base64?` wrapping or
+    stripping changes: that is accepted at once. Anything else takes the full
+    comparison, which says what differs.
+    """
+    sent_version = headers.get(VERSION_KEY)
+    sent_method = headers.get(METHOD_KEY)
+    if (
+        sent_version is not None
+        and sent_method is not None
+        and len(sent_version) == 1
+        and len(sent_method) == 1
+        and sent_version[0] == version
+        and sent_method[0] == method
+        and version in _PLAIN_VERSIONS
+        and method in _PLAIN_METHODS
+    ):
+        field = NAMED_METHODS.get(method)
+        if field is None:
+            return
+        sent_name = headers.get(NAME_KEY)
+        body_name = params.get(field)
+        if (
+            sent_name is not None
+            and len(sent_name) == 1
+            and sent_name[0] == body_name
+            and body_name.isascii()
+            and body_name.isprintable()
+            and body_name.strip(" \t") == body_name
+            and not body_name.startswith("=?")
+        ):
+            return
+    _check_standard(headers, method, version, params)
+
+
+def _check_standard(
+    headers: HeaderIndex, method: str, version: str, params: Mapping[str, Any]
+) -> None:
+    """`check_standard` for any headers: the -32020 that says what differs."""
     sent_version = single(headers, VERSION_KEY)
     if sent_version is None:
         raise mismatch("the MCP-Protocol-Version header is missing.")
@@ -155,12 +200,9 @@ def check_params(
     arguments: Mapping[str, Any],
 ) -> None:
     """Compare each annotated argument with its `Mcp-Param-*` header."""
-    try:
-        for name in headers:
-            if name.startswith(_PARAM_PREFIX):
-                once(headers, name)
-    except DuplicatedHeaderError:
-        raise mismatch("an Mcp-Param-* header was sent more than once.") from None
+    for name, values in headers.items():
+        if len(values) > 1 and name.startswith(_PARAM_PREFIX):
+            raise mismatch("an Mcp-Param-* header was sent more than once.")
     for annotation in annotations:
         header = f"{PARAM_HEADER_PREFIX}{annotation.header}"
         sent = headers.get(header.lower())
