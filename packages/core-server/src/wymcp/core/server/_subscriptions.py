@@ -14,7 +14,7 @@ from typing import Any, Final
 import attrs
 
 from wymcp.core.server._exchange import Stream
-from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, notification
+from wymcp.core.server._jsonrpc import invalid_params, notification
 from wymcp.core.server._outbox import Outbox
 from wymcp.core.server._revision import META_SUBSCRIPTION
 from wymcp.core.server._stream_pump import pump
@@ -93,11 +93,7 @@ class Subscriptions:
         those it `serves`, up to `WATCH_BYTES` of memory.
         """
         if not isinstance(requested, Mapping):
-            raise RpcError(
-                INVALID_PARAMS,
-                "Invalid params",
-                {"reason": "params.notifications must be an object."},
-            )
+            raise invalid_params("params.notifications must be an object.")
         available = {"tools": True, "prompts": has_prompts, "resources": has_resources}
         honoured: dict[str, Any] = {}
         for flag, kind in _FLAGS.items():
