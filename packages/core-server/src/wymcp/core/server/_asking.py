@@ -216,12 +216,18 @@ def _bound(call: Call, target: str) -> str:
     return f"{target}#{hashlib.sha256(canonical.encode()).hexdigest()[:32]}"
 
 
+_FIRST: Final = Round()
+"""The round of a call that is no retry (nothing recorded, nothing answered)."""
+_SECOND: Final = Round(rounds=1)
+"""The round of a retry of a first round that sealed nothing."""
+
+
 def _round(
     call: Call, target: str, keys: StateKeys, now: float
 ) -> tuple[Round, Mapping[str, Any]]:
     """The verified round and the responses of a 2026 retry."""
     if not call.revision.stateless:
-        return Round(), {}
+        return _FIRST, {}
     responses = call.params.get("inputResponses")
     if responses is None:
         responses = {}
@@ -230,7 +236,7 @@ def _round(
     token = call.params.get("requestState")
     if token is None:
         # A retry of a first round that sealed nothing: one round answered.
-        return Round(rounds=1 if responses else 0), responses
+        return _SECOND if responses else _FIRST, responses
     try:
         recorded = unseal(
             keys,
@@ -268,7 +274,11 @@ class Contexts:
         keys, options = self._keys, self._options
         session = call.session
         now = options.wall_clock()
-        recorded, responses = _round(call, target, keys, now)
+        params = call.params
+        if "requestState" in params or "inputResponses" in params:
+            recorded, responses = _round(call, target, keys, now)
+        else:  # no retry (`_round`'s answer, without building it)
+            recorded, responses = _FIRST, {}
         asker: Asker | None = None
         if call.revision.stateless:
             level = call.meta.get(META_LOG_LEVEL)
