@@ -279,7 +279,7 @@ class Contexts:
             recorded, responses = _round(call, target, keys, now)
         else:  # no retry (`_round`'s answer, without building it)
             recorded, responses = _FIRST, {}
-        asker: Asker | None = None
+        asker: Callable[[], Asker] | None = None  # built when the tool first asks
         if call.revision.stateless:
             level = call.meta.get(META_LOG_LEVEL)
             log_enabled = level is not None
@@ -299,14 +299,23 @@ class Contexts:
                     rounds=carried.rounds,
                 )
 
-            asker = _Replay(call.capabilities, responses, recorded, sealer)
+            def replay() -> Asker:
+                return _Replay(call.capabilities, responses, recorded, sealer)
+
+            asker = replay
         else:
             log_enabled = True
             threshold = session.log_level if session is not None else None
-            if session is not None and call.stream is not None:
-                asker = session_asker(
-                    session, call.revision, call.stream, options.client_request_timeout
-                )
+            stream = call.stream
+            if session is not None and stream is not None:
+                asked = session
+
+                def on_stream() -> Asker:
+                    return session_asker(
+                        asked, call.revision, stream, options.client_request_timeout
+                    )
+
+                asker = on_stream
         return ToolContext(
             request_id=call.id,
             session_id=session.id if session is not None else None,
@@ -317,7 +326,7 @@ class Contexts:
             stream=call.stream,
             log_enabled=log_enabled,
             log_threshold=threshold,
-            asker=asker,
+            make_asker=asker,
             state=self._server.state,
             request_state=recorded.state,
             server=self._server,

@@ -73,21 +73,7 @@ Opened = tuple[str | None, Verdict] | dict[str, Any]
 def _split(
     spec: ToolSpec, arguments: Mapping[str, Any]
 ) -> tuple[str | None, Any] | dict[str, Any]:
-    """The action and data of a call, or the refusal result of its arguments' shape.
-
-    The common envelope (a string action, object or no data, nothing more:
-    what `arguments_refusal` accepts first) is read here without asking it.
-    """
-    if spec.plain is not None:  # a plain tool: its arguments are its data
-        return None, dict(arguments)
-    action = arguments.get("action")
-    data = arguments.get("data")
-    if (
-        isinstance(action, str)
-        and (data is None or isinstance(data, dict))
-        and len(arguments) == 1 + ("data" in arguments)
-    ):
-        return action, {} if data is None else data
+    """The action and data of a multi-action call, or its refusal result."""
     split = split_arguments(spec, arguments)
     if isinstance(split, dict):
         return {"content": [_text(_dumps(split))], "isError": True}
@@ -104,10 +90,22 @@ async def open_call(
     they cost one engine call; their full walk is linear in the data, longer
     on a large body than the event loop may be held, so it runs in a thread.
     """
-    split = _split(spec, arguments)
-    if isinstance(split, dict):
-        return split
-    action, data = split
+    action = arguments.get("action")
+    data = arguments.get("data")
+    if spec.plain is not None:  # a plain tool: its arguments are its data
+        action, data = None, dict(arguments)
+    elif (  # the common envelope, read as `arguments_refusal` accepts it first
+        isinstance(action, str)
+        and (data is None or isinstance(data, dict))
+        and len(arguments) == 1 + ("data" in arguments)
+    ):
+        if data is None:
+            data = {}
+    else:
+        split = _split(spec, arguments)
+        if isinstance(split, dict):
+            return split
+        action, data = split
     verdict = check_fast(spec, action, data)
     if verdict is None:
         verdict = await asyncio.to_thread(check, spec, action, data, strict=strict)
