@@ -287,19 +287,19 @@ class Contexts:
             principal = call.principal
             expires = now + options.state_ttl
 
-            def sealer(value: Any, carried: Round) -> str:
-                return seal(
-                    keys,
-                    value,
-                    target=_bound(call, target),
-                    principal=principal,
-                    expires=expires,
-                    answers=carried.answers,
-                    partial=carried.partial,
-                    rounds=carried.rounds,
-                )
-
             def replay() -> Asker:
+                def sealer(value: Any, carried: Round) -> str:
+                    return seal(
+                        keys,
+                        value,
+                        target=_bound(call, target),
+                        principal=principal,
+                        expires=expires,
+                        answers=carried.answers,
+                        partial=carried.partial,
+                        rounds=carried.rounds,
+                    )
+
                 return _Replay(call.capabilities, responses, recorded, sealer)
 
             asker = replay
