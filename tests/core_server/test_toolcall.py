@@ -1017,3 +1017,41 @@ async def test_a_hook_set_on_the_instance_is_asked_too(make_wire):
     reply, _ = await wire.modern("tools/call", {"name": "base_hooks"})
     texts = [block["text"] for block in reply.body["result"]["content"]]
     assert texts == ["7", '{"hints":[{"tool":"base_hooks"}]}']
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()  # nan and the infinities too: encoded as json.dumps does
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text() | st.integers() | st.booleans(), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300)
+@given(_JSON_VALUES)
+def test_the_result_text_is_what_json_dumps_writes(value):
+    from wymcp.core.server._toolcall import _dumps
+
+    assert _dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_the_result_text_refuses_what_json_dumps_refuses():
+    from wymcp.core.server._toolcall import _dumps
+
+    loop: list[Any] = []
+    loop.append(loop)
+    for value in (object(), {(1, 2): 3}, [1, {"a": {1, 2}}], loop):
+        with pytest.raises((TypeError, ValueError)) as ours:
+            _dumps(value)
+        with pytest.raises((TypeError, ValueError)) as theirs:
+            json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        assert type(ours.value) is type(theirs.value)
+        assert str(ours.value) == str(theirs.value)
+    assert _dumps([1]) == "[1]"  # a failed encoding leaves nothing behind
