@@ -19,6 +19,8 @@ import attrs
 from wymcp.core.schema import Action, Context, Tool, action, prepare
 from wymcp.core.server import ToolContext
 from wymcp.core.server._deadlines import Deadlines
+from wymcp.core.server._options import EngineOptions
+from wymcp.core.server._revision import STATELESS
 from wymcp.core.server._toolcall import call_tool
 
 MODERN = "2026-07-28"
@@ -81,14 +83,16 @@ async def per_call_us(tool: type[Tool], loops: int, rounds: int) -> float:
     """The best of ``rounds`` rounds of ``loops`` calls, in microseconds per call."""
     spec = prepare(tool)
     deadlines = Deadlines()
+    options = EngineOptions(result_limit=None)  # as before: no RESULT_LIMIT counted
     arguments = {"action": "add", "data": {"a": 1.5, "b": 2}}
     first = await call_tool(
         spec,
         arguments,
         ToolContext(protocol_version=MODERN),
-        strict=True,
-        version=MODERN,
+        revision=STATELESS,
+        options=options,
         deadlines=deadlines,
+        call_timeout=None,
     )
     assert first["structuredContent"] == {"sum": 3.5}, first  # noqa: S101 - a sanity check
     best = float("inf")
@@ -99,9 +103,10 @@ async def per_call_us(tool: type[Tool], loops: int, rounds: int) -> float:
                 spec,
                 arguments,
                 ToolContext(protocol_version=MODERN),
-                strict=True,
-                version=MODERN,
+                revision=STATELESS,
+                options=options,
                 deadlines=deadlines,
+                call_timeout=None,
             )
         best = min(best, (time.process_time() - started) / loops)
     return best * 1e6

@@ -19,6 +19,7 @@ from wymcp.core.server import (
     InputRequest,
     Prompt,
     Resource,
+    ToolContext,
 )
 
 NAME_SCHEMA = {
@@ -624,3 +625,31 @@ async def test_a_deleted_session_ends_the_call_waiting_for_an_answer(wire):
     reply, _ = await call
     assert reply.status == 404  # the call stopped with its session
     assert reply.body["error"]["message"] == "Session terminated"
+
+
+async def test_a_context_without_an_asker_cannot_ask():
+    ctx = ToolContext()
+    with pytest.raises(ClientRequestError) as raised:
+        await ctx.elicit("Your name?", NAME_SCHEMA)
+    assert raised.value.reason == "not_supported"
+
+
+async def test_a_context_builds_its_asker_once_on_the_first_question():
+    built: list[int] = []
+    asked: list[list[str]] = []
+
+    def make_asker() -> Any:
+        built.append(1)
+
+        async def ask(requests: dict[str, Any], state: Any) -> dict[str, Any]:
+            asked.append(list(requests))
+            return {key: {"n": len(asked)} for key in requests}
+
+        return ask
+
+    ctx = ToolContext(make_asker=make_asker)
+    assert built == []
+    assert await ctx.list_roots() == {"n": 1}
+    assert await ctx.list_roots(key="again") == {"n": 2}
+    assert built == [1]
+    assert asked == [["roots"], ["again"]]

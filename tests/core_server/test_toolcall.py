@@ -914,3 +914,144 @@ async def test_a_tool_returning_any_awaitable_runs_under_call_timeout(make_wire)
     assert reply.body["result"]["content"] == [
         {"type": "text", "text": "from a future"}
     ]
+
+
+class Routed(Tool):
+    """A multi-action tool whose hand-written schema adds a root argument."""
+
+    name = "routed"
+    description = "Multi-action, routed by a root header."
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string"},
+            "data": {"type": "object"},
+            "region": {"type": "string", "x-mcp-header": "Region"},
+        },
+        "required": ["action"],
+    }
+    actions: ClassVar[dict[str, Action]] = {
+        "echo": Action(
+            description="Echo n", properties={"n": {"type": "integer"}}, required=["n"]
+        ),
+    }
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        return {"action": action, "data": data}
+
+
+async def test_a_declared_root_argument_beside_action_and_data_runs_the_action(
+    make_wire,
+):
+    # Not the common {action, data} envelope: the careful split reads it.
+    wire = make_wire(Routed)
+    arguments = {"action": "echo", "data": {"n": 3}, "region": "eu"}
+    reply, _ = await wire.modern(
+        "tools/call",
+        {"name": "routed", "arguments": arguments},
+        extra_headers=[("Mcp-Param-Region", "eu")],
+    )
+    result = reply.body["result"]
+    assert result["isError"] is False
+    assert wire.result_json(reply) == {"action": "echo", "data": {"n": 3}}
+    stray = {"action": "echo", "data": {"n": 3}, "zone": "eu"}
+    reply, _ = await wire.modern("tools/call", {"name": "routed", "arguments": stray})
+    assert reply.body["result"]["isError"] is True
+    assert wire.result_json(reply)["error"] == "invalid_arguments"
+
+
+class OnlyContext(Tool):
+    """Overrides action_context alone; returns a value that is no object."""
+
+    name = "only_context"
+    description = "A list and its context."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        return [1, 2]
+
+    def action_context(self, action: str, ctx: Any) -> dict[str, Any] | None:
+        return {"page": 1}
+
+
+class OnlyHints(Tool):
+    """Overrides hints alone."""
+
+    name = "only_hints"
+    description = "An object and its hints."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        return {"n": 1}
+
+    def hints(self, action: str, hint_context: Any) -> list[Any]:
+        return [{"tool": "only_hints", "description": "again"}]
+
+
+class BaseHooks(Tool):
+    """Keeps the base class's hooks: they are not asked."""
+
+    name = "base_hooks"
+    description = "A number."
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        return 7
+
+
+async def test_each_overridden_hook_adds_its_part_alone(make_wire):
+    wire = make_wire(OnlyContext, OnlyHints, BaseHooks)
+    reply, _ = await wire.modern("tools/call", {"name": "only_context"})
+    content = reply.body["result"]["content"]
+    assert [block["text"] for block in content] == ["[1,2]", '{"context":{"page":1}}']
+    reply, _ = await wire.modern("tools/call", {"name": "only_hints"})
+    (block,) = reply.body["result"]["content"]
+    assert block["text"] == (
+        '{"n":1,"hints":[{"tool":"only_hints","description":"again"}]}'
+    )
+    reply, _ = await wire.modern("tools/call", {"name": "base_hooks"})
+    assert reply.body["result"]["content"] == [{"type": "text", "text": "7"}]
+
+
+async def test_a_hook_set_on_the_instance_is_asked_too(make_wire):
+    tool = BaseHooks()
+    tool.hints = lambda action, value: [{"tool": "base_hooks"}]  # type: ignore[method-assign]
+    wire = make_wire(tool)
+    reply, _ = await wire.modern("tools/call", {"name": "base_hooks"})
+    texts = [block["text"] for block in reply.body["result"]["content"]]
+    assert texts == ["7", '{"hints":[{"tool":"base_hooks"}]}']
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()  # nan and the infinities too: encoded as json.dumps does
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text() | st.integers() | st.booleans(), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300)
+@given(_JSON_VALUES)
+def test_the_result_text_is_what_json_dumps_writes(value):
+    from wymcp.core.server._toolcall import _dumps
+
+    assert _dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_the_result_text_refuses_what_json_dumps_refuses():
+    from wymcp.core.server._toolcall import _dumps
+
+    loop: list[Any] = []
+    loop.append(loop)
+    for value in (object(), {(1, 2): 3}, [1, {"a": {1, 2}}], loop):
+        with pytest.raises((TypeError, ValueError)) as ours:
+            _dumps(value)
+        with pytest.raises((TypeError, ValueError)) as theirs:
+            json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        assert type(ours.value) is type(theirs.value)
+        assert str(ours.value) == str(theirs.value)
+    assert _dumps([1]) == "[1]"  # a failed encoding leaves nothing behind

@@ -106,6 +106,7 @@ class ToolSpec:
             name (``Tool.scopes``, checked); empty when none is declared.
         task_support: ``forbidden``/``optional``/``required`` by action name
             (``""`` for a plain tool), resolved and checked.
+        may_run_as_task: whether ``task_support`` allows a task for any call.
     """
 
     name: str
@@ -118,6 +119,12 @@ class ToolSpec:
     output_validator: Any = attrs.field(default=None, repr=False)
     scopes: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     task_support: Mapping[str, str] = attrs.field(factory=dict)
+    may_run_as_task: bool = attrs.field(init=False, repr=False)
+
+    @may_run_as_task.default
+    def _any_task_support(self) -> bool:
+        """Whether any call of it may run as a task (else none is asked per call)."""
+        return any(support != "forbidden" for support in self.task_support.values())
 
     def task_support_for(self, action: str | None) -> str:
         """The task support of one call (``forbidden`` for an unknown action)."""

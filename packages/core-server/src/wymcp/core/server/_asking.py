@@ -216,12 +216,18 @@ def _bound(call: Call, target: str) -> str:
     return f"{target}#{hashlib.sha256(canonical.encode()).hexdigest()[:32]}"
 
 
+_FIRST: Final = Round()
+"""The round of a call that is no retry (nothing recorded, nothing answered)."""
+_SECOND: Final = Round(rounds=1)
+"""The round of a retry of a first round that sealed nothing."""
+
+
 def _round(
     call: Call, target: str, keys: StateKeys, now: float
 ) -> tuple[Round, Mapping[str, Any]]:
     """The verified round and the responses of a 2026 retry."""
     if not call.revision.stateless:
-        return Round(), {}
+        return _FIRST, {}
     responses = call.params.get("inputResponses")
     if responses is None:
         responses = {}
@@ -230,7 +236,7 @@ def _round(
     token = call.params.get("requestState")
     if token is None:
         # A retry of a first round that sealed nothing: one round answered.
-        return Round(rounds=1 if responses else 0), responses
+        return _SECOND if responses else _FIRST, responses
     try:
         recorded = unseal(
             keys,
@@ -268,8 +274,12 @@ class Contexts:
         keys, options = self._keys, self._options
         session = call.session
         now = options.wall_clock()
-        recorded, responses = _round(call, target, keys, now)
-        asker: Asker | None = None
+        params = call.params
+        if "requestState" in params or "inputResponses" in params:
+            recorded, responses = _round(call, target, keys, now)
+        else:  # no retry (`_round`'s answer, without building it)
+            recorded, responses = _FIRST, {}
+        asker: Callable[[], Asker] | None = None  # built when the tool first asks
         if call.revision.stateless:
             level = call.meta.get(META_LOG_LEVEL)
             log_enabled = level is not None
@@ -277,26 +287,35 @@ class Contexts:
             principal = call.principal
             expires = now + options.state_ttl
 
-            def sealer(value: Any, carried: Round) -> str:
-                return seal(
-                    keys,
-                    value,
-                    target=_bound(call, target),
-                    principal=principal,
-                    expires=expires,
-                    answers=carried.answers,
-                    partial=carried.partial,
-                    rounds=carried.rounds,
-                )
+            def replay() -> Asker:
+                def sealer(value: Any, carried: Round) -> str:
+                    return seal(
+                        keys,
+                        value,
+                        target=_bound(call, target),
+                        principal=principal,
+                        expires=expires,
+                        answers=carried.answers,
+                        partial=carried.partial,
+                        rounds=carried.rounds,
+                    )
 
-            asker = _Replay(call.capabilities, responses, recorded, sealer)
+                return _Replay(call.capabilities, responses, recorded, sealer)
+
+            asker = replay
         else:
             log_enabled = True
             threshold = session.log_level if session is not None else None
-            if session is not None and call.stream is not None:
-                asker = session_asker(
-                    session, call.revision, call.stream, options.client_request_timeout
-                )
+            stream = call.stream
+            if session is not None and stream is not None:
+                asked = session
+
+                def on_stream() -> Asker:
+                    return session_asker(
+                        asked, call.revision, stream, options.client_request_timeout
+                    )
+
+                asker = on_stream
         return ToolContext(
             request_id=call.id,
             session_id=session.id if session is not None else None,
@@ -307,7 +326,7 @@ class Contexts:
             stream=call.stream,
             log_enabled=log_enabled,
             log_threshold=threshold,
-            asker=asker,
+            make_asker=asker,
             state=self._server.state,
             request_state=recorded.state,
             server=self._server,

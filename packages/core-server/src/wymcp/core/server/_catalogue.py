@@ -69,21 +69,18 @@ class Catalogue:
         self.has_prompts = bool(self.prompts)
         self._on_change = on_change
         self._cache: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        self._tools_by_name: dict[str, ToolSpec] | None = None
+        self.by_name: dict[str, ToolSpec] = {s.name: s for s in self.tools}
+        """The tools by name (help excluded), rebuilt on each change of them."""
 
     def _changed(self, kind: str) -> None:
         self._cache.clear()
-        self._tools_by_name = None
         self._on_change(kind)
 
     # tools
 
     def tool(self, name: str) -> ToolSpec | None:
         """The tool named `name` (help excluded), or None."""
-        by_name = self._tools_by_name
-        if by_name is None:  # built on first use after each change
-            by_name = self._tools_by_name = {s.name: s for s in self.tools}
-        return by_name.get(name)
+        return self.by_name.get(name)
 
     def tool_names(self) -> list[str]:
         """Every tool name, help included, sorted."""
@@ -93,6 +90,7 @@ class Catalogue:
         """Serve one more tool (replacing a tool of the same name)."""
         (spec,) = prepare_all([tool])
         self.tools = [s for s in self.tools if s.name != spec.name] + [spec]
+        self.by_name = {s.name: s for s in self.tools}
         self._changed("tools")
 
     def remove_tool(self, name: str) -> bool:
@@ -101,6 +99,7 @@ class Catalogue:
         if len(kept) == len(self.tools):
             return False
         self.tools = kept
+        self.by_name = {s.name: s for s in self.tools}
         self._changed("tools")
         return True
 

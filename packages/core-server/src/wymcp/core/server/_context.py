@@ -137,6 +137,7 @@ class ToolContext:
         log_enabled: bool = True,
         log_threshold: str | None = None,
         asker: Asker | None = None,
+        make_asker: Callable[[], Asker] | None = None,
         tool: str | None = None,
         action: str | None = None,
         state: Any = None,
@@ -155,6 +156,8 @@ class ToolContext:
         self._log_enabled = log_enabled
         self._log_threshold = log_threshold
         self._asker = asker
+        self._make_asker = make_asker
+        """Builds the asker on the first question when `asker` is None."""
         self.state = state
         """What the LIFESPAN factory yielded, shared by every call (or None)."""
         self.request_state = request_state
@@ -276,11 +279,14 @@ class ToolContext:
         when the client retries; at 2025 each is a request on the call's
         stream. Raises `ClientRequestError` when asking is impossible.
         """
-        if self._asker is None:
-            raise ClientRequestError(
-                "not_supported", "This call cannot ask the client anything."
-            )
-        return await self._asker(dict(requests), state)
+        asker = self._asker
+        if asker is None:
+            if self._make_asker is None:
+                raise ClientRequestError(
+                    "not_supported", "This call cannot ask the client anything."
+                )
+            asker = self._asker = self._make_asker()
+        return await asker(dict(requests), state)
 
     async def elicit(
         self,

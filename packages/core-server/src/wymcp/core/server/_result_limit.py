@@ -75,8 +75,8 @@ def over_limit(
             break
         text = block.get("text")
         plain = len(block) == _TEXT_KEYS and block.get("type") == "text"
-        if plain and text.__class__ is str:
-            bound += _TEXT_BLOCK + _bound(text)
+        if plain and text.__class__ is str:  # `_bound`, inlined: most blocks are text
+            bound += _TEXT_BLOCK + _MOST_PER_CHARACTER * len(text) + 2
         else:
             bound += _size(block)
     if bound <= limit:

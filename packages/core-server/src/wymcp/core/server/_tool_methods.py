@@ -71,56 +71,59 @@ class ToolMethods:
         if not isinstance(arguments, dict):
             raise invalid_params("Invalid 'arguments' in params: expected an object.")
         if name == HELP_NAME:
-            if call.checks_params:
-                check_params(call.headers, (), arguments)
             return self._help(call, arguments)
-        spec = self._catalogue.tool(name)
+        spec = self._catalogue.by_name.get(name)
         if spec is None:
             raise unknown_tool(name, self._catalogue.tool_names())
         if call.checks_params:
             check_params(call.headers, spec.header_annotations, arguments)
+        revision = call.revision
         opened = (
             await self._as_task(call, spec, arguments)
-            if call.revision.stateless
+            if revision.stateless and spec.may_run_as_task
             else None
         )
         ctx = self._contexts(call, f"tools/call:{name}")
+        options = self._options
         try:
-            return await self._run(call, spec, arguments, ctx, opened=opened)
+            if opened is not None:
+                return await self._task(call, spec, arguments, ctx, opened)
+            return await call_tool(
+                spec,
+                arguments,
+                ctx,
+                revision=revision,
+                options=options,
+                deadlines=self._deadlines,
+                call_timeout=options.call_timeout,
+            )
         except (InputRequired, MissingCapabilityError) as asked:
             return asking_result(asked)
         except TaskFailedError as failed:
             raise failed.rpc_error() from None
 
-    async def _run(
+    async def _task(
         self,
         call: Call,
         spec: ToolSpec,
         arguments: dict[str, Any],
         ctx: ToolContext,
-        *,
-        opened: tuple[str | None, Verdict] | None,
+        opened: tuple[str | None, Verdict],
     ) -> dict[str, Any]:
-        options = self._options
-        as_task = opened is not None  # a task's arguments passed the gates already
+        """Run a call that may be a task; its arguments passed the gates already."""
 
         def work() -> Awaitable[dict[str, Any]]:
             return call_tool(
                 spec,
                 arguments,
                 ctx,
-                strict=options.strict,
-                version=call.version,
+                revision=call.revision,
+                options=self._options,
                 deadlines=self._deadlines,
-                # A task is bound by its TTL, not by the request's CALL_TIMEOUT.
-                call_timeout=None if as_task else options.call_timeout,
-                result_limit=options.result_limit,
-                expose_messages=options.expose_exception_messages,
+                call_timeout=None,  # a task is bound by its TTL, not CALL_TIMEOUT
                 opened=opened,
             )
 
-        if not as_task:
-            return await work()
         return await self._tasks.call(
             work,
             ctx,
@@ -135,7 +138,8 @@ class ToolMethods:
         """The gates' accepted verdict when this call runs as a task, else None.
 
         -32021 when it must and cannot. A call the gates refuse is answered at
-        once, never as a task.
+        once, never as a task. Only asked of a tool with an action that may
+        run as one (`ToolSpec.may_run_as_task`).
         """
         action = arguments.get("action") if spec.plain is None else None
         support = spec.task_support_for(action if isinstance(action, str) else None)
@@ -149,6 +153,8 @@ class ToolMethods:
         return None if isinstance(opened, dict) else opened
 
     def _help(self, call: Call, arguments: dict[str, Any]) -> dict[str, Any]:
+        if call.checks_params:
+            check_params(call.headers, (), arguments)
         asked = help_arguments(arguments)
         if isinstance(asked, dict):
             return _help_result(call, HelpAnswer(asked, is_error=True))
@@ -175,6 +181,6 @@ class ToolMethods:
 def _help_result(call: Call, answer: HelpAnswer) -> dict[str, Any]:
     text = json.dumps(answer.payload, ensure_ascii=False, separators=(",", ":"))
     return {
-        "content": gate_content([{"type": "text", "text": text}], call.version),
+        "content": gate_content([{"type": "text", "text": text}], call.revision),
         "isError": answer.is_error,
     }

@@ -7,15 +7,16 @@ it returned into a CallToolResult.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import logging
 import secrets
-from collections.abc import Awaitable, Coroutine, Mapping
+from collections.abc import Awaitable, Mapping
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+from types import CoroutineType
 from typing import Any, Final
 
 from wymcp.core.gates import Verdict, arguments_refusal, check, check_fast
-from wymcp.core.schema import ECHO_LIMIT, ToolError, ToolSpec, dispatch_action
+from wymcp.core.schema import ECHO_LIMIT, Tool, ToolError, ToolSpec, dispatch_action
 from wymcp.core.server._content import Content, ToolResult
 from wymcp.core.server._context import (
     ClientRequestError,
@@ -25,8 +26,9 @@ from wymcp.core.server._context import (
 from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
+from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._result_limit import over_limit, too_large
-from wymcp.core.server._revision import REVISIONS
+from wymcp.core.server._revision import Revision
 from wymcp.core.server._task_failure import TaskFailedError
 
 _log = logging.getLogger("wymcp.core.server")
@@ -46,11 +48,6 @@ class InputRequired(Exception):  # noqa: N818 - a control-flow signal, not an er
     def __init__(self, result: dict[str, Any]) -> None:
         super().__init__("input required")
         self.result = result
-
-
-def is_multi_action(spec: ToolSpec) -> bool:
-    """Whether the tool dispatches by `action` (else it is a plain tool)."""
-    return spec.plain is None
 
 
 def split_arguments(
@@ -76,9 +73,7 @@ Opened = tuple[str | None, Verdict] | dict[str, Any]
 def _split(
     spec: ToolSpec, arguments: Mapping[str, Any]
 ) -> tuple[str | None, Any] | dict[str, Any]:
-    """The action and data of a call, or the refusal result of its arguments' shape."""
-    if not is_multi_action(spec):
-        return None, dict(arguments)
+    """The action and data of a multi-action call, or its refusal result."""
     split = split_arguments(spec, arguments)
     if isinstance(split, dict):
         return {"content": [_text(_dumps(split))], "isError": True}
@@ -95,17 +90,25 @@ async def open_call(
     they cost one engine call; their full walk is linear in the data, longer
     on a large body than the event loop may be held, so it runs in a thread.
     """
-    split = _split(spec, arguments)
-    if isinstance(split, dict):
-        return split
-    action, data = split
+    action = arguments.get("action")
+    data = arguments.get("data")
+    if spec.plain is not None:  # a plain tool: its arguments are its data
+        action, data = None, dict(arguments)
+    elif (  # the common envelope, read as `arguments_refusal` accepts it first
+        isinstance(action, str)
+        and (data is None or isinstance(data, dict))
+        and len(arguments) == 1 + ("data" in arguments)
+    ):
+        if data is None:
+            data = {}
+    else:
+        split = _split(spec, arguments)
+        if isinstance(split, dict):
+            return split
+        action, data = split
     verdict = check_fast(spec, action, data)
     if verdict is None:
         verdict = await asyncio.to_thread(check, spec, action, data, strict=strict)
-    return _opened(action, verdict)
-
-
-def _opened(action: str | None, verdict: Verdict) -> Opened:
     if not verdict.accepted:
         return {"content": [_text(_dumps(verdict.refusal))], "isError": True}
     return action, verdict
@@ -115,8 +118,36 @@ def _text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""Compact JSON text (one encoder: json.dumps with options builds one per call)."""
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""Compact JSON (one encoder: json.dumps with options builds one per call)."""
+
+
+def _dumps(value: object) -> str:
+    """Compact JSON text: what `_ENCODER.encode` answers, one frame instead of two.
+
+    `encode` runs this very C encoder (`iterencode`, one shot), fresh each time:
+    its record of the containers it is in stays behind when encoding fails.
+    """
+    if c_make_encoder is None:  # pragma: no cover - CPython has the C encoder
+        return _ENCODER.encode(value)
+    encoder = c_make_encoder(
+        {},  # markers: circular references are refused as `encode` refuses them
+        _ENCODER.default,
+        encode_basestring,
+        None,  # indent
+        ":",
+        ",",
+        False,  # noqa: FBT003 - sort_keys: c_make_encoder takes no keywords
+        False,  # noqa: FBT003 - skipkeys
+        True,  # noqa: FBT003 - allow_nan
+    )
+    return "".join(encoder(value, 0))
+
+
+_NO_HINTS: Final = Tool.hints
+"""The base class's `hints`: no hints, so a tool that keeps it is not asked."""
+_NO_CONTEXT: Final = Tool.action_context
+"""The base class's `action_context`: no context, so it is not asked either."""
 
 
 def _hints(spec: ToolSpec, action: str | None, hint_context: Any) -> list[Any]:
@@ -143,9 +174,11 @@ def _content_list(value: object) -> list[dict[str, Any]] | None:
     return None
 
 
-def gate_content(content: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
+def gate_content(
+    content: list[dict[str, Any]], revision: Revision
+) -> list[dict[str, Any]]:
     """Blocks a revision cannot carry: a resource link without titles goes as text."""
-    if REVISIONS[version].titles:
+    if revision.titles:
         return content
     return [
         _text(f"Resource: {b.get('uri')}") if b.get("type") == "resource_link" else b
@@ -212,24 +245,22 @@ async def call_tool(
     arguments: dict[str, Any],
     ctx: ToolContext,
     *,
-    strict: bool,
-    version: str,
+    revision: Revision,
+    options: EngineOptions,
     deadlines: Deadlines,
-    call_timeout: float | None = None,
-    result_limit: int | None = None,
-    expose_messages: bool = False,
+    call_timeout: float | None,
     opened: tuple[str | None, Verdict] | None = None,
 ) -> dict[str, Any]:
-    """Gate the arguments, run the tool and shape its answer.
+    """Gate the arguments, run the tool and shape its answer, whatever it did.
 
     A tool still running after `call_timeout` seconds is cancelled through
     `deadlines` and answers `isError` with `errorType: "call_timeout"` at
-    once, even if it ignores the cancellation. A result larger than
-    `result_limit` bytes answers `errorType: "result_too_large"`. `opened`
-    is the arguments' accepted verdict when the gates ran already.
+    once, even if it ignores the cancellation. A result larger than the
+    RESULT_LIMIT of `options` answers `errorType: "result_too_large"`.
+    `opened` is the arguments' accepted verdict when the gates ran already.
     """
     if opened is None:
-        gated_call = await open_call(spec, arguments, strict=strict)
+        gated_call = await open_call(spec, arguments, strict=options.strict)
         if isinstance(gated_call, dict):
             return gated_call
         opened = gated_call
@@ -237,35 +268,6 @@ async def call_tool(
     ctx.tool = spec.name
     ctx.action = action
     gated = dict(verdict.data) if verdict.data is not None else {}
-    result = await _outcome(
-        spec,
-        action,
-        gated,
-        ctx,
-        version=version,
-        deadlines=deadlines,
-        call_timeout=call_timeout,
-        result_limit=result_limit,
-        expose_messages=expose_messages,
-    )
-    if verdict.dropped:
-        result.setdefault("_meta", {})[DROPPED_META] = list(verdict.dropped)
-    return result
-
-
-async def _outcome(
-    spec: ToolSpec,
-    action: str | None,
-    gated: dict[str, Any],
-    ctx: ToolContext,
-    *,
-    version: str,
-    deadlines: Deadlines,
-    call_timeout: float | None,
-    result_limit: int | None,
-    expose_messages: bool,
-) -> dict[str, Any]:
-    """Run the tool on gated data; its answer, whatever it did."""
     try:
         if action is not None:
             work = dispatch_action(spec.tool, action, gated, ctx)
@@ -273,16 +275,15 @@ async def _outcome(
             work = spec.tool.run(gated, ctx)
         if call_timeout is not None:
             label = f"tool {spec.name}" + (f" {action}" if action else "")
-            work = deadlines.run(_coroutine(work), call_timeout, label)
+            work = deadlines.run(
+                work if work.__class__ is CoroutineType else _awaited(work),
+                call_timeout,
+                label,
+            )
         value = await work
-        result, structured = _shape(spec, action, value, ctx, version)
-        if result_limit is not None:
-            size = over_limit(result["content"], structured, result_limit)
-            if size is not None:
-                _log.warning(
-                    "tool %s returned %d bytes, more than RESULT_LIMIT", spec.name, size
-                )
-                result = too_large(spec.name, action, result_limit)
+        result = _shape(
+            spec, action, value, ctx, revision=revision, limit=options.result_limit
+        )
     except DeadlineError:
         assert call_timeout is not None  # noqa: S101 - only raised with one
         _log.warning("tool %s stopped after %gs", spec.name, call_timeout)
@@ -292,19 +293,15 @@ async def _outcome(
     except (InputRequired, MissingCapabilityError, TaskFailedError):
         raise
     except Exception as error:  # noqa: BLE001 - any raise answers tool_raised
-        result = raised(spec, action, error, expose=expose_messages)
+        result = raised(spec, action, error, expose=options.expose_exception_messages)
+    if verdict.dropped:
+        result.setdefault("_meta", {})[DROPPED_META] = list(verdict.dropped)
     return result
 
 
-def _coroutine(work: Awaitable[Any]) -> Coroutine[Any, Any, Any]:
-    """`work` as a coroutine a task can run (a tool may return any awaitable)."""
-    if inspect.iscoroutine(work):
-        return work
-
-    async def awaited() -> Any:
-        return await work
-
-    return awaited()
+async def _awaited(work: Awaitable[Any]) -> Any:
+    """`work` as a coroutine a deadline can step (a tool may return any awaitable)."""
+    return await work
 
 
 def _refused(spec: ToolSpec, action: str | None, error: ToolError) -> dict[str, Any]:
@@ -318,49 +315,95 @@ def _refused(spec: ToolSpec, action: str | None, error: ToolError) -> dict[str, 
     }
 
 
-def _blocks(
-    spec: ToolSpec, action: str | None, value: object, ctx: ToolContext
-) -> tuple[list[dict[str, Any]], Any, bool]:
-    """Content, structured value and whether there is one, for a plain value."""
-    if (blocks := _content_list(value)) is not None:
-        return blocks, None, False
-    if isinstance(value, str):
-        return [_text(value)], None, False
-    if value is None:
-        return [], None, False
-    extra: dict[str, Any] = {}
-    hints = _hints(spec, action, value)
-    if hints:
-        extra["hints"] = hints
-    context = _context(spec, action, ctx)
-    if context is not None:
-        extra["context"] = context
-    if extra and isinstance(value, dict):
-        return [_text(_dumps({**value, **extra}))], value, True
-    content = [_text(_dumps(value))]
-    if extra:
-        content.append(_text(_dumps(extra)))
-    return content, value, True
-
-
 def _shape(
     spec: ToolSpec,
     action: str | None,
     value: object,
     ctx: ToolContext,
-    version: str,
-) -> tuple[dict[str, Any], str | None]:
-    """The CallToolResult, and the JSON text of its structuredContent if it has one.
+    *,
+    revision: Revision,
+    limit: int | None,
+) -> dict[str, Any]:
+    """The CallToolResult of what the tool returned; `too_large` past `limit` bytes.
 
-    That text is the text block holding the structured value when there is
-    one (about its size), else the value encoded: what RESULT_LIMIT counts.
+    A plain value is the structured one, its JSON the text. A tool's `hints`
+    and `action_context` run unless they are the base class's, which answer
+    nothing.
     """
-    is_error = False
-    dumped: str | None = None  # a text block holding the structured value
+    given = (
+        _given(spec, action, value)
+        if value is None or isinstance(value, ToolResult | Content | str | list | tuple)
+        else None
+    )
+    dumped: str | None  # the text block holding the structured value, if one does
+    if given is not None:
+        content, structured, has_structured, is_error, dumped = given
+    else:  # a structured value
+        structured, has_structured, is_error = value, True, False
+        tool = spec.tool
+        if (
+            getattr(tool.hints, "__func__", None) is _NO_HINTS
+            and getattr(tool.action_context, "__func__", None) is _NO_CONTEXT
+        ):
+            dumped = _dumps(value)
+            content = [{"type": "text", "text": dumped}]
+        else:
+            content, dumped = _structured_blocks(spec, action, value, ctx)
+    result: dict[str, Any] = {
+        "content": content if revision.titles else gate_content(content, revision),
+        "isError": is_error,
+    }
+    counted = None  # the JSON text of the structuredContent, as RESULT_LIMIT counts it
+    if (
+        has_structured
+        and not is_error
+        and spec.output_schema is not None
+        and revision.carries_structured(structured)
+    ):
+        counted = _validated(spec, result, structured, dumped)
+    if limit is not None:
+        size = over_limit(result["content"], counted, limit)
+        if size is not None:
+            _log.warning(
+                "tool %s returned %d bytes, more than RESULT_LIMIT", spec.name, size
+            )
+            return too_large(spec.name, action, limit)
+    return result
+
+
+def _structured_blocks(
+    spec: ToolSpec, action: str | None, value: object, ctx: ToolContext
+) -> tuple[list[dict[str, Any]], str]:
+    """The content of a structured value, its hints and context, and its text."""
+    hints = _hints(spec, action, value)
+    context = _context(spec, action, ctx)
+    if not hints and context is None:
+        dumped = _dumps(value)
+        return [_text(dumped)], dumped
+    extra: dict[str, Any] = {}
+    if hints:
+        extra["hints"] = hints
+    if context is not None:
+        extra["context"] = context
+    if isinstance(value, dict):
+        dumped = _dumps({**value, **extra})
+        return [_text(dumped)], dumped
+    dumped = _dumps(value)
+    return [_text(dumped), _text(_dumps(extra))], dumped
+
+
+def _given(
+    spec: ToolSpec, action: str | None, value: object
+) -> tuple[list[dict[str, Any]], Any, bool, bool, str | None] | None:
+    """What an explicit answer makes, None for a value that is a structured one.
+
+    Content, structured value, whether there is one, whether it is an error,
+    and the text block holding the structured value (if one does).
+    """
     if isinstance(value, ToolResult):
         content = [c.to_json() for c in value.content]
-        is_error = value.is_error
         structured, has_structured = value.structured, value.has_structured
+        dumped = None
         if has_structured and not content:
             dumped = _dumps(structured)
             content = [_text(dumped)]
@@ -368,31 +411,34 @@ def _shape(
             hints = _hints(spec, action, value.hint_context)
             if hints:
                 content.append(_text(_dumps({"hints": hints})))
-    else:
-        content, structured, has_structured = _blocks(spec, action, value, ctx)
-        if has_structured:
-            dumped = content[0]["text"]
-    result: dict[str, Any] = {
-        "content": gate_content(content, version),
-        "isError": is_error,
-    }
-    if (
-        has_structured
-        and not is_error
-        and spec.output_schema is not None
-        and REVISIONS[version].carries_structured(structured)
-    ):
-        problems = spec.validate_output(structured)
-        if problems:
-            _log.warning(
-                "tool %s: output does not match its output_schema: %s",
-                spec.name,
-                "; ".join(problems[:5]),
-            )
-        else:
-            result["structuredContent"] = structured
-            return result, dumped if dumped is not None else _dumps(structured)
-    return result, None
+        return content, structured, has_structured, value.is_error, dumped
+    if (blocks := _content_list(value)) is not None:
+        return blocks, None, False, False, None
+    if isinstance(value, str):
+        return [_text(value)], None, False, False, None
+    if value is None:
+        return [], None, False, False, None
+    return None
+
+
+def _validated(
+    spec: ToolSpec, result: dict[str, Any], structured: Any, dumped: str | None
+) -> str | None:
+    """Add `structuredContent` when it matches the output schema; its JSON text.
+
+    That text is the text block holding it when there is one (about its size),
+    else the value encoded. None (and a warning) when it does not match.
+    """
+    problems = spec.validate_output(structured)
+    if problems:
+        _log.warning(
+            "tool %s: output does not match its output_schema: %s",
+            spec.name,
+            "; ".join(problems[:5]),
+        )
+        return None
+    result["structuredContent"] = structured
+    return dumped if dumped is not None else _dumps(structured)
 
 
 def unknown_tool(name: object, valid: list[str]) -> RpcError:
