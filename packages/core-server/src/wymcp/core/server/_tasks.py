@@ -22,8 +22,9 @@ from wymcp.core.server._context import (
 )
 from wymcp.core.server._jsonrpc import (
     INTERNAL_ERROR,
-    MISSING_CAPABILITY,
     RpcError,
+    missing_capability,
+    unavailable,
 )
 from wymcp.core.server._session import principal_key
 from wymcp.core.server._task_failure import TaskFailedError
@@ -54,11 +55,7 @@ def client_has_tasks(capabilities: Mapping[str, Any]) -> bool:
 
 def missing_tasks() -> RpcError:
     """-32021 naming the tasks extension as the required capability."""
-    return RpcError(
-        MISSING_CAPABILITY,
-        "Missing required client capability",
-        {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
-    )
+    return missing_capability({"extensions": {EXTENSION: {}}})
 
 
 @functools.lru_cache(maxsize=64)
@@ -187,11 +184,7 @@ def _error_of(ended: Exception) -> dict[str, Any]:
     if isinstance(ended, TaskFailedError):
         return ended.to_json()
     if isinstance(ended, MissingCapabilityError):
-        return {
-            "code": MISSING_CAPABILITY,
-            "message": "Missing required client capability",
-            "data": {"requiredCapabilities": ended.required},
-        }
+        return missing_capability(ended.required).to_error()
     return _internal()
 
 
@@ -232,11 +225,9 @@ class Tasks:
         store.attach(self)
 
     def _unavailable(self) -> RpcError:
-        return RpcError(
-            INTERNAL_ERROR,
+        return unavailable(
             "Service unavailable: the task store cannot be reached. Retry later.",
-            status=503,
-            headers={"Retry-After": str(self._retry_after)},
+            self._retry_after,
         )
 
     # ---------------------------------------------------------------- records
@@ -260,11 +251,9 @@ class Tasks:
         try:
             await self.store.create(record)
         except TaskLimitError as error:
-            raise RpcError(
-                INTERNAL_ERROR,
+            raise unavailable(
                 f"Too many tasks: {error}. Retry when some have finished or expired.",
-                status=503,
-                headers={"Retry-After": str(self._retry_after)},
+                self._retry_after,
             ) from None
         except TaskStoreUnavailableError:
             raise self._unavailable() from None
