@@ -50,6 +50,7 @@ def _warmed(**overrides: Any) -> Admission:
         (USUAL, "POST", f"http://{HOST}/mcp", None),
         ([*USUAL, ("Host", HOST)], "POST", "/mcp", 403),
         ([("Host", "evil.example"), USUAL[1]], "POST", "/mcp", 403),
+        (USUAL[1:], "POST", "/mcp", 403),
         ([*USUAL, ("Origin", "http://evil.example")], "POST", "/mcp", 403),
         ([*USUAL, ("Origin", "http://127.0.0.1:9")], "POST", "/mcp", None),
         (

@@ -107,18 +107,19 @@ class Admission:
         with one Host and at most one Origin the policy already allowed) is
         admitted on a few lookups; anything else goes through every check.
         """
-        if request.method == "POST":
-            hosts = headers.get("host", ())
-            origins = headers.get("origin")
-            lengths = headers.get("content-length")
+        if request.method == "POST" and "host" in headers:
+            hosts = headers["host"]
             usual = (
                 len(hosts) == 1
                 and (self._any_host or self._hosts_allowed.get(hosts[0], False))
-                and (origins is None or self._known_origin(origins))
+                and ("origin" not in headers or self._known_origin(headers["origin"]))
                 and headers.get("content-type") == _PLAIN_JSON
                 and "content-encoding" not in headers
                 and request.raw_path.startswith("/")
-                and (lengths is None or int(lengths[0]) <= self._body_limit)
+                and (
+                    "content-length" not in headers
+                    or int(headers["content-length"][0]) <= self._body_limit
+                )
             )
             if usual:
                 return
