@@ -33,7 +33,17 @@ class Headers:
     @classmethod
     def of(cls, items: Iterable[tuple[str, str]]) -> Headers:
         """Build from (name, value) pairs in arrival order."""
-        index: dict[str, list[str]] = {}
+        try:
+            count = len(items)  # type: ignore[arg-type]
+        except TypeError:  # an iterator: kept, to be counted and read again
+            items = tuple(items)
+            count = len(items)
+        # Names rarely repeat: one pass keeps the last value of each, and only
+        # when a name came twice is the index built again, keeping them all.
+        index = {name.lower(): [value] for name, value in items}
+        if len(index) == count:
+            return cls(index)
+        index = {}
         for name, value in items:
             key = name.lower()
             values = index.get(key)

@@ -81,4 +81,5 @@ def reply_response(reply: Reply) -> web.Response:
         headers = {**headers, "Content-Type": "application/json"}
     else:
         headers = _JSON_HEADERS
-    return web.Response(status=reply.status, body=encode(reply.body), headers=headers)
+    body = encode_json(reply.body, fast=_FAST_ENCODE)  # `encode`, one call less
+    return web.Response(status=reply.status, body=body, headers=headers)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
@@ -25,7 +26,11 @@ from wymcp.core.server import (
 )
 from wymcp.transport.aiohttp._admission import Refused, too_large
 from wymcp.transport.aiohttp._answers import error_response
-from wymcp.transport.aiohttp._body_budget import BodyBudget, Reservation
+from wymcp.transport.aiohttp._body_budget import (
+    COUNTED_FROM,
+    BodyBudget,
+    Reservation,
+)
 from wymcp.transport.aiohttp._content_coding import (
     Inflater,
     InvalidCoding,
@@ -48,32 +53,37 @@ class BodyReader:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.bodies = BodyBudget(settings.BODY_MEMORY_BUDGET)
+        self._buffered_limit = min(settings.BODY_LIMIT, COUNTED_FROM)
+        self._depth_limit = settings.JSON_DEPTH_LIMIT
 
     def reserve(self) -> Reservation:
         """A reservation one request's body grows in (release it when done)."""
         return self.bodies.reserve()
 
-    def read_buffered(self, request: web.Request, reservation: Reservation) -> Any:
+    def read_buffered(
+        self, request: web.Request, headers: Mapping[str, list[str]]
+    ) -> Any:
         """`read_json` without awaiting, for the usual call; else `NOT_BUFFERED`.
 
-        Only a body aiohttp already holds whole, sent uncompressed (or inflated
-        by the runner), within `BODY_LIMIT` and small enough to decode on the
-        loop: the same read, budget and decode as `read_json`, none of which
-        waits. Any other body is left unread for `read_json`.
+        Only a body aiohttp already holds whole, sent without Content-Encoding
+        (`headers` is the request's `Headers.index`) and of at most
+        `COUNTED_FROM` bytes, which the budget never counts: the same read and
+        decode as `read_json`, none of which waits. Any other body is left
+        unread for `read_json`.
         """
         content = request.content
-        limit = self.settings.BODY_LIMIT
         if (
             not content.is_eof()
-            or content.total_bytes > min(limit, _OFF_LOOP)
-            or self._coding(request) is not None
+            or content.total_bytes > self._buffered_limit
+            or "content-encoding" in headers
         ):
             return NOT_BUFFERED
-        body = content.read_nowait(limit + 1)
-        if len(body) > limit:  # kept from `read_json`: never decode past the limit
-            raise Refused(too_large(limit))
-        self._hold(reservation, len(body))
-        return self._decode_now(body)
+        # All of it: `total_bytes` is within BODY_LIMIT, so nothing is past it.
+        body = content.read_nowait(-1)
+        try:
+            return decode_json(body, depth_limit=self._depth_limit)
+        except BodyError as exc:
+            raise _parse_error(exc) from None
 
     async def read_json(self, request: web.Request, reservation: Reservation) -> Any:
         """The JSON value of the request's body, or `Refused` saying why not."""

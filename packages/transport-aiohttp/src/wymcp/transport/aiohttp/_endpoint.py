@@ -33,6 +33,7 @@ from wymcp.transport.aiohttp._answers import (
     internal_error,
     reply_response,
 )
+from wymcp.transport.aiohttp._body_budget import Reservation
 from wymcp.transport.aiohttp._body_reader import NOT_BUFFERED, BodyReader
 from wymcp.transport.aiohttp._sse_stream import SseStream
 
@@ -62,6 +63,7 @@ class Endpoint:
         self.engine = engine
         self.admission = Admission(settings)
         self.reader = BodyReader(settings)
+        self._keepalive = settings.KEEPALIVE_INTERVAL
 
     @property
     def auth(self) -> BearerAuth | None:
@@ -70,8 +72,34 @@ class Endpoint:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Answer one request to the endpoint, whatever it carries."""
+        reservation: Reservation | None = None
         try:
-            return await self._dispatch(request)
+            headers = Headers.of(request.headers.items())
+            # Without AUTH and for a small body aiohttp holds whole (the usual
+            # call), nothing here awaits: the same checks, with no coroutine each.
+            admission = self.admission
+            principal = None
+            if admission.auth is None:
+                admission.admit_anonymous(request, headers.index)
+            else:
+                principal = await admission.admit(request)
+            body: Any = None
+            if request.method == "POST":
+                reader = self.reader
+                body = reader.read_buffered(request, headers.index)
+                if body is NOT_BUFFERED:
+                    # a large body counts against the budget till the answer is sent
+                    reservation = reader.reserve()
+                    body = await reader.read_json(request, reservation)
+            exchange = Exchange(
+                request.method,
+                headers,
+                body,
+                principal,
+                challenge=(None if principal is None else admission.challenge(request)),
+                peer=request.remote,
+            )
+            return await self._serve(request, exchange)
         except Refused as refused:
             return refused.response
         except asyncio.CancelledError:
@@ -81,6 +109,9 @@ class Endpoint:
                 "wymcp: unexpected error answering %s %s", request.method, request.path
             )
             return internal_error()
+        finally:
+            if reservation is not None:
+                reservation.release()
 
     async def expect(self, request: web.Request) -> web.StreamResponse | None:
         """Answer `Expect: 100-continue` only for a request the endpoint would read.
@@ -109,41 +140,10 @@ class Endpoint:
         request.writer.output_size = 0
         return None
 
-    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        reservation = self.reader.reserve()
-        try:
-            # Without AUTH and for a body aiohttp holds whole (the usual call),
-            # nothing here awaits: the same checks, with no coroutine each.
-            admission = self.admission
-            principal = None
-            if admission.auth is None:
-                admission.admit_anonymous(request)
-            else:
-                principal = await admission.admit(request)
-            body: Any = None
-            if request.method == "POST":
-                body = self.reader.read_buffered(request, reservation)
-                if body is NOT_BUFFERED:
-                    body = await self.reader.read_json(request, reservation)
-            exchange = Exchange(
-                request.method,
-                Headers.of(request.headers.items()),
-                body,
-                principal,
-                challenge=(
-                    None if principal is None else self.admission.challenge(request)
-                ),
-                peer=request.remote,
-            )
-            # a large body counts against the budget till the answer is sent
-            return await self._serve(request, exchange)
-        finally:
-            reservation.release()
-
     async def _serve(
         self, request: web.Request, exchange: Exchange
     ) -> web.StreamResponse:
-        stream = SseStream(request, keepalive=self.settings.KEEPALIVE_INTERVAL)
+        stream = SseStream(request, keepalive=self._keepalive)
         try:
             engine = self.engine
             if exchange.method == "POST":

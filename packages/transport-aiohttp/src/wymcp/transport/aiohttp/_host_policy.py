@@ -46,26 +46,28 @@ class Memo:
     """Verdicts remembered by header value, bounded in count and value length.
 
     A client sends the same Host every time; a hostile one sends a new value
-    each time and only ever empties the memo.
+    each time and only ever empties the memo. `verdicts` (value to verdict)
+    is the one dict for the memo's life, so a reader may keep it: a value it
+    lacks is decided by calling the memo.
     """
 
     def __init__(self, decide: Callable[[str], bool]) -> None:
         self._decide = decide
-        self._seen: dict[str, bool] = {}
+        self.verdicts: dict[str, bool] = {}
 
     def __len__(self) -> int:
-        return len(self._seen)
+        return len(self.verdicts)
 
     def __call__(self, value: str) -> bool:
         """`decide(value)`, remembered when `value` is short enough to keep."""
-        known = self._seen.get(value)
+        known = self.verdicts.get(value)
         if known is not None:
             return known
         known = self._decide(value)
         if len(value) <= MEMO_VALUE_LIMIT:
-            if len(self._seen) >= MEMO_LIMIT:
-                self._seen.clear()
-            self._seen[value] = known
+            if len(self.verdicts) >= MEMO_LIMIT:
+                self.verdicts.clear()  # in place: readers keep the same dict
+            self.verdicts[value] = known
         return known
 
 

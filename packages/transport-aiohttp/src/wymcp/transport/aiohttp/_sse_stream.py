@@ -32,16 +32,13 @@ class SseStream:
         self._request = request
         self._keepalive = keepalive
         self._response: web.StreamResponse | None = None
+        # whether the SSE response is committed; an attribute, read per request
+        self.opened = False
         self._lock: asyncio.Lock | None = None  # made on the first write
         self._pinger: asyncio.Task[None] | None = None
         self._task = asyncio.current_task()
         self._gone = False
         self._ended = False  # by end_early: the call goes on, silently
-
-    @property
-    def opened(self) -> bool:
-        """Whether the SSE response has been committed."""
-        return self._response is not None
 
     @property
     def gone(self) -> bool:
@@ -56,6 +53,7 @@ class SseStream:
         for name, value in (headers or {}).items():
             response.headers[name] = value
         self._response = response
+        self.opened = True
         await response.prepare(self._request)
         self._pinger = asyncio.get_running_loop().create_task(self._ping())
 
