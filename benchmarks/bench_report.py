@@ -177,6 +177,47 @@ def throughput_targets(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     return out
 
 
+def engine_targets(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Issue 14 (one engine): calc per call against the SDK by CPU and the ceiling."""
+    modern, session = "2026-07-28", "2025-11-25"
+    out = []
+    ours = metric(find(rows, server="wymcp", path=modern, tool="calc"), "cpu_us")
+    sdk = metric(find(rows, server="sdk", path=modern, tool="calc"), "cpu_us")
+    r = ratio(sdk, ours)
+    out.append(
+        item(
+            f"tools/call calc at {modern} {GE} 5{X} the SDK by server CPU per call "
+            "(issue 14)",
+            f"{fmt(r, 2)}{X} ({fmt(ours)} vs {fmt(sdk)} {MICRO}s per call)",
+            verdict(r, at_least=5.0, reference_missing=sdk is None),
+        )
+    )
+    rps = metric(find(rows, server="wymcp", path=modern, tool="calc"), "rps")
+    top = metric(find(rows, server="ceiling", path=modern, tool="calc"), "rps")
+    r = ratio(rps, top)
+    percent = None if r is None else r * 100
+    out.append(
+        item(
+            f"tools/call calc at {modern} {GE} 65% of the bare aiohttp ceiling "
+            "by req/s (issue 14)",
+            f"{fmt(percent, 1)}% ({fmt(rps)} vs {fmt(top)} req/s)",
+            verdict(r, at_least=0.65, reference_missing=top is None),
+        )
+    )
+    ours = metric(find(rows, server="wymcp", path=session, tool="calc"), "cpu_us")
+    sdk = metric(find(rows, server="sdk", path=session, tool="calc"), "cpu_us")
+    r = ratio(sdk, ours)
+    out.append(
+        item(
+            f"tools/call calc, {session} session path {GE} 8{X} the SDK's default "
+            "stateful path by server CPU per call (issue 14)",
+            f"{fmt(r, 2)}{X} ({fmt(ours)} vs {fmt(sdk)} {MICRO}s per call)",
+            verdict(r, at_least=8.0, reference_missing=sdk is None),
+        )
+    )
+    return out
+
+
 def stdio_targets(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Issue 17: stdio round trips at least 3x cheaper than the SDK's, by server CPU."""
     out = []
@@ -225,8 +266,9 @@ def stdio_rows(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def targets(results: dict[str, Any]) -> list[dict[str, str]]:
-    """Each target of issue 7 with its measured figure and PASS, MISS or n/a."""
+    """Each target (issues 7, 14, 17) with its measured figure and PASS, MISS or n/a."""
     out = throughput_targets(results.get("throughput", []))
+    out += engine_targets(results.get("throughput", []))
     out += stdio_targets(results.get("stdio", []))
     bad = results.get("bad_calls", [])
     ours = find(bad, server="wymcp", probe="100k")
@@ -296,7 +338,7 @@ def targets(results: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def targets_text(items: list[dict[str, str]]) -> str:
-    lines = ["targets (issue 7):"]
+    lines = ["targets (issues 7, 14, 17):"]
     lines.extend(f"  [{t['status']:4}] {t['target']}: {t['figure']}" for t in items)
     return "\n".join(lines)
 
@@ -469,7 +511,7 @@ they move by 10-50%, and the CPU per call figures move least.
 (`{just}` runs the same.) The run took {elapsed:.0f} s; load average
 {load_before} at the start and {load_after} at the end.
 
-## Targets (issue 7)
+## Targets (issues 7, 14, 17)
 
 | target | measured | status |
 |---|---|---|

@@ -92,7 +92,7 @@ def test_cold_start_sessions_and_gate_are_measured(smoke) -> None:
 def test_every_target_is_reported_with_a_status(smoke) -> None:
     results, report, _ = smoke
     targets = results["targets"]
-    assert len(targets) == 14  # 12 of issue 7, 2 stdio targets of issue 17
+    assert len(targets) == 17  # 12 of issue 7, 3 of issue 14, 2 stdio of issue 17
     assert {t["status"] for t in targets} <= {"PASS", "MISS", "n/a"}
     for target in targets:
         assert target["target"] in report
