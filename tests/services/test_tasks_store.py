@@ -1,9 +1,11 @@
 """The demo's SQLite store on a temporary file."""
 
 import asyncio
+import sqlite3
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -13,6 +15,7 @@ from wymcp_tasks import (
     TaskStore,
     database_path,
 )
+from wymcp_tasks._store import _create_schema
 
 
 @pytest.fixture
@@ -197,3 +200,38 @@ def test_the_database_path_comes_from_the_argument_then_the_variable(
     monkeypatch.setenv(DATABASE_ENVIRONMENT_VARIABLE, str(tmp_path / "env.db"))
     assert database_path() == tmp_path / "env.db"
     assert database_path(tmp_path / "arg.db") == tmp_path / "arg.db"
+
+
+def test_a_new_file_locked_by_another_store_is_set_up_once_it_is_free(
+    tmp_path: Path,
+) -> None:
+    # Two stores creating the same new file at once: SQLite may answer the
+    # switch to WAL "database is locked" at once (it would deadlock); that is
+    # retried, not raised to the caller as a failed create.
+    real = sqlite3.connect(tmp_path / "shared.sqlite3")
+    refusals = iter([sqlite3.OperationalError("database is locked")] * 2)
+
+    class Contended:
+        def execute(self, sql: str) -> Any:
+            refusal = next(refusals, None)
+            if refusal is not None:
+                raise refusal
+            return real.execute(sql)
+
+        def executescript(self, sql: str) -> Any:
+            return real.executescript(sql)
+
+    _create_schema(cast("sqlite3.Connection", Contended()))
+    tables = {row[0] for row in real.execute("SELECT name FROM sqlite_master")}
+    assert "tasks" in tables
+    assert real.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    real.close()
+
+
+def test_other_database_errors_are_not_retried(tmp_path: Path) -> None:
+    class Broken:
+        def execute(self, sql: str) -> Any:
+            raise sqlite3.OperationalError("disk I/O error")
+
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        _create_schema(cast("sqlite3.Connection", Broken()))

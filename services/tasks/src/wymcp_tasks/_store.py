@@ -171,8 +171,7 @@ class TaskStore:
             return
         with self._ready_lock:
             if not self._ready:
-                connection.execute("PRAGMA journal_mode = WAL")
-                connection.executescript(_SCHEMA)
+                _create_schema(connection)
                 self._ready = True
 
     # Tasks -----------------------------------------------------------------
@@ -570,3 +569,23 @@ def _project(row: sqlite3.Row) -> Project:
         open_tasks=int(row["open_tasks"]),
         done_tasks=int(row["done_tasks"]),
     )
+
+
+def _create_schema(connection: sqlite3.Connection) -> None:
+    """WAL mode and the tables, retried while another store holds the file.
+
+    Two processes (or stores) opening a new file at once: switching to WAL
+    answers "locked" without waiting when SQLite sees the two would deadlock,
+    so that is retried until the busy timeout.
+    """
+    deadline = time.monotonic() + _BUSY_TIMEOUT_SECONDS
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.executescript(_SCHEMA)
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+        else:
+            return
