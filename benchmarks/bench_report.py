@@ -530,7 +530,10 @@ MACHINE = """
 
 - Each case starts a fresh server process on 127.0.0.1, opens {concurrency}
   channels, makes {warmup} warm-up calls, then {requests:,} measured `tools/call` at
-  concurrency {concurrency}; {reps} repetitions, interleaved, medians reported.
+  concurrency {concurrency}; {reps} repetitions, medians reported. Within a
+  repetition the servers run each case back to back (calc at 2026-07-28 on
+  every server, then the order, ...), so a burst of load from the machine's
+  neighbours falls on all the servers of a comparison, not on one of them.
 - The load client is one process on its own core. Sessions are opened with the
   aiohttp client; the measured calls go {client_text}.
 - 2026-07-28 path: headers `MCP-Protocol-Version: 2026-07-28`, `Mcp-Method`,

@@ -105,7 +105,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         else {
             "requests": 3000,
             "warmup": 200,
-            "reps": 3,
+            "reps": 5,
             "sessions": 1000,
             "cold_reps": 5,
         }
@@ -209,10 +209,12 @@ def median_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def throughput(args: argparse.Namespace, placement: Placement) -> list[dict[str, Any]]:
     rows = []
+    # The servers of one case run back to back, so a burst of load from the
+    # machine's neighbours falls on all of them, not on one server's cases.
     for rep in range(args.reps):
-        for key in args.server_keys:
-            for path in PATHS:
-                for tool in TOOLS:
+        for path in PATHS:
+            for tool in TOOLS:
+                for key in args.server_keys:
                     row = run_case(SERVERS[key], path, tool, args, placement)
                     row["rep"] = rep
                     rows.append(row)
