@@ -1,0 +1,143 @@
+"""Instructions per `tools/call` under the benchmark's load, counted by callgrind.
+
+Run: ``.venv/bin/python benchmarks/instructions.py [--servers wymcp,ceiling]``
+(needs valgrind). Time on a shared machine moves by a quarter between runs;
+the count of instructions a server executes per call does not, so a change's
+cost shows here in one run. The servers run under callgrind (about 50 times
+slower); the load client drives them at concurrency 32 as `run.py` does, and
+only the measured calls are counted (calc at 2026-07-28).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_load
+import bench_servers
+from bench_servers import SERVERS
+
+_CALLS = {
+    "wymcp": bench_load.Call("calc", {"action": "add", "data": {"a": 1, "b": 2}}),
+    "ceiling": bench_load.Call("calc", {"a": 1, "b": 2}),
+    "sdk": bench_load.Call("calc", {"a": 1, "b": 2}),
+    "fastmcp": bench_load.Call("calc", {"a": 1, "b": 2}),
+}
+
+
+def _wait_listening(
+    port: int, process: subprocess.Popen[bytes], timeout: float
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited ({process.returncode})")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError("the server did not listen in time")
+
+
+def _total_instructions(dump_dir: Path, pid: int) -> int:
+    """The instructions of the dump `callgrind_control -d` wrote last."""
+    dumps = sorted(dump_dir.glob(f"cg.{pid}*"), key=lambda p: p.stat().st_mtime)
+    for path in reversed(dumps):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1])
+    raise RuntimeError("callgrind wrote no totals")
+
+
+def measure(key: str, requests: int, warmup: int) -> float:
+    """Instructions per measured call of one server (a fresh process)."""
+    kind = SERVERS[key]
+    port = bench_servers.free_port()
+    command = kind.command(port, json_mode=True)
+    if not command[0].endswith(("python", "python3")) and not Path(
+        command[0]
+    ).name.startswith("python"):
+        command = [sys.executable, *command]  # the `wymcp` script
+    with tempfile.TemporaryDirectory() as scratch:
+        dump_dir = Path(scratch)
+        process = subprocess.Popen(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={dump_dir}/cg.%p",
+                *command,
+            ],
+            env=bench_servers.project_env(),
+            cwd=bench_servers.ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_listening(port, process, timeout=300)
+            marks: list[str] = []
+
+            def checkpoint() -> None:
+                flag = "-z" if not marks else "-d"  # zero, then dump
+                subprocess.run(
+                    ["callgrind_control", flag, str(process.pid)],
+                    check=True,
+                    capture_output=True,
+                )
+                marks.append(flag)
+
+            outcome = asyncio.run(
+                bench_load.drive(
+                    f"http://127.0.0.1:{port}/mcp",
+                    _CALLS[key],
+                    modern=True,
+                    concurrency=32,
+                    warmup=warmup,
+                    requests=requests,
+                    checkpoint=checkpoint,
+                    client="raw",
+                )
+            )
+            if outcome.failed or outcome.ok != requests:
+                raise RuntimeError(f"{outcome.failed} calls failed")
+            return _total_instructions(dump_dir, process.pid) / requests
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--servers", default="wymcp,ceiling")
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--warmup", type=int, default=200)
+    args = parser.parse_args(argv)
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("valgrind is not installed (apt install valgrind)", file=sys.stderr)
+        return 2
+    keys = [k for k in args.servers.split(",") if k]
+    counts = {key: measure(key, args.requests, args.warmup) for key in keys}
+    print("server   instructions per call (calc, 2026-07-28, concurrency 32)")
+    for key, count in counts.items():
+        line = f"{key:8} {count / 1000:9.1f} k"
+        if "ceiling" in counts and key != "ceiling":
+            line += f"   {count / counts['ceiling']:.2f}x the ceiling"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
