@@ -142,7 +142,6 @@ def throughput_targets(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     for tool in ("calc", "order"):
         ours = metric(find(rows, server="wymcp", path=modern, tool=tool), "rps")
         sdk = metric(find(rows, server="sdk", path=modern, tool=tool), "rps")
-        top = metric(find(rows, server="ceiling", path=modern, tool=tool), "rps")
         r = ratio(ours, sdk)
         note = cpu_note(rows, modern, tool, "sdk")
         out.append(
@@ -152,15 +151,7 @@ def throughput_targets(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
                 verdict(r, at_least=2.5, reference_missing=sdk is None),
             )
         )
-        r = ratio(ours, top)
-        percent = None if r is None else r * 100  # one decimal: 49.96 is not 50
-        out.append(
-            item(
-                f"tools/call {tool} at {modern} {GE} 50% of the bare aiohttp ceiling",
-                f"{fmt(percent, 1)}% ({fmt(ours)} vs {fmt(top)} req/s)",
-                verdict(r, at_least=0.5, reference_missing=top is None),
-            )
-        )
+        out.append(ceiling_target(rows, tool, 0.5))
     for tool in ("calc", "order"):
         ours = metric(find(rows, server="wymcp", path=session, tool=tool), "rps")
         sdk = metric(find(rows, server="sdk", path=session, tool=tool), "rps")
@@ -177,63 +168,74 @@ def throughput_targets(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     return out
 
 
+def ceiling_target(
+    rows: list[dict[str, Any]], tool: str, share: float, suffix: str = ""
+) -> dict[str, str]:
+    """A target on wymcp's req/s at 2026-07-28 as a share of the bare ceiling's."""
+    modern = "2026-07-28"
+    ours = metric(find(rows, server="wymcp", path=modern, tool=tool), "rps")
+    top = metric(find(rows, server="ceiling", path=modern, tool=tool), "rps")
+    r = ratio(ours, top)
+    percent = None if r is None else r * 100  # one decimal: 49.96 is not 50
+    return item(
+        f"tools/call {tool} at {modern} {GE} {share * 100:g}% of the bare aiohttp "
+        f"ceiling{suffix}",
+        f"{fmt(percent, 1)}% ({fmt(ours)} vs {fmt(top)} req/s)",
+        verdict(r, at_least=share, reference_missing=top is None),
+    )
+
+
+def cpu_target(
+    ours_row: dict[str, Any] | None,
+    sdk_row: dict[str, Any] | None,
+    target: str,
+    at_least: float,
+) -> dict[str, str]:
+    """A target on the SDK's server CPU per call over wymcp's."""
+    ours = metric(ours_row, "cpu_us")
+    sdk = metric(sdk_row, "cpu_us")
+    r = ratio(sdk, ours)
+    return item(
+        target,
+        f"{fmt(r, 2)}{X} ({fmt(ours)} vs {fmt(sdk)} {MICRO}s per call)",
+        verdict(r, at_least=at_least, reference_missing=sdk is None),
+    )
+
+
 def engine_targets(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Issue 14 (one engine): calc per call against the SDK by CPU and the ceiling."""
     modern, session = "2026-07-28", "2025-11-25"
-    out = []
-    ours = metric(find(rows, server="wymcp", path=modern, tool="calc"), "cpu_us")
-    sdk = metric(find(rows, server="sdk", path=modern, tool="calc"), "cpu_us")
-    r = ratio(sdk, ours)
-    out.append(
-        item(
-            f"tools/call calc at {modern} {GE} 5{X} the SDK by server CPU per call "
-            "(issue 14)",
-            f"{fmt(r, 2)}{X} ({fmt(ours)} vs {fmt(sdk)} {MICRO}s per call)",
-            verdict(r, at_least=5.0, reference_missing=sdk is None),
-        )
+    goals = (
+        (modern, 5.0, f"calc at {modern} {GE} 5{X} the SDK"),
+        (session, 8.0, f"calc, {session} session path {GE} 8{X} the SDK's default "),
     )
-    rps = metric(find(rows, server="wymcp", path=modern, tool="calc"), "rps")
-    top = metric(find(rows, server="ceiling", path=modern, tool="calc"), "rps")
-    r = ratio(rps, top)
-    percent = None if r is None else r * 100
-    out.append(
-        item(
-            f"tools/call calc at {modern} {GE} 65% of the bare aiohttp ceiling "
-            "by req/s (issue 14)",
-            f"{fmt(percent, 1)}% ({fmt(rps)} vs {fmt(top)} req/s)",
-            verdict(r, at_least=0.65, reference_missing=top is None),
+    out = [
+        cpu_target(
+            find(rows, server="wymcp", path=path, tool="calc"),
+            find(rows, server="sdk", path=path, tool="calc"),
+            f"tools/call {text}"
+            + ("stateful path" if path == session else "")
+            + " by server CPU per call (issue 14)",
+            factor,
         )
-    )
-    ours = metric(find(rows, server="wymcp", path=session, tool="calc"), "cpu_us")
-    sdk = metric(find(rows, server="sdk", path=session, tool="calc"), "cpu_us")
-    r = ratio(sdk, ours)
-    out.append(
-        item(
-            f"tools/call calc, {session} session path {GE} 8{X} the SDK's default "
-            "stateful path by server CPU per call (issue 14)",
-            f"{fmt(r, 2)}{X} ({fmt(ours)} vs {fmt(sdk)} {MICRO}s per call)",
-            verdict(r, at_least=8.0, reference_missing=sdk is None),
-        )
-    )
+        for path, factor, text in goals
+    ]
+    out.append(ceiling_target(rows, "calc", 0.65, " by req/s (issue 14)"))
     return out
 
 
 def stdio_targets(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Issue 17: stdio round trips at least 3x cheaper than the SDK's, by server CPU."""
-    out = []
-    for path in ("2026-07-28", "2025-11-25"):
-        ours = metric(find(rows, server="wymcp", path=path), "cpu_us")
-        sdk = metric(find(rows, server="sdk", path=path), "cpu_us")
-        r = ratio(sdk, ours)
-        out.append(
-            item(
-                f"stdio tools/call calc at {path} {GE} 3{X} the SDK's stdio server "
-                "(server CPU per call)",
-                f"{fmt(r, 2)}{X} ({fmt(ours)} vs {fmt(sdk)} {MICRO}s per call)",
-                verdict(r, at_least=3.0, reference_missing=sdk is None),
-            )
+    return [
+        cpu_target(
+            find(rows, server="wymcp", path=path),
+            find(rows, server="sdk", path=path),
+            f"stdio tools/call calc at {path} {GE} 3{X} the SDK's stdio server "
+            "(server CPU per call)",
+            3.0,
         )
-    return out
+        for path in ("2026-07-28", "2025-11-25")
+    ]
 
 
 def stdio_rows(rows: list[dict[str, Any]]) -> list[str]:
