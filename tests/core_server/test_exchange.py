@@ -22,3 +22,10 @@ def test_an_iterator_of_pairs_is_read_whole() -> None:
     assert Headers.of(iter(pairs)).index == {"a": ["1", "2"], "b": ["3"]}
     assert Headers.of(pair for pair in pairs[2:]).index == {"b": ["3"]}
     assert Headers.of(()).index == {}
+
+
+def test_repeated_says_whether_a_name_came_twice_however_built() -> None:
+    assert not Headers.of([("Host", "a"), ("Accept", "b")]).repeated
+    assert Headers.of([("Host", "a"), ("HOST", "b")]).repeated
+    assert Headers({"host": ["a", "b"]}).repeated  # built directly: read off the index
+    assert not Headers({"host": ["a"]}).repeated

@@ -221,15 +221,18 @@ def test_mirrored_standard_headers_of_a_long_value() -> None:
 def test_mirrored_param_headers_of_many_headers() -> None:
     annotations = [HeaderAnnotation("Region", ("region",), "string")]
 
-    def run(headers: dict[str, list[str]]) -> None:
+    def run(headers: Headers) -> None:
         check_params(headers, annotations, {"region": "eu"})
 
     assert_linear(
         run,
-        lambda n: {
-            "mcp-param-region": ["eu"],
-            **{f"mcp-param-x{i}": ["v"] for i in range(n)},
-        },
+        lambda n: Headers(
+            {
+                "accept": ["a", "b"],  # a repeated name: every header is looked at
+                "mcp-param-region": ["eu"],
+                **{f"mcp-param-x{i}": ["v"] for i in range(n)},
+            }
+        ),
         256,
     )
 

@@ -7,9 +7,8 @@ from typing import Any
 
 import attrs
 
-from wymcp.core.server._exchange import Exchange, Stream
+from wymcp.core.server._exchange import Exchange, Headers, Stream
 from wymcp.core.server._jsonrpc import Incoming, method_not_found
-from wymcp.core.server._mirror import HeaderIndex
 from wymcp.core.server._revision import Revision
 from wymcp.core.server._session import Session
 
@@ -19,7 +18,7 @@ class Call:
     """One request being served at its `revision`.
 
     Built once from the exchange (`open_call`): `version` is the revision's
-    name, `headers` the exchange's index, and `checks_params` whether
+    name, `headers` the exchange's, and `checks_params` whether
     `Mcp-Param-*` headers must mirror the arguments (a stateless revision over
     a transport with HTTP headers).
     """
@@ -30,7 +29,7 @@ class Call:
     meta: Mapping[str, Any]
     revision: Revision
     version: str
-    headers: HeaderIndex
+    headers: Headers
     principal: object | None
     checks_params: bool
     stream: Stream | None
@@ -56,7 +55,7 @@ def open_call(
         meta=meta,
         revision=revision,
         version=revision.name,
-        headers=exchange.headers.index,
+        headers=exchange.headers,
         principal=exchange.principal,
         checks_params=revision.stateless and exchange.mirrored_headers,
         stream=stream,

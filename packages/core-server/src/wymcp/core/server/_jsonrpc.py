@@ -155,12 +155,13 @@ def resource_not_found(code: int, uri: str) -> RpcError:
     return RpcError(code, "Resource not found", {"uri": echo(uri)})
 
 
-@attrs.frozen
+@attrs.define
 class Incoming:
     """One classified JSON-RPC message sent by the client.
 
     `kind` is "request", "notification" or "response"; a request's `id` is a
-    string or an integer.
+    string or an integer. Made per request and never changed (not frozen for
+    speed, as `Exchange`).
     """
 
     kind: str

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from wymcp.core.schema import HeaderAnnotation, decode_header_value
+from wymcp.core.server._exchange import Headers
 from wymcp.core.server._header_names import (
     METHOD_KEY,
     NAME_KEY,
@@ -195,17 +196,19 @@ def _same(kind: str, decoded: str, value: Any) -> bool:
 
 
 def check_params(
-    headers: HeaderIndex,
+    headers: Headers,
     annotations: Iterable[HeaderAnnotation],
     arguments: Mapping[str, Any],
 ) -> None:
     """Compare each annotated argument with its `Mcp-Param-*` header."""
-    for name, values in headers.items():
-        if len(values) > 1 and name.startswith(_PARAM_PREFIX):
-            raise mismatch("an Mcp-Param-* header was sent more than once.")
+    index = headers.index
+    if headers.repeated:
+        for name, values in index.items():
+            if len(values) > 1 and name.startswith(_PARAM_PREFIX):
+                raise mismatch("an Mcp-Param-* header was sent more than once.")
     for annotation in annotations:
         header = f"{PARAM_HEADER_PREFIX}{annotation.header}"
-        sent = headers.get(header.lower())
+        sent = index.get(header.lower())
         raw = sent[0] if sent else None
         value = value_at(arguments, annotation.path)
         if value is ABSENT or value is None:
