@@ -12,6 +12,7 @@ import hashlib
 import json
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from typing import Any, Final
 
 from wymcp.core.server._call import Call
@@ -269,53 +270,35 @@ class Contexts:
         """The `ctx` of `call`; `target` ("tools/call:name") binds its state.
 
         The revision chooses how it asks the client: an input_required replay
-        when stateless, requests on the call's stream in a session.
+        when stateless, requests on the call's stream in a session. The asker
+        is built when the tool first asks (most never do).
         """
-        keys, options = self._keys, self._options
         session = call.session
-        now = options.wall_clock()
         params = call.params
         if "requestState" in params or "inputResponses" in params:
-            recorded, responses = _round(call, target, keys, now)
+            recorded, responses = _round(
+                call, target, self._keys, self._options.wall_clock()
+            )
         else:  # no retry (`_round`'s answer, without building it)
             recorded, responses = _FIRST, {}
-        asker: Callable[[], Asker] | None = None  # built when the tool first asks
+        asker: Callable[[], Asker] | None = None
         if call.revision.stateless:
             level = call.meta.get(META_LOG_LEVEL)
             log_enabled = level is not None
             threshold = level if isinstance(level, str) else None
-            principal = call.principal
-            expires = now + options.state_ttl
-
-            def replay() -> Asker:
-                def sealer(value: Any, carried: Round) -> str:
-                    return seal(
-                        keys,
-                        value,
-                        target=_bound(call, target),
-                        principal=principal,
-                        expires=expires,
-                        answers=carried.answers,
-                        partial=carried.partial,
-                        rounds=carried.rounds,
-                    )
-
-                return _Replay(call.capabilities, responses, recorded, sealer)
-
-            asker = replay
+            asker = partial(self._replay, call, target, responses, recorded)
         else:
             log_enabled = True
             threshold = session.log_level if session is not None else None
-            stream = call.stream
-            if session is not None and stream is not None:
-                asked = session
-
-                def on_stream() -> Asker:
-                    return session_asker(
-                        asked, call.revision, stream, options.client_request_timeout
-                    )
-
-                asker = on_stream
+            if session is not None and call.stream is not None:
+                asker = partial(
+                    session_asker,
+                    session,
+                    call.revision,
+                    call.stream,
+                    self._options.client_request_timeout,
+                )
+        server = self._server
         return ToolContext(
             request_id=call.id,
             session_id=session.id if session is not None else None,
@@ -327,10 +310,37 @@ class Contexts:
             log_enabled=log_enabled,
             log_threshold=threshold,
             make_asker=asker,
-            state=self._server.state,
+            state=server.state,
             request_state=recorded.state,
-            server=self._server,
+            server=server,
         )
+
+    def _replay(
+        self,
+        call: Call,
+        target: str,
+        responses: Mapping[str, Any],
+        recorded: Round,
+    ) -> Asker:
+        """The asker of a stateless call, built on its first question.
+
+        What it seals expires `STATE_TTL` seconds after it is sealed.
+        """
+        keys, options = self._keys, self._options
+
+        def sealer(value: Any, carried: Round) -> str:
+            return seal(
+                keys,
+                value,
+                target=_bound(call, target),
+                principal=call.principal,
+                expires=options.wall_clock() + options.state_ttl,
+                answers=carried.answers,
+                partial=carried.partial,
+                rounds=carried.rounds,
+            )
+
+        return _Replay(call.capabilities, responses, recorded, sealer)
 
 
 async def answer_asking(run: Awaitable[dict[str, Any]]) -> dict[str, Any]:

@@ -142,9 +142,12 @@ class Revision:
         if not self.stateless:
             return result
         result.setdefault("resultType", "complete")
-        meta = dict(result.get("_meta") or {})
-        meta[META_SERVER_INFO] = server_info
-        result["_meta"] = meta
+        meta = result.get("_meta")
+        result["_meta"] = (
+            {**meta, META_SERVER_INFO: server_info}
+            if meta
+            else {META_SERVER_INFO: server_info}
+        )
         return result
 
 
