@@ -1042,6 +1042,29 @@ def test_the_result_text_is_what_json_dumps_writes(value):
     assert _dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def test_the_result_text_of_an_int_or_str_kind_is_what_json_dumps_writes():
+    """The int and str shortcuts write their subclasses as `json.dumps` does."""
+    import enum
+
+    from wymcp.core.server._toolcall import _dumps
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Name(str):
+        __slots__ = ()
+
+    for value in (True, False, Level.HIGH, Name('a "b"\n'), -(2**80), "\u2028\x00"):
+        assert _dumps(value) == json.dumps(
+            value, ensure_ascii=False, separators=(",", ":")
+        )
+    with pytest.raises(ValueError, match="4300") as ours:
+        _dumps(10**5000)
+    with pytest.raises(ValueError, match="4300") as theirs:
+        json.dumps(10**5000)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_the_result_text_refuses_what_json_dumps_refuses():
     from wymcp.core.server._toolcall import _dumps
 

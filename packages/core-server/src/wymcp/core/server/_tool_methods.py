@@ -10,6 +10,8 @@ import json
 from collections.abc import Awaitable, Mapping
 from typing import Any
 
+import attrs
+
 from wymcp.core.gates import Verdict
 from wymcp.core.schema import ToolSpec
 from wymcp.core.server._asking import Contexts, asking_result
@@ -113,6 +115,8 @@ class ToolMethods:
         """Run a call that may be a task; its arguments passed the gates already."""
 
         def work() -> Awaitable[dict[str, Any]]:
+            action, verdict = opened  # a task may run again: each run gets its data
+            fresh = attrs.evolve(verdict, data=dict(verdict.data or {}))
             return call_tool(
                 spec,
                 arguments,
@@ -121,7 +125,7 @@ class ToolMethods:
                 options=self._options,
                 deadlines=self._deadlines,
                 call_timeout=None,  # a task is bound by its TTL, not CALL_TIMEOUT
-                opened=opened,
+                opened=(action, fresh),
             )
 
         return await self._tasks.call(

@@ -127,7 +127,13 @@ def _dumps(value: object) -> str:
 
     `encode` runs this very C encoder (`iterencode`, one shot), fresh each time:
     its record of the containers it is in stays behind when encoding fails.
+    An int or a str (what many tools return) is written as `encode` writes it,
+    without making an encoder.
     """
+    if value.__class__ is int:
+        return repr(value)
+    if isinstance(value, str):  # as `encode` itself does
+        return encode_basestring(value)
     if c_make_encoder is None:  # pragma: no cover - CPython has the C encoder
         return _ENCODER.encode(value)
     encoder = c_make_encoder(
@@ -257,7 +263,8 @@ async def call_tool(
     `deadlines` and answers `isError` with `errorType: "call_timeout"` at
     once, even if it ignores the cancellation. A result larger than the
     RESULT_LIMIT of `options` answers `errorType: "result_too_large"`.
-    `opened` is the arguments' accepted verdict when the gates ran already.
+    `opened` is the arguments' accepted verdict when the gates ran already;
+    the tool gets its data as it is (the gates made it for this run).
     """
     if opened is None:
         gated_call = await open_call(spec, arguments, strict=options.strict)
@@ -265,9 +272,9 @@ async def call_tool(
             return gated_call
         opened = gated_call
     action, verdict = opened
+    gated = verdict.data if verdict.data is not None else {}  # this run's alone
     ctx.tool = spec.name
     ctx.action = action
-    gated = dict(verdict.data) if verdict.data is not None else {}
     try:
         if action is not None:
             work = dispatch_action(spec.tool, action, gated, ctx)
