@@ -26,19 +26,24 @@ KEEPALIVE_LINE = b": keepalive\n\n"
 
 
 class SseStream:
-    """The `wymcp.core.server.Stream` of one aiohttp request."""
+    """The `wymcp.core.server.Stream` of one aiohttp request.
+
+    One is made per request and most are never opened: what an unopened
+    stream holds is the class's defaults, not set per instance.
+    """
+
+    _response: web.StreamResponse | None = None
+    opened = False
+    """Whether the SSE response is committed (an attribute, read per request)."""
+    _lock: asyncio.Lock | None = None  # made on the first write
+    _pinger: asyncio.Task[None] | None = None
+    _gone = False
+    _ended = False  # by end_early: the call goes on, silently
 
     def __init__(self, request: web.Request, *, keepalive: float) -> None:
         self._request = request
         self._keepalive = keepalive
-        self._response: web.StreamResponse | None = None
-        # whether the SSE response is committed; an attribute, read per request
-        self.opened = False
-        self._lock: asyncio.Lock | None = None  # made on the first write
-        self._pinger: asyncio.Task[None] | None = None
         self._task = asyncio.current_task()
-        self._gone = False
-        self._ended = False  # by end_early: the call goes on, silently
 
     @property
     def gone(self) -> bool:
