@@ -1,11 +1,11 @@
 """Instructions per `tools/call` under the benchmark's load, counted by callgrind.
 
-Run: ``.venv/bin/python benchmarks/instructions.py [--servers wymcp,ceiling]``
+Run: ``.venv/bin/python benchmarks/instructions.py [--servers ...] [--tool order]``
 (needs valgrind). Time on a shared machine moves by a quarter between runs;
 the count of instructions a server executes per call does not, so a change's
 cost shows here in one run. The servers run under callgrind (about 50 times
 slower); the load client drives them at concurrency 32 as `run.py` does, and
-only the measured calls are counted (calc at 2026-07-28).
+only the measured calls are counted (calc, or the 50-item order, at 2026-07-28).
 """
 
 from __future__ import annotations
@@ -25,13 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_load
 import bench_servers
 from bench_servers import SERVERS
-
-_CALLS = {
-    "wymcp": bench_load.Call("calc", {"action": "add", "data": {"a": 1, "b": 2}}),
-    "ceiling": bench_load.Call("calc", {"a": 1, "b": 2}),
-    "sdk": bench_load.Call("calc", {"a": 1, "b": 2}),
-    "fastmcp": bench_load.Call("calc", {"a": 1, "b": 2}),
-}
+from run import TOOLS, calls_for
 
 
 def _wait_listening(
@@ -59,8 +53,8 @@ def _total_instructions(dump_dir: Path, pid: int) -> int:
     raise RuntimeError("callgrind wrote no totals")
 
 
-def measure(key: str, requests: int, warmup: int) -> float:
-    """Instructions per measured call of one server (a fresh process)."""
+def measure(key: str, tool: str, requests: int, warmup: int) -> float:
+    """Instructions per measured call of `tool` on one server (a fresh process)."""
     kind = SERVERS[key]
     port = bench_servers.free_port()
     command = kind.command(port, json_mode=True)
@@ -98,7 +92,7 @@ def measure(key: str, requests: int, warmup: int) -> float:
             outcome = asyncio.run(
                 bench_load.drive(
                     f"http://127.0.0.1:{port}/mcp",
-                    _CALLS[key],
+                    calls_for(key)[tool],
                     modern=True,
                     concurrency=32,
                     warmup=warmup,
@@ -122,6 +116,7 @@ def measure(key: str, requests: int, warmup: int) -> float:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--servers", default="wymcp,ceiling")
+    parser.add_argument("--tool", choices=TOOLS, default="calc")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=200)
     args = parser.parse_args(argv)
@@ -129,8 +124,8 @@ def main(argv: list[str]) -> int:
         print("valgrind is not installed (apt install valgrind)", file=sys.stderr)
         return 2
     keys = [k for k in args.servers.split(",") if k]
-    counts = {key: measure(key, args.requests, args.warmup) for key in keys}
-    print("server   instructions per call (calc, 2026-07-28, concurrency 32)")
+    counts = {key: measure(key, args.tool, args.requests, args.warmup) for key in keys}
+    print(f"server   instructions per call ({args.tool}, 2026-07-28, concurrency 32)")
     for key, count in counts.items():
         line = f"{key:8} {count / 1000:9.1f} k"
         if "ceiling" in counts and key != "ceiling":
