@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
@@ -174,18 +175,32 @@ class Placement:
 
 
 class Running:
-    """One started server process, pinned to its core, stopped on exit."""
+    """One started server process, pinned to its core, stopped on exit.
 
-    def __init__(self, kind: ServerKind, *, json_mode: bool, placement: Placement):
+    `wrapper` runs the server under another program (`valgrind ...`): the
+    server's command follows it, its interpreter named first.
+    """
+
+    def __init__(
+        self,
+        kind: ServerKind,
+        *,
+        json_mode: bool,
+        placement: Placement,
+        wrapper: Sequence[str] = (),
+    ):
         self.kind = kind
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         env = project_env()
+        command = kind.command(self.port, json_mode=json_mode)
+        if wrapper and not Path(command[0]).name.startswith("python"):
+            command = [sys.executable, *command]  # the `wymcp` script
 
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
-            kind.command(self.port, json_mode=json_mode),
+            [*wrapper, *command],
             env=env,
             cwd=str(ROOT),
             stdout=self.log,

@@ -13,34 +13,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_load
-import bench_servers
-from bench_servers import SERVERS
+from bench_servers import SERVERS, Placement, Running
 from run import TOOLS, calls_for
-
-
-def _wait_listening(
-    port: int, process: subprocess.Popen[bytes], timeout: float
-) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited ({process.returncode})")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.5)
-    raise RuntimeError("the server did not listen in time")
 
 
 def _total_instructions(dump_dir: Path, pid: int) -> int:
@@ -55,43 +37,30 @@ def _total_instructions(dump_dir: Path, pid: int) -> int:
 
 def measure(key: str, tool: str, requests: int, warmup: int) -> float:
     """Instructions per measured call of `tool` on one server (a fresh process)."""
-    kind = SERVERS[key]
-    port = bench_servers.free_port()
-    command = kind.command(port, json_mode=True)
-    if not command[0].endswith(("python", "python3")) and not Path(
-        command[0]
-    ).name.startswith("python"):
-        command = [sys.executable, *command]  # the `wymcp` script
     with tempfile.TemporaryDirectory() as scratch:
         dump_dir = Path(scratch)
-        process = subprocess.Popen(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={dump_dir}/cg.%p",
-                *command,
-            ],
-            env=bench_servers.project_env(),
-            cwd=bench_servers.ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+        callgrind = (
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={dump_dir}/cg.%p",
         )
-        try:
-            _wait_listening(port, process, timeout=300)
+        with Running(
+            SERVERS[key], json_mode=True, placement=Placement(), wrapper=callgrind
+        ) as server:
+            server.wait_listening(timeout=300)
+            pid = str(server.process.pid)
             marks: list[str] = []
 
             def checkpoint() -> None:
                 flag = "-z" if not marks else "-d"  # zero, then dump
                 subprocess.run(
-                    ["callgrind_control", flag, str(process.pid)],
-                    check=True,
-                    capture_output=True,
+                    ["callgrind_control", flag, pid], check=True, capture_output=True
                 )
                 marks.append(flag)
 
             outcome = asyncio.run(
                 bench_load.drive(
-                    f"http://127.0.0.1:{port}/mcp",
+                    server.url,
                     calls_for(key)[tool],
                     modern=True,
                     concurrency=32,
@@ -103,14 +72,7 @@ def measure(key: str, tool: str, requests: int, warmup: int) -> float:
             )
             if outcome.failed or outcome.ok != requests:
                 raise RuntimeError(f"{outcome.failed} calls failed")
-            return _total_instructions(dump_dir, process.pid) / requests
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            return _total_instructions(dump_dir, server.process.pid) / requests
 
 
 def main(argv: list[str]) -> int:

@@ -1078,3 +1078,42 @@ def test_the_result_text_refuses_what_json_dumps_refuses():
         assert type(ours.value) is type(theirs.value)
         assert str(ours.value) == str(theirs.value)
     assert _dumps([1]) == "[1]"  # a failed encoding leaves nothing behind
+
+
+_ENVELOPES = [
+    {"action": "create", "data": {"name": "a"}},
+    {"action": "create", "data": {"name": "a", "qty": 2.0}},
+    {"action": "create", "data": None},
+    {"action": "create"},
+    {"action": "create", "data": {"name": ""}},
+    {"action": "create", "data": []},
+    {"action": "create", "data": {"name": "a"}, "extra": 1},
+    {"action": 5, "data": {}},
+    {"action": "nope", "data": {}},
+    {"data": {"name": "a"}},
+    {},
+]
+
+
+@pytest.mark.parametrize("arguments", _ENVELOPES)
+async def test_the_envelope_read_at_once_opens_as_the_gates_would(arguments):
+    """`open_call` reads the usual envelope itself: it answers as the gates do."""
+    from wymcp.core.gates import check
+    from wymcp.core.schema import prepare
+    from wymcp.core.server._toolcall import _split, open_call
+
+    spec = prepare(Widgets())
+    opened = await open_call(spec, arguments, strict=True)
+    split = _split(spec, arguments)  # the gates' own reading of the envelope
+    if isinstance(split, dict):
+        assert opened == split
+        return
+    action, data = split
+    verdict = check(spec, action, data, strict=True)
+    if not verdict.accepted:
+        assert opened["isError"] is True
+        assert json.loads(opened["content"][0]["text"]) == verdict.refusal
+        return
+    assert isinstance(opened, tuple)
+    assert opened[0] == action
+    assert opened[1].data == verdict.data

@@ -60,7 +60,7 @@ class Catalogue:
         prompts: Iterable[object],
         on_change: Callable[[str], None],
     ) -> None:
-        self.tools: list[ToolSpec] = list(prepare_all(list(tools)))
+        self._set_tools(list(prepare_all(list(tools))))
         self.resources: list[ResourceSpec] = [prepare_resource(r) for r in resources]
         self.prompts: list[PromptSpec] = [prepare_prompt(p) for p in prompts]
         _unique("resources", [r.key for r in self.resources])
@@ -69,7 +69,10 @@ class Catalogue:
         self.has_prompts = bool(self.prompts)
         self._on_change = on_change
         self._cache: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        self.by_name: dict[str, ToolSpec] = {s.name: s for s in self.tools}
+
+    def _set_tools(self, tools: list[ToolSpec]) -> None:
+        self.tools = tools
+        self.by_name: dict[str, ToolSpec] = {s.name: s for s in tools}
         """The tools by name (help excluded), rebuilt on each change of them."""
 
     def _changed(self, kind: str) -> None:
@@ -89,8 +92,7 @@ class Catalogue:
     def add_tool(self, tool: object) -> None:
         """Serve one more tool (replacing a tool of the same name)."""
         (spec,) = prepare_all([tool])
-        self.tools = [s for s in self.tools if s.name != spec.name] + [spec]
-        self.by_name = {s.name: s for s in self.tools}
+        self._set_tools([s for s in self.tools if s.name != spec.name] + [spec])
         self._changed("tools")
 
     def remove_tool(self, name: str) -> bool:
@@ -98,8 +100,7 @@ class Catalogue:
         kept = [s for s in self.tools if s.name != name]
         if len(kept) == len(self.tools):
             return False
-        self.tools = kept
-        self.by_name = {s.name: s for s in self.tools}
+        self._set_tools(kept)
         self._changed("tools")
         return True
 

@@ -6,8 +6,6 @@ level, in the order the conformance suite expects; the `Call` it opens.
 
 from __future__ import annotations
 
-from typing import Any, Final
-
 from wymcp.core.server._call import Call, open_call
 from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._header_names import VERSION_KEY
@@ -18,7 +16,7 @@ from wymcp.core.server._jsonrpc import (
     unsupported_version,
 )
 from wymcp.core.server._levels import is_level
-from wymcp.core.server._mirror import HeaderIndex, check_standard
+from wymcp.core.server._mirror import ABSENT, HeaderIndex, check_standard
 from wymcp.core.server._revision import (
     HANDSHAKE,
     META_CAPABILITIES,
@@ -27,8 +25,6 @@ from wymcp.core.server._revision import (
     REVISIONS,
     STATELESS,
 )
-
-_MISSING: Final[Any] = object()
 
 
 def takes_stateless_path(incoming: Incoming, headers: HeaderIndex) -> bool:
@@ -65,10 +61,10 @@ def open_stateless(
     meta = incoming.params.get("_meta")
     if not isinstance(meta, dict):
         raise invalid_params(f"params._meta must carry '{META_VERSION}'.")
-    version = meta.get(META_VERSION, _MISSING)
-    capabilities = meta.get(META_CAPABILITIES, _MISSING)
-    if version is _MISSING or capabilities is _MISSING:
-        field = META_VERSION if version is _MISSING else META_CAPABILITIES
+    version = meta.get(META_VERSION, ABSENT)
+    capabilities = meta.get(META_CAPABILITIES, ABSENT)
+    if version is ABSENT or capabilities is ABSENT:
+        field = META_VERSION if version is ABSENT else META_CAPABILITIES
         raise invalid_params(f"params._meta must carry '{field}'.")
     if not isinstance(version, str):
         raise invalid_params(f"params._meta '{META_VERSION}' must be a string.")
