@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "set":
         for path in write(args.version):
             print(f"version: {path.relative_to(ROOT)}")
-        print(f"version: {args.version}; now run `just lock` and add a CHANGELOG entry")
+        print(f"version: {args.version} written; refresh the lock with")
+        print("version: `python3 scripts/bootstrap.py --lock`; add a CHANGELOG entry")
         return 0
     found = problems()
     for problem in found:

@@ -7,6 +7,7 @@ writes them from `VERSION` and these tests fail the moment one disagrees.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -97,3 +98,16 @@ def test_dist_builds_nothing_while_a_version_disagrees(tmp_path):
     with pytest.raises(SystemExit, match="versions disagree"):
         dist.build(out, root=tmp_path)
     assert not out.exists()
+
+
+def test_the_changelog_has_an_unreleased_section_then_the_release():
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    heading = r"^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$"
+    releases = re.findall(heading, text, re.MULTILINE)
+    assert releases[0] == ("Unreleased", "")
+    assert releases[1][0] == RELEASE
+    assert releases[1][1], "the release's entry needs its date"
+    assert [name for name, _ in releases].count(RELEASE) == 1
+    entry = text.split(f"## [{RELEASE}]")[1].split("\n## [")[0]
+    assert "### Changed" in entry
+    assert "### Added" in entry

@@ -33,6 +33,13 @@ def installed_versions() -> list[tuple[str, str]]:
     return sorted(found.items())
 
 
+def release() -> str:
+    """The release the `wymcp` command belongs to: its distribution's version."""
+    from importlib import metadata  # noqa: PLC0415 - see the module docstring
+
+    return metadata.version(_COMMAND)
+
+
 class VersionAction(argparse.Action):
     """Print `wymcp V`, then one `name version` line per distribution; exit 0."""
 
