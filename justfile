@@ -46,10 +46,17 @@ bench *args:
 bench-smoke:
     {{venv}}/python benchmarks/run.py --smoke
 
-# A wheel and an sdist of every package into dist/ (pins checked); install with
+# A wheel and an sdist of every package into dist/ (versions checked against
+# VERSION, then `twine check --strict`); install with
 # `pip install --find-links dist wymcp-transport-aiohttp`.
 dist *args:
     {{venv}}/python scripts/dist.py {{args}}
+
+# Check that every package is the release in VERSION, or set a new one
+# everywhere (`just version set 0.3.0`, then `python3 scripts/bootstrap.py --lock`
+# and a CHANGELOG entry).
+version *args:
+    {{venv}}/python scripts/version.py {{args}}
 
 # Serve the tasks demo on 127.0.0.1:8000/mcp.
 serve:
