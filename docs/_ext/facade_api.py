@@ -6,11 +6,13 @@ so a new export appears without editing a page (docs/development.md).
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import pkgutil
 import re
 import sys
+from importlib.util import resolve_name
 from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
@@ -38,19 +40,23 @@ def _modules(facade: str) -> list[ModuleType]:
     return [package, *(importlib.import_module(m.name) for m in found)]
 
 
-def _attribute_doc(facade: str, name: str, value: object) -> list[str]:
-    """The docstring under `name = ...` in the wymcp module that assigns it.
+def _attribute_doc(module: str, name: str) -> list[str]:
+    """The docstring under the assignment `name = ...` that `module` binds.
 
-    The facade's own modules are read first, then any other (a re-export).
+    Followed through `from ... import` (`as` included) to where it is assigned.
     """
-    own = [module.__name__ for module in _modules(facade)]
-    others = sorted(m for m in sys.modules if m.startswith("wymcp.") and m not in own)
-    for module in [*own, *others]:
-        if getattr(sys.modules[module], name, None) is not value:
+    docs = ModuleAnalyzer.for_module(module).find_attr_docs()
+    if ("", name) in docs:
+        return list(docs["", name])
+    tree = ast.parse(inspect.getsource(importlib.import_module(module)))
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
             continue
-        docs = ModuleAnalyzer.for_module(module).find_attr_docs()
-        if ("", name) in docs:
-            return list(docs["", name])
+        for alias in node.names:
+            if (alias.asname or alias.name) == name:
+                package = module if hasattr(sys.modules[module], "__path__") else None
+                source = resolve_name("." * node.level + (node.module or ""), package)
+                return _attribute_doc(source, alias.name)
     return []
 
 
@@ -61,16 +67,19 @@ def _data_rst(facade: str, name: str, value: object) -> list[str]:
     whose own docstring sits in a `_module`.
     """
     shown = re.sub(r"\b(collections\.abc|typing)\.", "", repr(value))
-    doc = [f"   {line}" if line else "" for line in _attribute_doc(facade, name, value)]
+    doc = [f"   {line}" if line else "" for line in _attribute_doc(facade, name)]
     return [f".. py:data:: {name}", f"   :value: {shown}", "", *doc, ""]
 
 
 def _entry_rst(facade: str, name: str, value: object) -> list[str]:
-    """The autodoc entry of one exported name."""
+    """The autodoc entry of one exported name; warn if it has no docstring."""
+    data = not (inspect.isclass(value) or inspect.isroutine(value))
+    if not (_attribute_doc(facade, name) if data else value.__doc__):
+        LOG.warning("%s.%s is exported without a docstring", facade, name)
     if inspect.isclass(value):
         kind = "exception" if issubclass(value, BaseException) else "class"
         return [f".. auto{kind}:: {facade}.{name}", "   :members:", ""]
-    if inspect.isfunction(value) or inspect.isbuiltin(value):
+    if inspect.isroutine(value):
         return [f".. autofunction:: {facade}.{name}", ""]
     return _data_rst(facade, name, value)
 

@@ -36,6 +36,18 @@ def described() -> None:
     """Return what :class:`wymcp.core.gates._verdict.NoSuchVerdict` says."""
 '''
 
+BARE_FACADE = '''\
+"""A facade whose exports have no docstring."""
+
+__all__ = ["LIMIT", "undocumented"]
+
+LIMIT = 3
+
+
+def undocumented() -> None:
+    pass
+'''
+
 
 def _site(tmp_path: Path, index: str, pages: dict[str, str]) -> Path:
     source = tmp_path / "src"
@@ -85,7 +97,9 @@ def test_a_clean_site_builds_with_its_api_page(tmp_path: Path) -> None:
 
 
 def test_each_kind_of_breakage_fails_the_build(tmp_path: Path) -> None:
-    index = INDEX.replace("api/gates\n", "api/gates\napi/broken\nno-such-page\n")
+    index = INDEX.replace(
+        "api/gates\n", "api/gates\napi/broken\napi/bare\nno-such-page\n"
+    )
     guide = GOOD_GUIDE + (
         "\n[a missing page](nowhere.md), [a missing heading](#no-such-heading)\n"
     )
@@ -98,9 +112,11 @@ def test_each_kind_of_breakage_fails_the_build(tmp_path: Path) -> None:
             "api/broken.rst": "Broken\n======\n\n.. autofunction:: broken.described\n",
             "broken.py": BROKEN_MODULE,
             "stray.md": "# In no toctree\n",
+            "api/bare.rst": "Bare\n====\n\n.. facade-api:: bare\n",
+            "bare/__init__.py": BARE_FACADE,
         },
     )
-    built = _build(source, facades="wymcp.core.gates,wymcp.testing")
+    built = _build(source, facades="wymcp.core.gates,wymcp.testing,bare")
     assert built.returncode != 0
     for problem in [
         "nowhere.md",  # a link to a page that does not exist
@@ -109,6 +125,8 @@ def test_each_kind_of_breakage_fails_the_build(tmp_path: Path) -> None:
         "isn't included in any toctree",  # a page no navigation reaches
         "wymcp.core.gates._verdict.NoSuchVerdict",  # a docstring reference
         "facade wymcp.testing has no page",  # a facade without its API page
+        "bare.undocumented is exported without a docstring",
+        "bare.LIMIT is exported without a docstring",
     ]:
         assert problem in built.stderr, (problem, built.stderr)
     assert "wymcp.core.gates.check" not in built.stderr  # the good page stays good
