@@ -53,7 +53,9 @@ def _site(tmp_path: Path, index: str, pages: dict[str, str]) -> Path:
     source = tmp_path / "src"
     source.mkdir()
     shutil.copy(DOCS / "conf.py", source / "conf.py")
-    shutil.copytree(DOCS / "_ext", source / "_ext")
+    shutil.copytree(
+        DOCS / "_ext", source / "_ext", ignore=shutil.ignore_patterns("__pycache__")
+    )
     (source / "index.md").write_text(index, encoding="utf-8")
     for name, text in pages.items():
         (source / name).parent.mkdir(parents=True, exist_ok=True)
