@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
 from docutils.statemachine import StringList
+from sphinx.errors import PycodeError
 from sphinx.pycode import ModuleAnalyzer
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
@@ -45,10 +46,13 @@ def _attribute_doc(module: str, name: str) -> list[str]:
 
     Followed through `from ... import` (`as` included) to where it is assigned.
     """
-    docs = ModuleAnalyzer.for_module(module).find_attr_docs()
+    try:
+        docs = ModuleAnalyzer.for_module(module).find_attr_docs()
+        tree = ast.parse(inspect.getsource(importlib.import_module(module)))
+    except (PycodeError, OSError, TypeError):  # no source to read: no docstring
+        return []
     if ("", name) in docs:
         return list(docs["", name])
-    tree = ast.parse(inspect.getsource(importlib.import_module(module)))
     for node in tree.body:
         if not isinstance(node, ast.ImportFrom):
             continue
