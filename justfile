@@ -22,9 +22,10 @@ fmt:
     {{venv}}/ruff format .
     {{venv}}/ruff check --fix .
 
-# mypy --strict over every package and service.
+# mypy --strict over every package and service, and the docs site's extensions.
 types:
     {{venv}}/mypy {{packages}}
+    {{venv}}/mypy docs/conf.py docs/_ext
 
 # The layer contracts (import-linter).
 arch:
@@ -33,6 +34,13 @@ arch:
 # The unit and integration tests (pytest exits 5 on no tests, which fails here too).
 test *args:
     {{venv}}/pytest {{args}}
+
+# The docs site into .cache/docs/html (Sphinx; docs/development.md). Strict: a
+# broken link, a page in no toctree or a reference that does not resolve fails it.
+# Always a fresh build (-E): a saved environment would not repeat old warnings.
+docs:
+    {{venv}}/sphinx-build -E -W --keep-going -n -q -b html docs .cache/docs/html
+    @echo "docs: .cache/docs/html/index.html"
 
 # The official MCP conformance suite, three runs, against the fixture server.
 conformance:
@@ -62,8 +70,8 @@ version *args:
 serve:
     {{venv}}/wymcp serve --settings wymcp_tasks.settings
 
-# Everything CI runs: lint, types, layer contracts, tests, conformance.
-check: lint types arch test conformance
+# Everything CI runs: lint, types, layer contracts, docs, tests, conformance.
+check: lint types arch docs test conformance
 
 # A long, bounded fuzzing run of the endpoint and the gates.
 fuzz minutes="10":

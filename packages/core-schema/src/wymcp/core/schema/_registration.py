@@ -37,6 +37,7 @@ from wymcp.core.schema._value_root import (
 )
 
 RESERVED_NAME = "help"
+"""The built-in tool's name, which no registered tool may take."""
 _CACHE = "_wymcp_spec"
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _ACTION_FIELDS = ", ".join(field.name for field in Action.__attrs_attrs__)

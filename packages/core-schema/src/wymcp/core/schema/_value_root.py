@@ -88,7 +88,8 @@ class ValueNode:
         all_of: the nodes that always apply here too (``allOf`` branches and a local
             ``$ref`` target).
         any_of: the ``anyOf`` branches; one_of: the ``oneOf`` branches.
-        not_: the node of ``not``; if_, then, else_: the conditional's nodes.
+        not_: the node of ``not``; ``if_``, ``then``, ``else_``: the conditional's
+            nodes.
         dependent: ``dependentSchemas`` as (key, node) pairs.
         opaque: whether the position cannot be split (``unevaluated*``, a dynamic
             or remote reference): then the engine's own errors describe it.
