@@ -115,6 +115,16 @@ def test_a_refusal_is_printed_readably_and_exits_1(demo, era, capsys):
     assert "input_schema" not in captured.err
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_a_refusal_prints_the_key_it_guesses_was_meant(demo, era, capsys):
+    data = json.dumps({"titel": "hi"})
+    code = main(["call", demo, "tasks", "create", "--data", data, "--protocol", era])
+    assert code == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert "  unknown: data.titel" in lines
+    assert "  did you mean: data.titel -> data.title" in lines
+
+
 def test_invalid_values_print_each_path_and_problem(demo, capsys):
     data = json.dumps({"title": "", "due": "soon"})
     assert main(["call", demo, "tasks", "create", "--data", data]) == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +129,48 @@ def test_the_inspector_reads_a_resource_and_gets_a_prompt(inspector):
     )
     text = prompt["messages"][0]["content"]["text"]  # type: ignore[index]
     assert text == "Prompt with arguments: arg1='sun', arg2='moon'"
+
+
+def test_the_demo_s_strict_report_is_the_one_docs_demo_md_tells(tmp_path):
+    page = " ".join((ROOT / "docs" / "demo.md").read_text(encoding="utf-8").split())
+    told = re.search(r"the demo's report holds (\d+) warnings, all of one kind", page)
+    assert told is not None, "docs/demo.md no longer tells the --strict report"
+    node, launcher = install()
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join((str(node.parent), env["PATH"]))
+    done = subprocess.run(  # noqa: S603 - the pinned Inspector, fixed arguments
+        [
+            str(node),
+            str(launcher),
+            "--cli",
+            WYMCP,
+            "stdio",
+            "--settings",
+            "wymcp_tasks.settings",
+            "-e",
+            f"TASKS_DEMO_DB={tmp_path / 'tasks.sqlite3'}",
+            "--method",
+            "tools/list",
+            "--strict",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=str(tmp_path),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]  # warnings do not fail it
+    assert [t["name"] for t in json.loads(done.stdout)["tools"]] == [
+        "tasks",
+        "projects",
+        "help",
+    ]
+    warnings = re.findall(
+        r"^Warning: tool .*\n\s+Path: (\S+)\n\s+Issue: (.*)$", done.stderr, re.MULTILINE
+    )
+    assert len(warnings) == int(told.group(1)), done.stderr[-3000:]
+    assert done.stderr.count("Warning:") == len(warnings)
+    for path, issue in warnings:
+        assert path.startswith("outputSchema."), path  # no input schema flagged
+        assert issue.startswith('`type` is an array (["string","null"])'), issue
