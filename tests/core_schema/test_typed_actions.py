@@ -577,3 +577,46 @@ async def test_help_shows_a_typed_action_s_output_and_no_plain_input_schema():
     one = json.loads(action_level.text)
     assert one["output_schema"] == prepare(Shop).output_schema["anyOf"][1]
     assert one["output_schema"]["properties"]["items"]["type"] == "array"
+
+
+def test_action_summaries_list_the_actions_at_action_declares():
+    from wymcp.core.schema import action_summaries
+
+    expected = ["history: List receipts", "place: Place an order"]
+    assert action_summaries(Shop) == expected
+    assert action_summaries(Shop()) == expected
+    assert action_summaries(prepare(Shop)) == expected
+    enum = prepare(Shop).input_schema["properties"]["action"]
+    assert enum["enum"] == ["history", "place"]
+    assert enum["description"].splitlines() == expected
+
+
+@attrs.frozen
+class Pick:
+    level: Literal[1, 2]
+    maybe: Literal[1, "x"] | None = None
+
+
+class Picker(Tool):
+    name = "picker"
+    description = "Pick a level."
+
+    seen: ClassVar[list[Pick]] = []
+
+    @action(description="Pick one")
+    async def pick(self, data: Pick, ctx: Context) -> None:
+        del ctx
+        Picker.seen.append(data)
+
+
+async def test_an_integer_literal_receives_an_int_for_a_whole_float():
+    Picker.seen.clear()
+    answer = await call(Picker, "pick", {"level": 2.0, "maybe": 1.0})
+    assert answer.result is not None
+    assert answer.result["isError"] is False, answer.result
+    (pick,) = Picker.seen
+    assert pick == Pick(level=2, maybe=1)
+    assert type(pick.level) is int
+    assert type(pick.maybe) is int
+    refused = check(Picker, "pick", {"level": 2.5})
+    assert refused.refusal["error"] == "invalid_values"

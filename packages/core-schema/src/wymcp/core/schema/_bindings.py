@@ -174,6 +174,12 @@ def action_output_schema(tool: object, action: str) -> dict[str, Any] | None:
     return None if binding is None else binding.output_schema
 
 
+def marks_actions(tool: object) -> bool:
+    """Whether ``tool`` (a ``Tool`` class or instance) has ``@action`` methods."""
+    cls = tool if isinstance(tool, type) else type(tool)
+    return issubclass(cls, Tool) and bool(_marked_methods(cls))
+
+
 class BindError(Exception):
     """A method that cannot be bound; the message is the problem."""
 

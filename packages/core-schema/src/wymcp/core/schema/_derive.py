@@ -155,7 +155,7 @@ def _schema(annotation: Any, path: str, depth: int) -> dict[str, Any]:  # noqa: 
             isinstance(a, (str, int, bool)) or a is None for a in args
         ):
             raise DerivationError(path, "Literal values must be str, int, bool or None")
-        return {"enum": list(args)}
+        return _literal(list(args))
     if origin in _LISTS:
         if origin is tuple and (len(args) != 2 or args[1] is not Ellipsis):  # noqa: PLR2004 - tuple[X, ...]
             raise DerivationError(path, "only tuple[X, ...] can be expressed")
@@ -191,13 +191,36 @@ def _plain(annotation: type, path: str, depth: int) -> dict[str, Any]:
     raise DerivationError(path, f"the type {annotation.__name__} cannot be expressed")
 
 
+def _literal(values: list[Any]) -> dict[str, Any]:
+    """The schema of a ``Literal``; with an int among its values it says its types.
+
+    JSON Schema's ``enum`` admits ``2.0`` for ``2``; the ``type`` that says integer
+    makes the gate hand the class the int (the cast rule), as for an ``int`` field.
+    """
+    if not any(type(value) is int for value in values):
+        return {"enum": values}
+    kinds = [_LITERAL_KINDS[type(value)] for value in values]
+    unique = list(dict.fromkeys(kinds))
+    return {"type": unique[0] if len(unique) == 1 else unique, "enum": values}
+
+
+_LITERAL_KINDS: dict[type, str] = {
+    str: "string",
+    int: "integer",
+    bool: "boolean",
+    type(None): "null",
+}
+
+
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     """Admit null without a combinator (the key gates do not enter combinators)."""
     if "enum" in schema:
         values = list(schema["enum"])
         if None not in values:
             values.append(None)
-        return {**schema, "enum": values}
+        schema = {**schema, "enum": values}
+        if "type" not in schema:
+            return schema
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind]
     if "null" not in kinds:
