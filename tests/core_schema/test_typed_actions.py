@@ -620,3 +620,150 @@ async def test_an_integer_literal_receives_an_int_for_a_whole_float():
     assert type(pick.maybe) is int
     refused = check(Picker, "pick", {"level": 2.5})
     assert refused.refusal["error"] == "invalid_values"
+
+
+@attrs.frozen
+class Visit:
+    on: dt.date
+    weight: float = 1.0
+
+
+@attrs.frozen
+class Trip:
+    start: dt.datetime
+    visits: list[Visit]
+    ratio: float = 0.5
+    by_name: dict[str, dt.date] = attrs.field(factory=dict)
+
+
+class Planner(Tool):
+    name = "planner"
+    description = "Plan trips."
+
+    seen: ClassVar[list[Trip]] = []
+
+    @action(description="Plan a trip")
+    async def plan(self, data: Trip, ctx: Context) -> None:
+        del ctx
+        Planner.seen.append(data)
+
+
+async def test_values_the_class_cannot_hold_are_refused_by_path_without_the_value():
+    Planner.seen.clear()
+    huge = int("9" * 400)
+    answer = await call(
+        Planner,
+        "plan",
+        {
+            "start": "0000-01-01T00:00:00Z",
+            "visits": [{"on": "2026-01-02"}, {"on": "0000-03-04", "weight": huge}],
+            "ratio": huge,
+            "by_name": {"a b": "0000-05-06"},
+        },
+    )
+    assert Planner.seen == []
+    assert answer.result is not None
+    assert answer.result["isError"] is True
+    text = answer.result["content"][0]["text"]
+    assert "0000" not in text
+    assert "9999999" not in text
+    refusal = json.loads(text)
+    assert refusal["error"] == "invalid_values"
+    assert refusal["tool"] == "planner"
+    assert refusal["action"] == "plan"
+    assert refusal["help"] == 'help {tool: "planner", action: "plan"}'
+    assert refusal["input_schema"] == prepare(Planner).actions["plan"].published
+    assert refusal["error_count"] == 5
+    date = "value is not a date Python can hold (years 1 to 9999)"
+    double = "value is too large for a float (a 64-bit double, at most about 1.8e308)"
+    assert refusal["errors"] == [
+        {"path": 'data.by_name["a b"]', "problems": [date]},
+        {"path": "data.ratio", "problems": [double]},
+        {
+            "path": "data.start",
+            "problems": ["value is not a date-time Python can hold (years 1 to 9999)"],
+        },
+        {"path": "data.visits[1].on", "problems": [date]},
+        {"path": "data.visits[1].weight", "problems": [double]},
+    ]
+    assert "data.by_name" in refusal["message"]
+
+
+@attrs.frozen
+class Positive:
+    n: int = attrs.field(validator=attrs.validators.gt(0))
+
+
+@attrs.frozen
+class Positives:
+    items: list[Positive]
+
+
+class Counter(Tool):
+    name = "counter"
+    description = "Count."
+
+    @action(description="Count items")
+    async def count(self, data: Positives, ctx: Context) -> None:
+        del data, ctx
+
+
+async def test_a_value_a_class_validator_refuses_is_refused_at_the_object():
+    answer = await call(Counter, "count", {"items": [{"n": 1}, {"n": -5}]})
+    assert answer.result is not None
+    refusal = json.loads(answer.result["content"][0]["text"])
+    assert refusal["error"] == "invalid_values"
+    assert refusal["errors"] == [
+        {
+            "path": "data.items[1]",
+            "problems": ["value is refused by class Positive (ValueError)"],
+        }
+    ]
+    assert "-5" not in answer.result["content"][0]["text"]
+
+
+async def test_a_direct_run_raises_the_error_naming_the_path():
+    from wymcp.core.schema import UnreadableDataError
+
+    tool = prepare(Planner).tool
+    data = {"start": "2026-01-01T00:00:00Z", "visits": [{"on": "0000-01-01"}]}
+    with pytest.raises(UnreadableDataError) as caught:
+        await tool.run_action("plan", data, None)
+    assert caught.value.found.count == 1
+    assert "data.visits[0].on: value is not a date" in str(caught.value)
+    assert "0000" not in str(caught.value)
+
+
+@attrs.frozen
+class Days:
+    days: list[dt.date]
+
+
+class Calendar(Tool):
+    name = "calendar"
+    description = "Keep days."
+
+    @action(description="Keep days")
+    async def keep(self, data: Days, ctx: Context) -> None:
+        del data, ctx
+
+
+@pytest.mark.parametrize("size", [20_000, 40_000])
+def test_many_unreadable_values_cost_a_bounded_memory(size):
+    import tracemalloc
+
+    from wymcp.core.schema import UnreadableDataError, action_reader
+
+    read = action_reader(prepare(Calendar).tool, "keep")
+    assert read is not None
+    data = {"days": ["0000-01-01"] * size}
+    tracemalloc.start()
+    try:
+        with pytest.raises(UnreadableDataError) as caught:
+            read(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert caught.value.found.count == size
+    assert len(caught.value.found.entries) == 10
+    assert peak < 256 * 1024, f"{peak} bytes to refuse {size} values"

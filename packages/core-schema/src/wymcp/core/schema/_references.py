@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import NoReturn
 from urllib.parse import urldefrag, urljoin
 
+from wymcp.core.schema._echo_limit import ECHO_LIMIT
+
 _REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
 _DATA = frozenset({"enum", "const", "default", "examples"})
 """Keywords whose values are data, not schemas: a ``$ref`` key there is a value."""
@@ -17,7 +19,6 @@ _NAMED = frozenset(
     {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
 )
 """Keywords whose values map names to schemas (a name there is not a keyword)."""
-_SHOWN = 120
 
 
 def outside_references(schema: object, *, named: bool = False) -> list[str]:
@@ -55,7 +56,7 @@ def outside_references(schema: object, *, named: bool = False) -> list[str]:
 
 def outside_problem(where: str, reference: str) -> str:
     """The registration problem of one reference that leaves the schema."""
-    shown = reference if len(reference) <= _SHOWN else reference[:_SHOWN] + "…"
+    shown = reference if len(reference) <= ECHO_LIMIT else reference[:ECHO_LIMIT] + "…"
     return (
         f"{where}: the reference {shown!r} leads outside the schema, and wymcp never"
         " fetches a schema; put it under $defs and refer to it as '#/$defs/name'"
@@ -64,5 +65,5 @@ def outside_problem(where: str, reference: str) -> str:
 
 def refuse_retrieval(uri: str, /) -> NoReturn:
     """The engine's retriever: every document outside the schema is refused."""
-    shown = uri if len(uri) <= _SHOWN else uri[:_SHOWN] + "…"
+    shown = uri if len(uri) <= ECHO_LIMIT else uri[:ECHO_LIMIT] + "…"
     raise ValueError(f"wymcp never fetches a schema ({shown})")
