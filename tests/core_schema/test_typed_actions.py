@@ -767,3 +767,98 @@ def test_many_unreadable_values_cost_a_bounded_memory(size):
     assert caught.value.found.count == size
     assert len(caught.value.found.entries) == 10
     assert peak < 256 * 1024, f"{peak} bytes to refuse {size} values"
+
+
+@attrs.frozen
+class Limits:
+    n: int = attrs.field(default=500, metadata={"json_schema": {"maximum": 100}})
+    tags: list[str] = attrs.field(factory=lambda: [1, 2])
+    ok: int = attrs.field(default=5, metadata={"json_schema": {"maximum": 100}})
+
+
+@attrs.frozen
+class Holder:
+    limits: Limits
+    many: list[Limits] = attrs.field(factory=list)
+
+
+class Defaulted(Tool):
+    name = "defaulted"
+    description = "A nested class whose defaults break its schema."
+
+    seen: ClassVar[list[Holder]] = []
+
+    @action(description="Hold limits")
+    async def hold(self, data: Holder, ctx: Context) -> None:
+        del ctx
+        Defaulted.seen.append(data)
+
+
+class TopDefaulted(Tool):
+    name = "top_defaulted"
+    description = "The same class at the top level."
+
+    @action(description="Take limits")
+    async def take(self, data: Limits, ctx: Context) -> None:
+        del data, ctx
+
+
+def test_a_nested_default_its_schema_refuses_is_refused_at_registration():
+    with pytest.raises(ConfigurationError) as raised:
+        prepare(Defaulted)
+    assert raised.value.tool == "defaulted"
+    problems = sorted(p for p in raised.value.problems if "run_action" not in p)
+    assert len(problems) == 4
+    assert problems[0].startswith(
+        "action 'hold': field 'limits.n': its default is refused by the field's"
+        " schema (500 is greater than the maximum of 100"
+    )
+    assert problems[1].startswith(
+        "action 'hold': field 'limits.tags': its default is refused by the field's"
+        " schema (1 is not of type"
+    )
+    assert problems[2].startswith("action 'hold': field 'many[].n': its default")
+    assert problems[3].startswith("action 'hold': field 'many[].tags': its default")
+    with pytest.raises(ConfigurationError) as top:
+        prepare(TopDefaulted)
+    assert sorted(top.value.problems) == [
+        "action 'take': defaults: 'n' is refused by its property schema",
+        "action 'take': defaults: 'tags' is refused by its property schema",
+    ]
+
+
+@attrs.frozen
+class Window:
+    size: int = attrs.field(default=10, metadata={"json_schema": {"maximum": 100}})
+    unit: Literal["s", "ms"] = "s"
+
+
+@attrs.frozen
+class Watch:
+    window: Window
+    windows: list[Window] = attrs.field(factory=list)
+
+
+class Watcher(Tool):
+    name = "watcher"
+    description = "Sound nested defaults."
+
+    seen: ClassVar[list[Watch]] = []
+
+    @action(description="Watch")
+    async def watch(self, data: Watch, ctx: Context) -> None:
+        del ctx
+        Watcher.seen.append(data)
+
+
+async def test_sound_nested_defaults_are_published_and_received():
+    published = prepare(Watcher).actions["watch"].published["properties"]
+    window = published["window"]["properties"]
+    assert window["size"] == {"type": "integer", "maximum": 100, "default": 10}
+    assert window["unit"] == {"enum": ["s", "ms"], "default": "s"}
+    assert published["window"].get("required") is None
+    Watcher.seen.clear()
+    answer = await call(Watcher, "watch", {"window": {}})
+    assert answer.result is not None
+    assert answer.result["isError"] is False
+    assert Watcher.seen == [Watch(window=Window(size=10, unit="s"))]

@@ -23,6 +23,10 @@ from wymcp.core.schema._derive import (
 )
 from wymcp.core.schema._echo_limit import ECHO_LIMIT
 from wymcp.core.schema._errors import ToolError
+from wymcp.core.schema._nested_defaults import (
+    NestedDefaultsError,
+    prove_nested_defaults,
+)
 from wymcp.core.schema._tool import Tool
 from wymcp.core.schema._unreadable import UnreadableDataError
 
@@ -125,6 +129,9 @@ def bind_actions(tool: Tool, declared: object, problems: list[str]) -> Bound:
             binding, declaration = _bind(name, function, mark, table.get(name))
         except (DerivationError, BindError) as error:
             problems.append(f"{where}: {error}")
+            continue
+        except NestedDefaultsError as error:
+            problems.extend(f"{where}: {problem}" for problem in error.problems)
             continue
         if declaration is not None and name in dict_names:
             problems.append(f"{where}: {_TWICE}")
@@ -251,6 +258,7 @@ def _bind(
     try:
         if typed_input:
             derived = derive_input(data_type, converter.unstructure)
+            prove_nested_defaults(derived.nested)
             binding_kwargs["structure"] = structurer(converter, data_type, name)
         if is_output_annotation(returned):
             schema, wrapped = derive_output(returned)
