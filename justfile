@@ -8,9 +8,23 @@ packages := "-p wymcp.core.schema -p wymcp.core.gates -p wymcp.core.server -p wy
 default:
     @just --list
 
-# Create or refresh .venv with every member editable and the dev tools.
+# Create or refresh .venv exactly as uv.lock says (every member editable, the dev tools).
 bootstrap:
     python3 scripts/bootstrap.py
+
+# Refresh every lock (uv.lock, locks/*.txt, locks/node) after a change of range; review, commit.
+lock:
+    python3 scripts/bootstrap.py --lock
+
+# The unit tests at the lowest versions the packages' ranges allow (locks/lowest.txt).
+check-lowest:
+    python3 scripts/side_envs.py lowest
+
+# Never in CI (CI must not depend on the day): it finds the next breaking release
+# before a user does.
+# mypy and the whole suite at the newest versions the ranges allow; prints what moved.
+check-latest:
+    python3 scripts/side_envs.py latest
 
 # ruff: lint and formatting.
 lint:
@@ -70,8 +84,8 @@ version *args:
 serve:
     {{venv}}/wymcp serve --settings wymcp_tasks.settings
 
-# Everything CI runs: lint, types, layer contracts, docs, tests, conformance.
-check: lint types arch docs test conformance
+# Everything CI runs: lint, types, layers, docs, tests, lowest versions, conformance.
+check: lint types arch docs test check-lowest conformance
 
 # A long, bounded fuzzing run of the endpoint and the gates.
 fuzz minutes="10":
