@@ -8,7 +8,7 @@ its `Revision`, and one method table and one call path serve it.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from wymcp.core.schema import ToolSpec
@@ -312,6 +312,20 @@ class Engine:
         """
         return await self._streams.hold(exchange, stream, self._session_path.get)
 
+    async def hold_stream(
+        self,
+        exchange: Exchange,
+        stream: Stream,
+        serve: Callable[[Exchange, Stream], Awaitable[Reply]],
+    ) -> Reply:
+        """`serve` a long-lived stream a transport keeps itself, as a GET stream.
+
+        Counted under `max_streams` and `max_streams_per_client` (503 past
+        them) and ended when the token that opened it expires: a POST stream
+        resumed from `BROKER` is held as any other.
+        """
+        return await self._streams.hold(exchange, stream, serve)
+
     async def delete(self, exchange: Exchange) -> Reply:
         """End a session; later requests naming it get 404."""
         return await self._session_path.delete(exchange)
@@ -324,6 +338,8 @@ class Engine:
         for session in self._store.sessions():
             self._store.remove(session.id)
             session.close()
+            for call in list(session.detached):
+                call.cancel()
 
     # -------------------------------------------------------------- methods
 
