@@ -14,6 +14,7 @@ import aiohttp
 
 from sse_events import next_event
 from wymcp.core.schema import Action, Tool
+from wymcp.core.server._detached_calls import DetachedCalls
 from wymcp.core.server._replay import Replay
 from wymcp.transport.aiohttp import create_app
 from wymcp.transport.aiohttp._setup import get_endpoint
@@ -257,3 +258,49 @@ async def test_a_call_that_ended_its_stream_outlives_its_connection(serve_app):
         assert '\\"done\\":true' in answer["data"].replace(" ", "")
         assert await asyncio.wait_for(resumed.content.read(), 10) == b""
         assert Lingerer.finished == finished + 1
+
+
+async def test_calls_kept_past_their_connection_are_bounded(serve_app):
+    """Past the engine's bound a call goes with its connection, as before:
+    its resumed stream ends without an answer instead of waiting."""
+    app = create_app(TOOLS=[Lingerer])
+    url = await serve_app(app)
+    engine = get_endpoint(app).engine
+    engine._detached = DetachedCalls(limit=1)  # type: ignore[attr-defined]
+    async with aiohttp.ClientSession() as http:
+        response = await http.post(
+            url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": LEGACY,
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+            headers=JSON_HEADERS,
+        )
+        sid = response.headers["Mcp-Session-Id"]
+        headers = {
+            **JSON_HEADERS,
+            "Mcp-Session-Id": sid,
+            "MCP-Protocol-Version": LEGACY,
+        }
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await http.post(url, json=note, headers=headers)).status == 202
+        first, second = await asyncio.gather(
+            closed_then_hung_up(url, headers, 1), closed_then_hung_up(url, headers, 2)
+        )
+        get_headers = {k: v for k, v in headers.items() if k != "Content-Type"}
+        get_headers["Accept"] = "text/event-stream"
+        texts = []
+        for priming in (first, second):
+            resumed = await http.get(
+                url, headers={**get_headers, "Last-Event-ID": priming}
+            )
+            texts.append(await asyncio.wait_for(resumed.text(), 10))
+        answered = ['"done\\":true' in text.replace(" ", "") for text in texts]
+        assert sorted(answered) == [False, True]  # one kept, one cancelled
+        assert engine._detached.refused == 1  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ from wymcp.core.server._authorization import refuse_call
 from wymcp.core.server._call import Call, Handler
 from wymcp.core.server._catalogue import Catalogue
 from wymcp.core.server._deadlines import Deadlines
+from wymcp.core.server._detached_calls import DetachedCalls
 from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._jsonrpc import (
     RpcError,
@@ -69,6 +70,7 @@ class Engine:
         opts = self.options
         self._subscriptions = Subscriptions()
         self._deadlines = Deadlines()
+        self._detached = DetachedCalls()
         self._streams = LongStreams(
             total=opts.max_streams,
             per_client=opts.max_streams_per_client,
@@ -294,7 +296,9 @@ class Engine:
             session = call.session
             if session is not None:
                 return await run_resumable(
-                    call.stream, lambda: run_in_session(session, handler, call)
+                    call.stream,
+                    lambda: run_in_session(session, handler, call),
+                    self._detached,
                 )
             result = await handler(call)
             if revision.stateless:
@@ -338,8 +342,7 @@ class Engine:
         for session in self._store.sessions():
             self._store.remove(session.id)
             session.close()
-            for call in list(session.detached):
-                call.cancel()
+        self._detached.cancel_all()
 
     # -------------------------------------------------------------- methods
 

@@ -1,7 +1,7 @@
 """A 2025-11-25 call's POST stream that the server may close early (SEP-1699).
 
 Closing sends a priming event and ends the HTTP response; the call goes on (in
-a task its session keeps), and what it sends, its answer last, is kept in the
+a task of its own), and what it sends, its answer last, is kept in the
 session's `Replay` for the client's GET with `Last-Event-ID`.
 """
 
@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Protocol, runtime_checkable
 
+from wymcp.core.server._detached_calls import DetachedCalls
 from wymcp.core.server._exchange import Reply, Stream
 from wymcp.core.server._jsonrpc import INTERNAL_ERROR, RpcError, error_response
 from wymcp.core.server._replay import REPLAY_BYTES, event_id, json_size
@@ -154,12 +155,6 @@ class ResumableStream:
                 next_seq(self._session), key, None, last=True
             )
 
-    def keep_running(self, call: asyncio.Task[Reply]) -> None:
-        """Let the session own `call`, whose response has ended, until it ends."""
-        detached = self._session.detached
-        detached.add(call)
-        call.add_done_callback(detached.discard)
-
 
 def resumable(session: Session, stream: Stream) -> Stream:
     """The stream a call of `session` writes to: closable early from 2025-11-25."""
@@ -169,15 +164,18 @@ def resumable(session: Session, stream: Stream) -> Stream:
 
 
 async def run_resumable(
-    stream: Stream | None, run: Callable[[], Awaitable[Reply]]
+    stream: Stream | None,
+    run: Callable[[], Awaitable[Reply]],
+    detached: DetachedCalls,
 ) -> Reply:
     """Run a call on `stream`; an answer after an early close goes to the replay.
 
     A call whose stream can end early runs in a task of its own. If the
     request's task is cancelled (its client closed the connection) once the
-    call ended its response, the call runs on, kept by its session, and its
-    answer goes to the resumed stream; before that, the call is cancelled
-    with its request, as any call whose client left.
+    call ended its response, the call runs on, kept in `detached`, and its
+    answer goes to the resumed stream; before that (or past the bound of
+    `detached`), the call is cancelled with its request, as any call whose
+    client left, and its resumed stream ends without an answer.
     """
     if not isinstance(stream, ResumableStream):
         return await run()
@@ -187,8 +185,7 @@ async def run_resumable(
     try:
         return await asyncio.shield(call)
     except asyncio.CancelledError:
-        if stream.closed_early and not call.done():
-            stream.keep_running(call)
+        if stream.closed_early and not call.done() and detached.keep(call):
             raise
         call.cancel()
         with contextlib.suppress(BaseException):  # the request's own end is raised

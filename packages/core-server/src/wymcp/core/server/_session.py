@@ -81,8 +81,6 @@ class Session:
     stream: Stream | None = None
     outbox: Outbox | None = None
     in_flight: dict[str | int, asyncio.Task[Any]] = attrs.field(factory=dict)
-    detached: set[asyncio.Task[Any]] = attrs.field(factory=set)
-    """Calls that ended their response early and run on without their request."""
     cancelled: set[str | int] = attrs.field(factory=set)
     pending: dict[str, asyncio.Future[Any]] = attrs.field(factory=dict)
     dirty: set[str] = attrs.field(factory=set)
