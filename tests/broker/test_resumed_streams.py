@@ -34,7 +34,8 @@ from sse_events import next_event
 from transport_aiohttp.test_resumability import Lingerer, closed_then_hung_up
 from wymcp.core.schema import Action, Tool
 from wymcp.core.server import REPLAY_BYTES
-from wymcp.transport.aiohttp import Principal
+from wymcp.transport.aiohttp import Principal, _post_leases
+from wymcp.transport.aiohttp._post_leases import PostLeases
 from wymcp.transport.aiohttp._redis_events import BYTES_PREFIX, EVENTS_PREFIX
 
 
@@ -408,3 +409,27 @@ async def test_answers_kept_for_resumption_are_bounded_in_bytes(
             assert usage == [None, None]  # nothing of it in Redis
     finally:
         await probe.aclose()
+
+
+async def test_a_running_calls_lease_is_renewed_and_lapses_with_its_worker(
+    redis_url, monkeypatch
+):
+    """The lease a resumed stream asks about outlives LEASE_MS while renewed."""
+    monkeypatch.setattr(_post_leases, "LEASE_MS", 300)
+    monkeypatch.setattr(_post_leases, "RENEW_EVERY", 0.1)
+    client = aioredis.Redis.from_url(redis_url)
+    leases = PostLeases(client)
+    try:
+        await leases.take("s" * 43, "1-0")
+        await leases.take("s" * 43, "2-0")
+        await asyncio.sleep(1.0)  # three leases' worth: renewed meanwhile
+        assert await leases.running("s" * 43, "1-0")
+        await leases.give_back("s" * 43, "1-0")
+        assert not await leases.running("s" * 43, "1-0")
+        assert len(leases) == 1
+        await leases.aclose()  # the worker stops renewing: its lease lapses
+        await asyncio.sleep(0.5)
+        assert not await leases.running("s" * 43, "2-0")
+    finally:
+        await leases.aclose()
+        await client.aclose()

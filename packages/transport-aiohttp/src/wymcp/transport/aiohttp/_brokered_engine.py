@@ -67,6 +67,8 @@ worker's copy without asking Redis again (a quarter of the idle timeout when
 that is shorter), while this worker listens for ended and changed sessions."""
 _FOLLOW_WAIT: Final = 1.0
 """Seconds a resumed POST stream waits for news before it looks at its session."""
+_LEASE_CHECK: Final = 5.0
+"""Seconds without news after which a resumed POST stream asks if its call runs."""
 _FRESH_LIMIT: Final = 100_000
 """Most sessions remembered as fresh; past it, every one is fetched again."""
 
@@ -257,20 +259,21 @@ class BrokeredEngine:
         """Send the rest of a POST stream closed early (on any worker), to its end.
 
         It ends with the call's answer (or the call's end without one), the
-        session's end, or after the idle timeout without news. Between reads
-        it waits on this worker's one blocking reader (`StreamWaits`).
+        session's end, the call's lease gone (its worker died), or after the
+        idle timeout without news. Between reads it waits on this worker's
+        one blocking reader (`StreamWaits`).
         """
         await stream.open()
-        key = EVENTS_PREFIX + session.id
         idle = 0.0
+        orphaned = False  # the call's worker is gone: send what is kept, end
         while not session.closed and idle < self._sessions.ttl_ms / 1000:
             try:
                 async with self._waits.reads:
                     read, events = await self._events.rest_of(session.id, post, entry)
-                if read == entry and not await self._waits.wait(
-                    key, entry, _FOLLOW_WAIT
-                ):
-                    idle += _FOLLOW_WAIT
+                if read == entry:
+                    if orphaned:
+                        return
+                    idle, orphaned = await self._quiet(session.id, post, entry, idle)
                     continue
             except RedisError:
                 return
@@ -282,6 +285,20 @@ class BrokeredEngine:
                     await stream.send(message, event_id=event_id)
                 if last:
                     return
+
+    async def _quiet(
+        self, session_id: str, post: str, entry: str, idle: float
+    ) -> tuple[float, bool]:
+        """Wait for news after `entry`; the idle time then, whether the call is gone.
+
+        Every `_LEASE_CHECK` seconds without news the call's lease is asked.
+        """
+        if await self._waits.wait(EVENTS_PREFIX + session_id, entry, _FOLLOW_WAIT):
+            return idle, False
+        idle += _FOLLOW_WAIT
+        if idle % _LEASE_CHECK:
+            return idle, False
+        return idle, not await self._events.leases.running(session_id, post)
 
     async def delete(self, exchange: Exchange) -> Reply:
         """End a session on every worker."""
@@ -307,6 +324,7 @@ class BrokeredEngine:
             self._listener = None
         await self._bus.aclose()
         await self._waits.aclose()
+        await self._events.leases.aclose()
         await self.engine.aclose()
         await self._sessions.aclose()
 

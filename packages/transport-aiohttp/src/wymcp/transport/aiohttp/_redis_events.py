@@ -17,6 +17,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from wymcp.core.server import REPLAY_BYTES, Stream
+from wymcp.transport.aiohttp._post_leases import PostLeases
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
@@ -95,6 +96,8 @@ class RedisEvents:
         self._client = client
         self._ttl_ms = ttl_ms
         self._script = client.register_script(_ADD)
+        self.leases = PostLeases(client)
+        """The leases of the calls running here whose POST stream ended early."""
 
     async def append(self, session_id: str, message: Any) -> str | None:
         """Keep one event (None: a priming event); its SSE id, None if too large."""
@@ -138,6 +141,7 @@ class RedisEvents:
         """Keep the priming event of a POST stream closed early; its entry id."""
         added = await self._add(session_id, 0, {"p": b""})
         assert added is not None  # noqa: S101 - an empty event always fits
+        await self.leases.take(session_id, added)
         return added
 
     async def keep(
@@ -155,6 +159,8 @@ class RedisEvents:
             fields["l"] = b"1"
         if await self._add(session_id, size, fields) is None and last:
             await self._add(session_id, 0, {"s": post, "d": b"", "l": b"1"})
+        if last:
+            await self.leases.give_back(session_id, post)
 
     async def post_of(self, session_id: str, entry: str) -> tuple[str, bool] | None:
         """The POST stream a kept entry belongs to, and whether the entry ends it.
