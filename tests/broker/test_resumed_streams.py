@@ -211,6 +211,7 @@ async def test_many_resumed_streams_leave_redis_connections_to_requests(
         hundred_twenty = await pile_up(60)
         each = [(sixty - base) / 60, (hundred_twenty - sixty) / 60]
         # a resumed stream costs (both ends of it here) at most 48 KiB, linearly
+        print(f"stream: {each[0]:.0f}, then {each[1]:.0f} B")  # noqa: T201 - measured
         assert max(each) <= 48 * 1024, each
         assert len(streams) == 140  # more than redis-py's pool of 100
         # the 140 streams wait on one connection, not one each
@@ -224,6 +225,7 @@ async def test_many_resumed_streams_leave_redis_connections_to_requests(
         latency = time.monotonic() - started
         assert answered.status == 200
         assert "Hello, Ada!" in json.dumps(await answered.json())
+        print(f"another session: {latency * 1000:.0f} ms")  # noqa: T201 - measured
         assert latency < 2.0
 
         Holder.release.set()
@@ -404,6 +406,9 @@ async def test_answers_kept_for_resumption_are_bounded_in_bytes(
             assert held == sum(int(fields[b"n"]) for _, fields in kept)
             assert 40_000 < held <= REPLAY_BYTES
             assert int(await probe.get(BYTES_PREFIX + sid)) == held
+            size = await probe.memory_usage(EVENTS_PREFIX + sid, samples=0)
+            print(f"kept, 4 then 8 MB: {usage} B")  # noqa: T201 - the figure
+            print(f"kept, 6 x 20 KB: {held} chars, {size} B")  # noqa: T201 - the figure
             assert all(size <= 2 * REPLAY_BYTES for size in usage), usage
         else:
             assert usage == [None, None]  # nothing of it in Redis
