@@ -71,7 +71,23 @@ class Pid(Tool):
         import os
         return str(os.getpid())
 
-TOOLS = [*TOOLS, "brokered_settings.Touch", "brokered_settings.Pid"]  # noqa: F405
+class Linger(Tool):
+    name = "linger"
+    description = "End the POST stream early, then work for a minute."
+    input_schema = {"type": "object", "properties": {}}
+
+    async def run(self, arguments, ctx):
+        import asyncio
+        await ctx.close_stream()
+        await asyncio.sleep(60)
+        return "done"
+
+TOOLS = [  # noqa: F405
+    *TOOLS,
+    "brokered_settings.Touch",
+    "brokered_settings.Pid",
+    "brokered_settings.Linger",
+]
 BROKER = %r
 """
 
@@ -301,3 +317,36 @@ async def test_a_stream_resumes_on_the_other_process_after_its_process_dies(
             "notifications/tools/list_changed"
         ] * 2
         resumed.close()
+
+
+async def test_a_resumed_post_stream_ends_when_the_process_running_its_call_dies(
+    fleet,
+):
+    """Issue 29: every resumed stream ends with its call, even a killed one.
+
+    The call's lease lapses with its process; the stream resuming it on the
+    other process ends within the lease and a check (about 15 s), not after
+    the 30 min idle timeout.
+    """
+    (one, two), processes = fleet
+    async with aiohttp.ClientSession() as http, aiohttp.ClientSession() as side:
+        session = RawSession(http)
+        await session.start(one)
+        body = {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {"name": "linger", "arguments": {}},
+        }
+        response = await side.post(one + "/mcp", json=body, headers=session.headers())
+        priming = await next_event(response)
+        assert priming["id"].startswith("r-")
+        assert await response.content.read() == b""  # ended; the call goes on
+
+        resumed = await session.get(two, last=priming["id"])
+        processes[0].kill()  # the process running the call dies
+        processes[0].wait()
+        started = time.monotonic()
+        rest = await asyncio.wait_for(resumed.content.read(), 40)
+        assert b'"id":5' not in rest  # no answer: the call died with its process
+        assert time.monotonic() - started < 30

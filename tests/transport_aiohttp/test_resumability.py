@@ -10,8 +10,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import aiohttp
+
 from sse_events import next_event
 from wymcp.core.schema import Action, Tool
+from wymcp.core.server._detached_calls import DetachedCalls
 from wymcp.core.server._replay import Replay
 from wymcp.transport.aiohttp import create_app
 from wymcp.transport.aiohttp._setup import get_endpoint
@@ -175,3 +178,129 @@ def test_the_replay_keeps_at_most_its_count_and_bytes():
         replay.record(seq, "get", {"pad": "x" * 30})
     assert replay.size <= 100
     assert len(replay) < 4
+
+
+class Lingerer(Tool):
+    name = "lingerer"
+    description = "Close the stream, then work on a while."
+    actions = {  # noqa: RUF012 - the pinned declaration style
+        "run": Action(description="Close, wait, report, answer", properties={}),
+    }
+    finished = 0
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        await ctx.close_stream()
+        await asyncio.sleep(0.3)  # meanwhile the client closes the POST's connection
+        await ctx.report_progress(2, 3)
+        Lingerer.finished += 1
+        return {"done": True}
+
+
+async def closed_then_hung_up(url: str, headers: dict[str, str], rid: int) -> str:
+    """POST a lingering call on a connection of its own, read its priming
+    event, then close that connection (SEP-1699: the response has ended)."""
+    call = {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "tools/call",
+        "params": {
+            "name": "lingerer",
+            "arguments": {"action": "run", "data": {}},
+            "_meta": {"progressToken": "p"},
+        },
+    }
+    async with aiohttp.ClientSession() as once:
+        response = await once.post(url, json=call, headers=headers)
+        priming = await next_event(response)
+        assert priming["data"] == ""
+        assert await response.content.read() == b""
+    return priming["id"]  # the session is closed: so is the connection
+
+
+async def test_a_call_that_ended_its_stream_outlives_its_connection(serve_app):
+    """Issue 29 item 5: closing the finished POST's connection cancelled the call."""
+    url = await serve_app(create_app(TOOLS=[Lingerer]))
+    async with aiohttp.ClientSession() as http:
+        response = await http.post(
+            url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": LEGACY,
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+            headers=JSON_HEADERS,
+        )
+        sid = response.headers["Mcp-Session-Id"]
+        headers = {
+            **JSON_HEADERS,
+            "Mcp-Session-Id": sid,
+            "MCP-Protocol-Version": LEGACY,
+        }
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await http.post(url, json=note, headers=headers)).status == 202
+        finished = Lingerer.finished
+        priming = await closed_then_hung_up(url, headers, 9)
+
+        get_headers = {k: v for k, v in headers.items() if k != "Content-Type"}
+        get_headers["Accept"] = "text/event-stream"
+        get_headers["Last-Event-ID"] = priming
+        resumed = await http.get(url, headers=get_headers)
+        assert resumed.status == 200
+        progress = await next_event(resumed)
+        assert '"progress":2' in progress["data"]
+        answer = await next_event(resumed)
+        assert '"id":9' in answer["data"]
+        assert '\\"done\\":true' in answer["data"].replace(" ", "")
+        assert await asyncio.wait_for(resumed.content.read(), 10) == b""
+        assert Lingerer.finished == finished + 1
+
+
+async def test_calls_kept_past_their_connection_are_bounded(serve_app):
+    """Past the engine's bound a call goes with its connection, as before:
+    its resumed stream ends without an answer instead of waiting."""
+    app = create_app(TOOLS=[Lingerer])
+    url = await serve_app(app)
+    engine = get_endpoint(app).engine
+    engine._detached = DetachedCalls(limit=1)  # type: ignore[attr-defined]
+    async with aiohttp.ClientSession() as http:
+        response = await http.post(
+            url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": LEGACY,
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+            headers=JSON_HEADERS,
+        )
+        sid = response.headers["Mcp-Session-Id"]
+        headers = {
+            **JSON_HEADERS,
+            "Mcp-Session-Id": sid,
+            "MCP-Protocol-Version": LEGACY,
+        }
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await http.post(url, json=note, headers=headers)).status == 202
+        first, second = await asyncio.gather(
+            closed_then_hung_up(url, headers, 1), closed_then_hung_up(url, headers, 2)
+        )
+        get_headers = {k: v for k, v in headers.items() if k != "Content-Type"}
+        get_headers["Accept"] = "text/event-stream"
+        texts = []
+        for priming in (first, second):
+            resumed = await http.get(
+                url, headers={**get_headers, "Last-Event-ID": priming}
+            )
+            texts.append(await asyncio.wait_for(resumed.text(), 10))
+        answered = ['"done\\":true' in text.replace(" ", "") for text in texts]
+        assert sorted(answered) == [False, True]  # one kept, one cancelled
+        assert engine._detached.refused == 1  # type: ignore[attr-defined]

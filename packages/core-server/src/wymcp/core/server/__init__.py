@@ -63,6 +63,7 @@ from wymcp.core.server._jsonrpc import (
 from wymcp.core.server._jwt_validator import JwtValidator
 from wymcp.core.server._off_loop import yielding
 from wymcp.core.server._options import EngineOptions
+from wymcp.core.server._replay import REPLAY_BYTES
 from wymcp.core.server._revision import (
     LEGACY,
     META_CAPABILITIES,
@@ -104,6 +105,7 @@ __all__ = [
     "NAME_HEADER",
     "PARAM_HEADER_PREFIX",
     "PARSE_ERROR",
+    "REPLAY_BYTES",
     "RETRY_AFTER",
     "SESSION_HEADER",
     "SUPPORTED",

@@ -8,7 +8,7 @@ its `Revision`, and one method table and one call path serve it.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from wymcp.core.schema import ToolSpec
@@ -17,6 +17,7 @@ from wymcp.core.server._authorization import refuse_call
 from wymcp.core.server._call import Call, Handler
 from wymcp.core.server._catalogue import Catalogue
 from wymcp.core.server._deadlines import Deadlines
+from wymcp.core.server._detached_calls import DetachedCalls
 from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._jsonrpc import (
     RpcError,
@@ -69,6 +70,7 @@ class Engine:
         opts = self.options
         self._subscriptions = Subscriptions()
         self._deadlines = Deadlines()
+        self._detached = DetachedCalls()
         self._streams = LongStreams(
             total=opts.max_streams,
             per_client=opts.max_streams_per_client,
@@ -294,7 +296,9 @@ class Engine:
             session = call.session
             if session is not None:
                 return await run_resumable(
-                    call.stream, lambda: run_in_session(session, handler, call)
+                    call.stream,
+                    lambda: run_in_session(session, handler, call),
+                    self._detached,
                 )
             result = await handler(call)
             if revision.stateless:
@@ -312,6 +316,20 @@ class Engine:
         """
         return await self._streams.hold(exchange, stream, self._session_path.get)
 
+    async def hold_stream(
+        self,
+        exchange: Exchange,
+        stream: Stream,
+        serve: Callable[[Exchange, Stream], Awaitable[Reply]],
+    ) -> Reply:
+        """`serve` a long-lived stream a transport keeps itself, as a GET stream.
+
+        Counted under `max_streams` and `max_streams_per_client` (503 past
+        them) and ended when the token that opened it expires: a POST stream
+        resumed from `BROKER` is held as any other.
+        """
+        return await self._streams.hold(exchange, stream, serve)
+
     async def delete(self, exchange: Exchange) -> Reply:
         """End a session; later requests naming it get 404."""
         return await self._session_path.delete(exchange)
@@ -324,6 +342,7 @@ class Engine:
         for session in self._store.sessions():
             self._store.remove(session.id)
             session.close()
+        self._detached.cancel_all()
 
     # -------------------------------------------------------------- methods
 

@@ -1,18 +1,21 @@
 """A 2025-11-25 call's POST stream that the server may close early (SEP-1699).
 
-Closing sends a priming event (an id, empty data and `retry`) and ends the
-HTTP response; the call goes on, and what it would have sent, its answer last,
-is kept in the session's `Replay` for the client's GET with `Last-Event-ID`.
+Closing sends a priming event and ends the HTTP response; the call goes on (in
+a task of its own), and what it sends, its answer last, is kept in the
+session's `Replay` for the client's GET with `Last-Event-ID`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Protocol, runtime_checkable
 
+from wymcp.core.server._detached_calls import DetachedCalls
 from wymcp.core.server._exchange import Reply, Stream
 from wymcp.core.server._jsonrpc import INTERNAL_ERROR, RpcError, error_response
-from wymcp.core.server._replay import event_id, json_size
+from wymcp.core.server._replay import REPLAY_BYTES, event_id, json_size
 from wymcp.core.server._revision import REVISIONS
 from wymcp.core.server._session import Session
 from wymcp.core.server._session_stream import next_seq, replay_of
@@ -100,16 +103,16 @@ class ResumableStream:
         return True
 
     async def finish(self, reply: Reply) -> Reply:
-        """Keep the call's answer for the resumed stream; what the transport sends."""
+        """Keep the call's answer for the resumed stream; what the transport sends.
+
+        An answer larger than `REPLAY_BYTES` of JSON is kept as a short
+        -32603 error instead, in the session's memory or in Redis alike.
+        """
         key = self._key
         if key is None:
             return reply
-        replay = replay_of(self._session)
         body = reply.body
-        if isinstance(self._inner, KeepsEvents):
-            await self._inner.keep(body, last=True)
-            return Reply(200, None)
-        if body is not None and not replay.fits(json_size(body)):
+        if body is not None and json_size(body) > REPLAY_BYTES:
             rid = body.get("id") if isinstance(body, dict) else None
             body = error_response(
                 rid if isinstance(rid, str | int) else None,
@@ -118,16 +121,36 @@ class ResumableStream:
                     "The answer is too large to keep for a resumed stream.",
                 ),
             )
-        replay.record(next_seq(self._session), key, body, last=True)
+        if isinstance(self._inner, KeepsEvents):
+            await self._inner.keep(body, last=True)
+        else:
+            replay_of(self._session).record(
+                next_seq(self._session), key, body, last=True
+            )
         return Reply(200, None)
 
-    def abandon(self) -> None:
-        """The call ended without an answer: end the resumed stream too.
+    @property
+    def ends_early(self) -> bool:
+        """Whether the transport's stream can end its response mid-call."""
+        return isinstance(self._inner, EndsEarly)
 
-        (A stream kept by the transport ends when its session does.)
-        """
+    async def run(self, run: Callable[[], Awaitable[Reply]]) -> Reply:
+        """Run the call; its answer after an early close goes to the replay."""
+        try:
+            reply = await run()
+        except BaseException:
+            await self.abandon()
+            raise
+        return await self.finish(reply)
+
+    async def abandon(self) -> None:
+        """The call ended without an answer: end the resumed stream too."""
         key = self._key
-        if key is not None and key in replay_of(self._session).running:
+        if key is None:
+            return
+        if isinstance(self._inner, KeepsEvents):
+            await self._inner.keep(None, last=True)
+        elif key in replay_of(self._session).running:
             replay_of(self._session).record(
                 next_seq(self._session), key, None, last=True
             )
@@ -141,14 +164,30 @@ def resumable(session: Session, stream: Stream) -> Stream:
 
 
 async def run_resumable(
-    stream: Stream | None, run: Callable[[], Awaitable[Reply]]
+    stream: Stream | None,
+    run: Callable[[], Awaitable[Reply]],
+    detached: DetachedCalls,
 ) -> Reply:
-    """Run a call on `stream`; an answer after an early close goes to the replay."""
+    """Run a call on `stream`; an answer after an early close goes to the replay.
+
+    A call whose stream can end early runs in a task of its own. If the
+    request's task is cancelled (its client closed the connection) once the
+    call ended its response, the call runs on, kept in `detached`, and its
+    answer goes to the resumed stream; before that (or past the bound of
+    `detached`), the call is cancelled with its request, as any call whose
+    client left, and its resumed stream ends without an answer.
+    """
     if not isinstance(stream, ResumableStream):
         return await run()
+    if not stream.ends_early:
+        return await stream.run(run)
+    call = asyncio.get_running_loop().create_task(stream.run(run))
     try:
-        reply = await run()
-    except BaseException:
-        stream.abandon()
+        return await asyncio.shield(call)
+    except asyncio.CancelledError:
+        if stream.closed_early and not call.done() and detached.keep(call):
+            raise
+        call.cancel()
+        with contextlib.suppress(BaseException):  # the request's own end is raised
+            await call
         raise
-    return await stream.finish(reply)

@@ -35,6 +35,7 @@ from wymcp.core.server import (
 from wymcp.transport.aiohttp._answers import echoable_id
 from wymcp.transport.aiohttp._broker_bus import NOTIFY_CHANNEL, NotificationBus
 from wymcp.transport.aiohttp._redis_events import (
+    EVENTS_PREFIX,
     KeptPostStream,
     LoggedStream,
     RedisEvents,
@@ -48,6 +49,7 @@ from wymcp.transport.aiohttp._redis_sessions import (
     is_session_id,
 )
 from wymcp.transport.aiohttp._redis_task_store import RedisTaskStore
+from wymcp.transport.aiohttp._stream_waits import StreamWaits
 
 if TYPE_CHECKING:
     from wymcp.core.schema import ToolSpec
@@ -63,8 +65,10 @@ FRESH: Final = 1.0
 """Seconds an initialized session fetched from Redis is served from this
 worker's copy without asking Redis again (a quarter of the idle timeout when
 that is shorter), while this worker listens for ended and changed sessions."""
-_FOLLOW_MS: Final = 1000
-"""How long one read of a resumed POST stream waits for its next events."""
+_FOLLOW_WAIT: Final = 1.0
+"""Seconds a resumed POST stream waits for news before it looks at its session."""
+_LEASE_CHECK: Final = 5.0
+"""Seconds without news after which a resumed POST stream asks if its call runs."""
 _FRESH_LIMIT: Final = 100_000
 """Most sessions remembered as fresh; past it, every one is fetched again."""
 
@@ -175,6 +179,7 @@ class BrokeredEngine:
         self._validity = min(FRESH, sessions.ttl_ms / 4000)
         self._bus = NotificationBus(sessions.client, engine)
         self._events = RedisEvents(sessions.client, ttl_ms=sessions.ttl_ms)
+        self._waits = StreamWaits(sessions.client)
         engine.broadcast = self._bus.emit
 
     @property
@@ -213,6 +218,9 @@ class BrokeredEngine:
 
         A `Last-Event-ID` that names a kept event (`r-...`) replays the events
         after it, whichever worker sent them; any other goes to the engine.
+        Either way the stream is held as the engine holds a GET stream:
+        counted under `MAX_STREAMS` and `MAX_STREAMS_PER_CLIENT`, and ended
+        when the token that opened it expires.
         """
         try:
             local = await self._hydrate(exchange)
@@ -224,14 +232,24 @@ class BrokeredEngine:
         if entry is not None:
             exchange = _without_last_event_id(exchange)
             try:
-                post = await self._events.post_of(local.id, entry)
+                kept = await self._events.post_of(local.id, entry)
             except RedisError:
-                post = None
-            if post is not None and principal_key(local.principal) == principal_key(
+                kept = None
+            if kept is not None and principal_key(local.principal) == principal_key(
                 exchange.principal
             ):
-                await self._continue_post(local, post, entry, stream)
-                return Reply(200, None)
+                post, ended = kept
+                session = local
+
+                async def resume(exchange: Exchange, stream: Stream) -> Reply:
+                    del exchange
+                    if ended:  # the id named the call's answer: nothing follows
+                        await stream.open()
+                    else:
+                        await self._continue_post(session, post, entry, stream)
+                    return Reply(200, None)
+
+                return await self.engine.hold_stream(exchange, stream, resume)
         logged = LoggedStream(stream, self._events, local.id, entry)
         return await self.engine.get(exchange, logged)
 
@@ -240,24 +258,47 @@ class BrokeredEngine:
     ) -> None:
         """Send the rest of a POST stream closed early (on any worker), to its end.
 
-        It ends with the call's answer, the session's end, or after the idle
-        timeout without news.
+        It ends with the call's answer (or the call's end without one), the
+        session's end, the call's lease gone (its worker died), or after the
+        idle timeout without news. Between reads it waits on this worker's
+        one blocking reader (`StreamWaits`).
         """
         await stream.open()
-        waited = 0.0
-        while not session.closed and waited < self._sessions.ttl_ms / 1000:
+        idle = 0.0
+        orphaned = False  # the call's worker is gone: send what is kept, end
+        while not session.closed and idle < self._sessions.ttl_ms / 1000:
             try:
-                entry, events = await self._events.follow(
-                    session.id, post, entry, block_ms=_FOLLOW_MS
-                )
+                async with self._waits.reads:
+                    read, events = await self._events.rest_of(session.id, post, entry)
+                if read == entry:
+                    if orphaned:
+                        return
+                    idle, orphaned = await self._quiet(session.id, post, entry, idle)
+                    continue
             except RedisError:
                 return
-            waited = 0.0 if events else waited + _FOLLOW_MS / 1000
+            entry = read
+            if events:
+                idle = 0.0
             for event_id, message, last in events:
                 if message is not None:
                     await stream.send(message, event_id=event_id)
                 if last:
                     return
+
+    async def _quiet(
+        self, session_id: str, post: str, entry: str, idle: float
+    ) -> tuple[float, bool]:
+        """Wait for news after `entry`; the idle time then, whether the call is gone.
+
+        Every `_LEASE_CHECK` seconds without news the call's lease is asked.
+        """
+        if await self._waits.wait(EVENTS_PREFIX + session_id, entry, _FOLLOW_WAIT):
+            return idle, False
+        idle += _FOLLOW_WAIT
+        if idle % _LEASE_CHECK:
+            return idle, False
+        return idle, not await self._events.leases.running(session_id, post)
 
     async def delete(self, exchange: Exchange) -> Reply:
         """End a session on every worker."""
@@ -282,6 +323,8 @@ class BrokeredEngine:
                 await self._listener
             self._listener = None
         await self._bus.aclose()
+        await self._waits.aclose()
+        await self._events.leases.aclose()
         await self.engine.aclose()
         await self._sessions.aclose()
 
