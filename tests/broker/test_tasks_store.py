@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 
 from redis_server import free_port
 from task_store_contract import CHECKS, QUESTION, record
-from wymcp.core.server import TaskStoreUnavailableError
+from wymcp.core.server import EncodedJSON, TaskStoreUnavailableError
 from wymcp.transport.aiohttp._redis_task_store import (
     ALL_TASKS,
     LEASE_PREFIX,
@@ -60,10 +60,20 @@ async def stores(db: str) -> AsyncIterator[Any]:
     made: list[RedisTaskStore] = []
 
     async def make(
-        *, max_tasks: int = 1000, max_per_principal: int = 100, lease: float = 10.0
+        *,
+        max_tasks: int = 1000,
+        max_per_principal: int = 100,
+        lease: float = 10.0,
+        memory: int = 256 << 20,
+        memory_per_principal: int = 32 << 20,
     ) -> RedisTaskStore:
         store = RedisTaskStore(
-            db, max_tasks=max_tasks, max_per_principal=max_per_principal, lease=lease
+            db,
+            max_tasks=max_tasks,
+            max_per_principal=max_per_principal,
+            lease=lease,
+            memory=memory,
+            memory_per_principal=memory_per_principal,
         )
         made.append(store)
         return store
@@ -159,7 +169,8 @@ async def test_a_cancel_on_another_worker_reaches_the_running_one(stores):
     assert await other.finish(task.task_id, "cancelled", at=1.0, message="Stop.")
     await asyncio.wait_for(events.changed.wait(), 5)
     assert events.stops == [task.task_id]
-    assert not await worker.finish(task.task_id, "completed", at=2.0, result={})
+    late = EncodedJSON(b"{}")
+    assert not await worker.finish(task.task_id, "completed", at=2.0, result=late)
     assert (await other.get(task.task_id, "sub:a")).status == "cancelled"
 
 
@@ -188,7 +199,7 @@ async def test_an_end_redis_cannot_take_is_written_when_it_can(stores, raw):
         raise TaskStoreUnavailableError
 
     worker._finish = down
-    result = {"content": [], "isError": False}
+    result = EncodedJSON(b'{"content":[],"isError":false}')
     assert await worker.finish(task.task_id, "completed", at=3.0, result=result)
     assert (await worker.get(task.task_id, "sub:a")).status == "working"
     worker._finish = real

@@ -11,6 +11,7 @@ from wymcp.core.server import MemoryTaskStore
 
 
 async def make(**caps: int) -> MemoryTaskStore:
+    """A store with a clock that never moves (expiry is tested below)."""
     return MemoryTaskStore(clock=lambda: 0.0, **caps)
 
 

@@ -86,6 +86,8 @@ class Engine:
             or MemoryTaskStore(
                 max_tasks=opts.max_tasks,
                 max_per_principal=opts.max_tasks_per_principal,
+                memory=opts.task_memory_budget,
+                memory_per_principal=opts.task_memory_budget_per_principal,
                 clock=opts.clock,
             ),
             ttl=opts.task_ttl,
