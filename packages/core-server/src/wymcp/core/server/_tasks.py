@@ -163,10 +163,16 @@ class _Run:
         """Progress becomes the task's `statusMessage`."""
         await self.tasks.progress(self, done, total, note)
 
-    async def execute(self, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
-        """Run the call; once it is a task, its end goes to the task record."""
+    async def execute(
+        self, work: Callable[[], Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any]:
+        """Run the call; once it is a task, its end goes to the task record.
+
+        `work` is called here, so a task cancelled before it starts leaves
+        no coroutine behind that was never awaited.
+        """
         try:
-            result = await work
+            result = await work()
         except asyncio.CancelledError:
             if self.record is not None:
                 await self.tasks.finish(self, "failed", error=_stopped())
@@ -459,7 +465,7 @@ class Tasks:
             record = run.record = await self.create(principal, peer)
             self.register(run)
             ctx.become_task(run.ask, run.progress)
-            run.job = asyncio.get_running_loop().create_task(run.execute(work()))
+            run.job = asyncio.get_running_loop().create_task(run.execute(work))
             at = _iso(record.created_at)
             return {
                 "resultType": "task",
@@ -470,7 +476,7 @@ class Tasks:
                 "ttlMs": record.ttl_ms,
                 "pollIntervalMs": record.poll_interval_ms,
             }
-        job = asyncio.get_running_loop().create_task(run.execute(work()))
+        job = asyncio.get_running_loop().create_task(run.execute(work))
         run.job = job
         if run.record is None:
             run.started = asyncio.Event()
