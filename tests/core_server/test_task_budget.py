@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import time
 import tracemalloc
 from typing import Any, ClassVar
 
@@ -52,12 +51,15 @@ class Waiting(Tool):
     description = "Runs until cancelled, as a task."
     task_support = "required"
     stopped: ClassVar[list[str]] = []
+    stop: ClassVar[asyncio.Event | None] = None
 
     async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
             Waiting.stopped.append("cancelled")
+            if Waiting.stop is not None:
+                Waiting.stop.set()
             raise
         return None
 
@@ -191,12 +193,11 @@ async def test_work_past_its_ttl_stops_on_an_idle_server():
     store = MemoryTaskStore(clock=lambda: now[0], sweep_every=0.01)
     engine = budget_engine(clock=lambda: now[0], task_ttl=60.0, task_store=store)
     Waiting.stopped.clear()
+    Waiting.stop = asyncio.Event()
     await Client(engine, peer="10.0.0.1").create("waiting")
     await settle()
     now[0] += 61.0
-    deadline = time.monotonic() + 5.0  # a bound on waiting, not on speed
-    while not Waiting.stopped and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(Waiting.stop.wait(), 5.0)  # a bound on waiting only
     assert Waiting.stopped == ["cancelled"]
     assert len(store) == 0
     assert engine._tasks.running == {}
