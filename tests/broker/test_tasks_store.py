@@ -125,7 +125,7 @@ async def test_a_task_lives_as_long_as_its_ttl_then_frees_its_slot(stores, raw):
 
 async def test_a_running_task_whose_lease_ran_out_is_failed_by_its_reader(stores, raw):
     worker = await stores(lease=10.0)
-    reader = await stores()
+    reader = await stores(max_per_principal=1)
     task = record("sub:alice")
     await worker.create(task)
     assert await raw.exists(LEASE_PREFIX + task.task_id)
@@ -135,6 +135,9 @@ async def test_a_running_task_whose_lease_ran_out_is_failed_by_its_reader(stores
     assert failed.status == "failed"
     assert failed.error == {"code": -32603, "message": LOST}
     assert failed.updated_at >= failed.created_at
+    # failed, it no longer runs: its caller may start another at once
+    assert await raw.zcard(ALL_TASKS) == 0
+    await reader.create(record("sub:alice"))
 
 
 async def test_the_worker_renews_its_leases_and_hears_it_lost_one(stores, raw):

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
 
 from wymcp.core.server import (
     INTERNAL_ERROR,
@@ -582,7 +582,7 @@ class RedisTaskStore:
         try:
             ended = await self._finish_script(task_id, args)
         except ResponseError as refused:
-            if not result or "OOM" not in str(refused):
+            if not result or not isinstance(refused, OutOfMemoryError):
                 raise self._unreachable(refused) from None
             logger.warning("wymcp: task %s's result is over Redis maxmemory", task_id)
             why = {"code": INTERNAL_ERROR, "message": _FULL}
