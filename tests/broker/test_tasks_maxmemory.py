@@ -98,11 +98,11 @@ async def test_results_never_take_redis_past_maxmemory(small_redis, raw):
 
 
 async def _failed_ids(raw: aioredis.Redis) -> list[str]:
-    ids = []
-    async for key in raw.scan_iter(match="wymcp:task:*"):
-        if await raw.hget(key, "s") == b"failed":
-            ids.append(key.decode().removeprefix("wymcp:task:"))
-    return ids
+    return [
+        key.decode().removeprefix("wymcp:task:")
+        async for key in raw.scan_iter(match="wymcp:task:*")
+        if await raw.hget(key, "s") == b"failed"
+    ]
 
 
 async def test_the_budget_keeps_room_for_everything_else(small_redis, raw):

@@ -681,7 +681,7 @@ class RedisTaskStore:
             self._events.answered(task_id)
 
     async def _renewing(self) -> None:
-        while True:
+        while not self._closed:
             await asyncio.sleep(self._lease / 3)
             try:
                 await self.renew()
@@ -691,8 +691,12 @@ class RedisTaskStore:
                 logger.exception("wymcp: renewing task leases failed")
 
     async def _listening(self) -> None:
-        """Hear of cancels and answers made on other workers, while serving."""
-        while True:
+        """Hear of cancels and answers made on other workers, while serving.
+
+        It stops once the store is closed even if redis-py swallowed the
+        cancel (8.2 turns one into a connection error in `listen`).
+        """
+        while not self._closed:
             try:
                 pubsub = self.client.pubsub()
                 try:
@@ -708,7 +712,8 @@ class RedisTaskStore:
                 logger.debug("wymcp: listening for task changes failed; retrying")
             except Exception:
                 logger.exception("wymcp: listening for task changes failed")
-            await asyncio.sleep(_RECONNECT)
+            if not self._closed:
+                await asyncio.sleep(_RECONNECT)
 
     def _heard(self, message: Mapping[str, Any]) -> None:
         data = message.get("data")
@@ -730,10 +735,11 @@ class RedisTaskStore:
         self._closed = True
         for job in self._background:
             job.cancel()
-        for job in self._background:
-            with contextlib.suppress(asyncio.CancelledError):
-                await job
-        self._background = []
+        if self._background:
+            # bounded: redis-py (8.2) can swallow the cancel of a listener
+            # cancelled just as it subscribed; closing the client below
+            # breaks its connection, and the loop sees `_closed`
+            await asyncio.wait(self._background, timeout=_TIMEOUT)
         if self._unsaved:
             logger.warning(
                 "wymcp: %d task ends could not be written to BROKER; readers will "
@@ -741,3 +747,6 @@ class RedisTaskStore:
                 len(self._unsaved),
             )
         await self.client.aclose()
+        if any(not job.done() for job in self._background):
+            await asyncio.wait(self._background, timeout=_TIMEOUT)
+        self._background = []
