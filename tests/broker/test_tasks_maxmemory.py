@@ -10,12 +10,17 @@ other writes (a new session) still succeed.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from typing import Any, ClassVar
 
 import pytest
 import redis.asyncio as aioredis
 
+from loop_watchdog import LoopWatchdog
 from redis_server import RedisServer, server_binary, start_server, stop_server
 from task_store_contract import blob, record
+from task_wire import create, until
+from wymcp.core.schema import Tool
+from wymcp.transport.aiohttp import create_app
 from wymcp.transport.aiohttp._redis_task_store import KEPT_BYTES, RedisTaskStore
 
 MIB = 1024 * 1024
@@ -130,3 +135,57 @@ async def test_the_budget_keeps_room_for_everything_else(small_redis, raw):
         assert await used(raw) - before <= 4 * MIB + 2 * RESULT
     finally:
         await store.aclose()
+
+
+class Export(Tool):
+    name = "export"
+    description = "Returns RESULT bytes of text, as a task."
+    task_support = "required"
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+    }
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        return str(arguments.get("n", 0) % 10) * RESULT
+
+
+async def test_exports_leave_room_for_new_sessions(
+    small_redis, raw, aiohttp_client, loop_watchdog: LoopWatchdog
+):
+    """The issue's run, scaled down: after 30 exports, `initialize` still works."""
+    del loop_watchdog  # on: nothing here may hold the loop
+    await raw.config_set("maxmemory", MAXMEMORY)
+    client = await aiohttp_client(
+        create_app(
+            TOOLS=[Export],
+            BROKER=small_redis.url,
+            STATE_SECRETS=["s" * 32],
+            RESULT_LIMIT=2 * MIB,
+            TASK_MEMORY_BUDGET=8 * MIB,
+            TASK_MEMORY_BUDGET_PER_PRINCIPAL=4 * MIB,
+        )
+    )
+    for n in range(TASKS):
+        task_id = await create(client, "/mcp", "export", {"n": n})
+        await until(client, "/mcp", task_id, {"completed"})
+    assert await used(raw) <= MAXMEMORY
+    response = await client.post(
+        "/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
+    assert response.status == 200, await response.text()
+    assert response.headers["Mcp-Session-Id"]
