@@ -73,8 +73,11 @@ async def run_tasks(store: RedisTaskStore, count: int) -> list[str]:
 
 
 async def test_results_never_take_redis_past_maxmemory(small_redis, raw):
-    """Budgets far above `maxmemory`: Redis's own check must stop the results."""
+    """Other data fills Redis before the budget is reached: Redis's own
+    `maxmemory` check must stop the results."""
     await raw.config_set("maxmemory", MAXMEMORY)
+    for n in range(10):  # 10 MiB of sessions and the like
+        await raw.set(f"other:{n}", b"x" * MIB)
     store = RedisTaskStore(
         small_redis.url,
         max_tasks=1000,
@@ -153,7 +156,11 @@ class Export(Tool):
 async def test_exports_leave_room_for_new_sessions(
     small_redis, raw, aiohttp_client, loop_watchdog: LoopWatchdog
 ):
-    """The issue's run, scaled down: after 30 exports, `initialize` still works."""
+    """The issue's run, scaled down: after 30 exports, `initialize` still works.
+
+    The default TASK_MEMORY_BUDGET is far above this `maxmemory`: the store
+    keeps the ended tasks within half of it.
+    """
     del loop_watchdog  # on: nothing here may hold the loop
     await raw.config_set("maxmemory", MAXMEMORY)
     client = await aiohttp_client(
@@ -162,9 +169,7 @@ async def test_exports_leave_room_for_new_sessions(
             BROKER=small_redis.url,
             STATE_SECRETS=["s" * 32],
             RESULT_LIMIT=2 * MIB,
-            TASK_MEMORY_BUDGET=8 * MIB,
-            TASK_MEMORY_BUDGET_PER_PRINCIPAL=4 * MIB,
-        )
+        )  # the default budgets (256 MiB): fitted to half of maxmemory
     )
     for n in range(TASKS):
         task_id = await create(client, "/mcp", "export", {"n": n})

@@ -657,7 +657,9 @@ class Settings:
             "counted as its result's JSON text, its error and 2 KiB for its record. "
             "A task that ends when the total is full makes room by forgetting the "
             "oldest ended tasks (their `tasks/get` then answers -32602, as for an "
-            "expired task). Keep it below Redis's `maxmemory` with `BROKER`."
+            "expired task). With `BROKER` it is never more than half of Redis's "
+            "`maxmemory` (read at the first task; a warning says so), so results "
+            "leave room for sessions."
         ),
         checks="too small for one result of `RESULT_LIMIT` warns (W016)",
         engine="task_memory_budget",

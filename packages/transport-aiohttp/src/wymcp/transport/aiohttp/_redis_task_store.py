@@ -333,7 +333,8 @@ class RedisTaskStore:
     `max_tasks` and `max_per_principal` cap the running tasks over all
     workers (per caller: `TaskRecord.counted_as`). Ended tasks are kept
     within `memory` bytes in all and `memory_per_principal` per caller,
-    counted in Redis as the memory store counts them (`charge`). `lease` is
+    counted in Redis as the memory store counts them (`task_charge`), and
+    never above half of Redis's `maxmemory` (read at the first task). `lease` is
     how many seconds a running task's lease lives unrenewed; this worker
     renews the leases of the tasks it runs every third of it.
     """
@@ -359,6 +360,8 @@ class RedisTaskStore:
         self._max_per_principal = max_per_principal
         self._memory = memory
         self._memory_per_principal = memory_per_principal
+        self._sized = False
+        """Whether the budgets were fitted to Redis's `maxmemory` yet."""
         self._lease = lease
         self._lease_ms = max(1, round(lease * 1000))
         self._wall_clock = wall_clock
@@ -399,6 +402,8 @@ class RedisTaskStore:
     async def create(self, record: TaskRecord) -> None:
         """Keep a new task and its lease; `TaskLimitError` when a cap is full."""
         self._start()
+        if not self._sized:
+            await self._fit_maxmemory()
         principal = principal_field(record.principal)
         fields: list[str | int | float] = [
             "p",
@@ -442,6 +447,29 @@ class RedisTaskStore:
         if full == 2:  # noqa: PLR2004 - the script's "per principal" answer
             raise TaskLimitError("this caller runs as many tasks as it may")
         self._leased.add(record.task_id)
+
+    async def _fit_maxmemory(self) -> None:
+        """Keep the ended tasks within half of Redis's `maxmemory`, if it has one.
+
+        Asked once, at the first task: a budget above it would let results
+        fill what sessions need. Redis that cannot say keeps the budgets.
+        """
+        try:
+            memory = await self._call(self.client.info("memory"))
+        except TaskStoreUnavailableError:
+            return  # asked again at the next task
+        self._sized = True
+        limit = int(memory.get("maxmemory", 0) or 0) // 2
+        if 0 < limit < self._memory:
+            logger.warning(
+                "wymcp: TASK_MEMORY_BUDGET (%d) is above half of Redis's maxmemory "
+                "(%d); ended tasks are kept within %d bytes",
+                self._memory,
+                limit * 2,
+                limit,
+            )
+            self._memory = limit
+            self._memory_per_principal = min(self._memory_per_principal, limit)
 
     async def get(self, task_id: str, principal: str | None) -> TaskRecord | None:
         """The task as stored now, or None.
