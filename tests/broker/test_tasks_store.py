@@ -13,10 +13,12 @@ import pytest
 import redis.asyncio as aioredis
 
 from redis_server import free_port
-from task_store_contract import CHECKS, QUESTION, record
+from task_store_contract import CHECKS, QUESTION, blob, record
 from wymcp.core.server import EncodedJSON, TaskStoreUnavailableError
 from wymcp.transport.aiohttp._redis_task_store import (
     ALL_TASKS,
+    KEPT,
+    KEPT_BYTES,
     LEASE_PREFIX,
     LOST,
     TASK_PREFIX,
@@ -121,6 +123,24 @@ async def test_a_task_lives_as_long_as_its_ttl_then_frees_its_slot(stores, raw):
     # the expired task no longer counts against MAX_TASKS
     await store.create(record("sub:alice"))
     assert await raw.zcard(ALL_TASKS) == 1
+
+
+async def test_an_expired_ended_task_no_longer_counts_against_the_budget(stores, raw):
+    store = await stores(memory=1 << 20, memory_per_principal=1 << 20)
+    short = record("sub:alice", ttl=0.3)
+    await store.create(short)
+    assert await store.finish(short.task_id, "completed", at=1.0, result=blob(600_000))
+    assert int(await raw.hget(KEPT_BYTES, "*")) == 600_000 + 2048
+    for _ in range(100):
+        if not await raw.exists(TASK_PREFIX + short.task_id):
+            break
+        await asyncio.sleep(0.05)
+    kept = record("sub:alice")
+    await store.create(kept)  # 600 KB more: fits only if the expired one left
+    assert await store.finish(kept.task_id, "completed", at=2.0, result=blob(600_000))
+    assert int(await raw.hget(KEPT_BYTES, "*")) == 600_000 + 2048
+    assert await raw.zcard(KEPT) == 1
+    assert (await store.get(kept.task_id, "sub:alice")).status == "completed"
 
 
 async def test_a_running_task_whose_lease_ran_out_is_failed_by_its_reader(stores, raw):
