@@ -22,11 +22,11 @@ ROOT = HERE.parent
 VENV_HOME = Path(
     os.environ.get("WYMCP_BENCH_VENVS", Path.home() / ".cache/wymcp-bench/venvs")
 )
-PEER_SPECS = {
-    "mcp": ["mcp==2.3.0"],
-    "fastmcp": ["fastmcp==4.2.3"],
-    "plot": ["matplotlib>=3.8"],
+PEER_LOCKS = {
+    name: ROOT / "locks" / f"bench-{name}.txt" for name in ("mcp", "fastmcp", "plot")
 }
+"""Each peer environment's hashed lock (written by `just lock`)."""
+UV = ROOT / ".cache" / "uv" / "bin" / "uv"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -36,32 +36,43 @@ def venv_python(name: str) -> Path:
 
 
 def venv_ready(name: str) -> bool:
-    """Whether the environment exists and was installed with today's spec."""
-    marker = VENV_HOME / name / ".wymcp-bench-spec"
-    spec = " ".join(PEER_SPECS[name])
+    """Whether the environment exists and was installed from today's lock."""
+    marker = VENV_HOME / name / ".wymcp-bench-lock"
     return (
         venv_python(name).exists()
         and marker.exists()
-        and (marker.read_text(encoding="utf-8") == spec)
+        and marker.read_bytes() == PEER_LOCKS[name].read_bytes()
     )
 
 
 def ensure_venv(name: str) -> None:
-    """Create and install one environment unless it is already in place (idempotent)."""
+    """Create and install one environment from its lock unless in place (idempotent)."""
     if venv_ready(name):
         return
     target = VENV_HOME / name
     target.parent.mkdir(parents=True, exist_ok=True)
     base = getattr(sys, "_base_executable", sys.executable)
-    print(f"  installing {' '.join(PEER_SPECS[name])} into {target}", flush=True)
-    subprocess.run([base, "-m", "venv", "--clear", str(target)], check=True)
+    lock = PEER_LOCKS[name]
+    print(f"  installing {lock.relative_to(ROOT)} into {target}", flush=True)
     subprocess.run(
-        [str(venv_python(name)), "-m", "pip", "install", "-q", *PEER_SPECS[name]],
+        [str(UV), "venv", "--clear", "--python", base, str(target)], check=True
+    )
+    subprocess.run(
+        [
+            str(UV),
+            "pip",
+            "sync",
+            "--quiet",
+            "--compile-bytecode",
+            "--python",
+            str(venv_python(name)),
+            str(lock),
+        ],
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    marker = target / ".wymcp-bench-spec"
-    marker.write_text(" ".join(PEER_SPECS[name]), encoding="utf-8")
+    marker = target / ".wymcp-bench-lock"
+    marker.write_bytes(lock.read_bytes())
 
 
 def installed_version(name: str, distribution: str) -> str:

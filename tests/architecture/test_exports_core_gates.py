@@ -11,6 +11,7 @@ def test_the_public_names_of_core_gates_are_pinned():
         "help_pointer",
         "plain_refusal",
         "render_path",
+        "unreadable_refusal",
     ]
 
 

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from wymcp.conf import (
     ENVIRONMENT_VARIABLE,
     CheckMessage,
@@ -84,6 +86,27 @@ def test_warnings_are_printed_and_the_engine_built():
         "wymcp.W002",
         "wymcp.W005",
     ]
+
+
+@pytest.mark.parametrize(
+    ("serving", "host", "warned"),
+    [
+        (None, "127.0.0.1", True),  # wymcp check, GunicornWorker: may be many
+        ("stdio", "127.0.0.1", False),  # one process, one client
+        ("stdio", "0.0.0.0", False),  # noqa: S104 - HOST does not apply to stdio
+        ("http", "127.0.0.1", False),  # wymcp serve on loopback: alone
+        ("http", "::1", False),
+        ("http", "0.0.0.0", True),  # noqa: S104 - may be one host of many
+        ("http", "mcp.example.com", True),
+    ],
+)
+def test_w002_is_left_out_where_no_other_process_can_matter(serving, host, warned):
+    err = io.StringIO()
+    settings = Settings().evolve(HOST=host, ALLOWED_HOSTS=["mcp.example.com"])
+    assert engine_for_command(settings, build_engine, err, serving=serving)
+    ids = [line.split(" ")[0] for line in err.getvalue().splitlines()]
+    assert ("wymcp.W002" in ids) is warned
+    assert "wymcp.W005" in ids  # the other warnings are still told
 
 
 class Counted(Tool):

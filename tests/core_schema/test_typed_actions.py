@@ -577,3 +577,288 @@ async def test_help_shows_a_typed_action_s_output_and_no_plain_input_schema():
     one = json.loads(action_level.text)
     assert one["output_schema"] == prepare(Shop).output_schema["anyOf"][1]
     assert one["output_schema"]["properties"]["items"]["type"] == "array"
+
+
+def test_action_summaries_list_the_actions_at_action_declares():
+    from wymcp.core.schema import action_summaries
+
+    expected = ["history: List receipts", "place: Place an order"]
+    assert action_summaries(Shop) == expected
+    assert action_summaries(Shop()) == expected
+    assert action_summaries(prepare(Shop)) == expected
+    enum = prepare(Shop).input_schema["properties"]["action"]
+    assert enum["enum"] == ["history", "place"]
+    assert enum["description"].splitlines() == expected
+
+
+@attrs.frozen
+class Pick:
+    level: Literal[1, 2]
+    maybe: Literal[1, "x"] | None = None
+
+
+class Picker(Tool):
+    name = "picker"
+    description = "Pick a level."
+
+    seen: ClassVar[list[Pick]] = []
+
+    @action(description="Pick one")
+    async def pick(self, data: Pick, ctx: Context) -> None:
+        del ctx
+        Picker.seen.append(data)
+
+
+async def test_an_integer_literal_receives_an_int_for_a_whole_float():
+    Picker.seen.clear()
+    answer = await call(Picker, "pick", {"level": 2.0, "maybe": 1.0})
+    assert answer.result is not None
+    assert answer.result["isError"] is False, answer.result
+    (pick,) = Picker.seen
+    assert pick == Pick(level=2, maybe=1)
+    assert type(pick.level) is int
+    assert type(pick.maybe) is int
+    refused = check(Picker, "pick", {"level": 2.5})
+    assert refused.refusal["error"] == "invalid_values"
+
+
+@attrs.frozen
+class Visit:
+    on: dt.date
+    weight: float = 1.0
+
+
+@attrs.frozen
+class Trip:
+    start: dt.datetime
+    visits: list[Visit]
+    ratio: float = 0.5
+    by_name: dict[str, dt.date] = attrs.field(factory=dict)
+
+
+class Planner(Tool):
+    name = "planner"
+    description = "Plan trips."
+
+    seen: ClassVar[list[Trip]] = []
+
+    @action(description="Plan a trip")
+    async def plan(self, data: Trip, ctx: Context) -> None:
+        del ctx
+        Planner.seen.append(data)
+
+
+async def test_values_the_class_cannot_hold_are_refused_by_path_without_the_value():
+    Planner.seen.clear()
+    huge = int("9" * 400)
+    answer = await call(
+        Planner,
+        "plan",
+        {
+            "start": "0000-01-01T00:00:00Z",
+            "visits": [{"on": "2026-01-02"}, {"on": "0000-03-04", "weight": huge}],
+            "ratio": huge,
+            "by_name": {"a b": "0000-05-06"},
+        },
+    )
+    assert Planner.seen == []
+    assert answer.result is not None
+    assert answer.result["isError"] is True
+    text = answer.result["content"][0]["text"]
+    assert "0000" not in text
+    assert "9999999" not in text
+    refusal = json.loads(text)
+    assert refusal["error"] == "invalid_values"
+    assert refusal["tool"] == "planner"
+    assert refusal["action"] == "plan"
+    assert refusal["help"] == 'help {tool: "planner", action: "plan"}'
+    assert refusal["input_schema"] == prepare(Planner).actions["plan"].published
+    assert refusal["error_count"] == 5
+    date = "value is not a date Python can hold (years 1 to 9999)"
+    double = "value is too large for a float (a 64-bit double, at most about 1.8e308)"
+    assert refusal["errors"] == [
+        {"path": 'data.by_name["a b"]', "problems": [date]},
+        {"path": "data.ratio", "problems": [double]},
+        {
+            "path": "data.start",
+            "problems": ["value is not a date-time Python can hold (years 1 to 9999)"],
+        },
+        {"path": "data.visits[1].on", "problems": [date]},
+        {"path": "data.visits[1].weight", "problems": [double]},
+    ]
+    assert "data.by_name" in refusal["message"]
+
+
+@attrs.frozen
+class Positive:
+    n: int = attrs.field(validator=attrs.validators.gt(0))
+
+
+@attrs.frozen
+class Positives:
+    items: list[Positive]
+
+
+class Counter(Tool):
+    name = "counter"
+    description = "Count."
+
+    @action(description="Count items")
+    async def count(self, data: Positives, ctx: Context) -> None:
+        del data, ctx
+
+
+async def test_a_value_a_class_validator_refuses_is_refused_at_the_object():
+    answer = await call(Counter, "count", {"items": [{"n": 1}, {"n": -5}]})
+    assert answer.result is not None
+    refusal = json.loads(answer.result["content"][0]["text"])
+    assert refusal["error"] == "invalid_values"
+    assert refusal["errors"] == [
+        {
+            "path": "data.items[1]",
+            "problems": ["value is refused by class Positive (ValueError)"],
+        }
+    ]
+    assert "-5" not in answer.result["content"][0]["text"]
+
+
+async def test_a_direct_run_raises_the_error_naming_the_path():
+    from wymcp.core.schema import UnreadableDataError
+
+    tool = prepare(Planner).tool
+    data = {"start": "2026-01-01T00:00:00Z", "visits": [{"on": "0000-01-01"}]}
+    with pytest.raises(UnreadableDataError) as caught:
+        await tool.run_action("plan", data, None)
+    assert caught.value.found.count == 1
+    assert "data.visits[0].on: value is not a date" in str(caught.value)
+    assert "0000" not in str(caught.value)
+
+
+@attrs.frozen
+class Days:
+    days: list[dt.date]
+
+
+class Calendar(Tool):
+    name = "calendar"
+    description = "Keep days."
+
+    @action(description="Keep days")
+    async def keep(self, data: Days, ctx: Context) -> None:
+        del data, ctx
+
+
+@pytest.mark.parametrize("size", [20_000, 40_000])
+def test_many_unreadable_values_cost_a_bounded_memory(size):
+    import tracemalloc
+
+    from wymcp.core.schema import UnreadableDataError, action_reader
+
+    read = action_reader(prepare(Calendar).tool, "keep")
+    assert read is not None
+    data = {"days": ["0000-01-01"] * size}
+    tracemalloc.start()
+    try:
+        with pytest.raises(UnreadableDataError) as caught:
+            read(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert caught.value.found.count == size
+    assert len(caught.value.found.entries) == 10
+    assert peak < 256 * 1024, f"{peak} bytes to refuse {size} values"
+
+
+@attrs.frozen
+class Limits:
+    n: int = attrs.field(default=500, metadata={"json_schema": {"maximum": 100}})
+    tags: list[str] = attrs.field(factory=lambda: [1, 2])
+    ok: int = attrs.field(default=5, metadata={"json_schema": {"maximum": 100}})
+
+
+@attrs.frozen
+class Holder:
+    limits: Limits
+    many: list[Limits] = attrs.field(factory=list)
+
+
+class Defaulted(Tool):
+    name = "defaulted"
+    description = "A nested class whose defaults break its schema."
+
+    seen: ClassVar[list[Holder]] = []
+
+    @action(description="Hold limits")
+    async def hold(self, data: Holder, ctx: Context) -> None:
+        del ctx
+        Defaulted.seen.append(data)
+
+
+class TopDefaulted(Tool):
+    name = "top_defaulted"
+    description = "The same class at the top level."
+
+    @action(description="Take limits")
+    async def take(self, data: Limits, ctx: Context) -> None:
+        del data, ctx
+
+
+def test_a_nested_default_its_schema_refuses_is_refused_at_registration():
+    with pytest.raises(ConfigurationError) as raised:
+        prepare(Defaulted)
+    assert raised.value.tool == "defaulted"
+    problems = sorted(p for p in raised.value.problems if "run_action" not in p)
+    assert len(problems) == 4
+    assert problems[0].startswith(
+        "action 'hold': field 'limits.n': its default is refused by the field's"
+        " schema (500 is greater than the maximum of 100"
+    )
+    assert problems[1].startswith(
+        "action 'hold': field 'limits.tags': its default is refused by the field's"
+        " schema (1 is not of type"
+    )
+    assert problems[2].startswith("action 'hold': field 'many[].n': its default")
+    assert problems[3].startswith("action 'hold': field 'many[].tags': its default")
+    with pytest.raises(ConfigurationError) as top:
+        prepare(TopDefaulted)
+    assert sorted(top.value.problems) == [
+        "action 'take': defaults: 'n' is refused by its property schema",
+        "action 'take': defaults: 'tags' is refused by its property schema",
+    ]
+
+
+@attrs.frozen
+class Window:
+    size: int = attrs.field(default=10, metadata={"json_schema": {"maximum": 100}})
+    unit: Literal["s", "ms"] = "s"
+
+
+@attrs.frozen
+class Watch:
+    window: Window
+    windows: list[Window] = attrs.field(factory=list)
+
+
+class Watcher(Tool):
+    name = "watcher"
+    description = "Sound nested defaults."
+
+    seen: ClassVar[list[Watch]] = []
+
+    @action(description="Watch")
+    async def watch(self, data: Watch, ctx: Context) -> None:
+        del ctx
+        Watcher.seen.append(data)
+
+
+async def test_sound_nested_defaults_are_published_and_received():
+    published = prepare(Watcher).actions["watch"].published["properties"]
+    window = published["window"]["properties"]
+    assert window["size"] == {"type": "integer", "maximum": 100, "default": 10}
+    assert window["unit"] == {"enum": ["s", "ms"], "default": "s"}
+    assert published["window"].get("required") is None
+    Watcher.seen.clear()
+    answer = await call(Watcher, "watch", {"window": {}})
+    assert answer.result is not None
+    assert answer.result["isError"] is False
+    assert Watcher.seen == [Watch(window=Window(size=10, unit="s"))]

@@ -217,7 +217,7 @@ def test_every_instance_is_admitted_and_structures_back_to_itself(pair):
     assert list(_oracle(cls).iter_errors(document)) == []
     verdict = check(_tool_for(cls), "go", document)
     assert verdict.accepted, verdict.refusal
-    assert structurer(converter, cls)(verdict.data) == instance
+    assert structurer(converter, cls, "go")(verdict.data) == instance
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
@@ -237,7 +237,7 @@ def test_every_admitted_document_structures_into_the_class(data):
     verdict = check(_tool_for(cls), "go", document)
     assert verdict.accepted, verdict.refusal
     converter = make_converter()
-    instance = structurer(converter, cls)(verdict.data)
+    instance = structurer(converter, cls, "go")(verdict.data)
     assert isinstance(instance, cls)
     again = converter.unstructure(instance)
     assert list(oracle.iter_errors(again)) == []

@@ -53,3 +53,11 @@ async def test_a_missing_note_is_a_tool_error(myapp: str) -> None:
     settings = load_settings(myapp)
     answer = await call("notes", "get", {"id": 5}, settings=settings)
     assert "no note 5" in assert_tool_error(answer)
+
+
+def test_the_readme_links_every_guide() -> None:
+    text = README.read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\(docs/([\w.-]+\.md)\)", text))
+    guides = {p.name for p in (README.parent / "docs").glob("*.md")} - {"index.md"}
+    assert guides - linked == set(), "add these guides to the README's Guides list"
+    assert linked - guides == set(), "the README links guides that do not exist"

@@ -1,135 +1,103 @@
-"""`just dist` builds every package, and they install from dist/ into a clean venv."""
+"""`just dist`: a wheel and an sdist of every package at the one release, complete.
+
+What a package index shows and a user's installer reads comes from the wheel's
+METADATA: its version and its pins to the other packages must be the release
+in `VERSION`, and the description, license, classifiers and typing marker must
+be there. The sdists must stand alone (dist.py builds each wheel from its sdist).
+"""
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import re
-import subprocess
-import sys
+import tarfile
 import tomllib
-import venv
+import zipfile
+from email.message import Message
+from email.parser import Parser
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from packaging.requirements import Requirement
+from wheel_envs import RELEASE, ROOT, load_script
+
+PACKAGES = load_script("dist").packages()
 
 
-def load_dist_script():
-    spec = importlib.util.spec_from_file_location(
-        "wymcp_dist", ROOT / "scripts/dist.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def wheel_of(dist: Path, name: str) -> Path:
+    return dist / f"{name.replace('-', '_')}-{RELEASE}-py3-none-any.whl"
 
 
-def package_versions() -> dict[str, str]:
-    found = {}
-    for pyproject in ROOT.glob("packages/*/pyproject.toml"):
-        project = tomllib.loads(pyproject.read_text())["project"]
-        found[project["name"]] = project["version"]
-    return found
+def metadata_of(wheel: Path) -> tuple[Message, set[str]]:
+    with zipfile.ZipFile(wheel) as archive:
+        stem = wheel.name.split("-py3")[0]
+        text = archive.read(f"{stem}.dist-info/METADATA").decode()
+        return Parser().parsestr(text), set(archive.namelist())
 
 
-def test_dist_installs_into_a_clean_venv_and_serves_the_readme(tmp_path):
-    out = tmp_path / "dist"
-    subprocess.run(  # noqa: S603 - our own scripts, fixed arguments
-        [sys.executable, str(ROOT / "scripts/dist.py"), "--out", str(out)], check=True
-    )
-    versions = package_versions()
-    names = sorted(p.name for p in out.iterdir())
-    for name, version in versions.items():
-        stem = f"{name.replace('-', '_')}-{version}"
-        assert f"{stem}-py3-none-any.whl" in names
-        assert f"{stem}.tar.gz" in names
-    assert len(names) == 2 * len(versions)
-
-    # a venv without the workspace, filled by the outer pip, as documented
-    env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=False).create(env_dir)
-    python = env_dir / "bin" / "python"
-    subprocess.run(  # noqa: S603 - our own scripts, fixed arguments
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "--find-links",
-            str(out),
-            "wymcp-transport-aiohttp",
-        ],
-        check=True,
-    )
-    env = {
-        k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}
-    }
-    done = subprocess.run(  # noqa: S603 - our own scripts, fixed arguments
-        [str(env_dir / "bin" / "wymcp"), "--version"],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-    )
-    installed = dict(line.split(" ") for line in done.stdout.splitlines())
-    # every package but the test helpers comes with the transport
-    assert installed == {
-        name: version for name, version in versions.items() if name != "wymcp-testing"
-    }
-    # installed, not linked to the workspace
-    where = subprocess.run(  # noqa: S603 - our own scripts, fixed arguments
-        [str(python), "-c", "import wymcp.conf; print(wymcp.conf.__file__)"],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-        cwd=tmp_path,
-    ).stdout
-    assert where.startswith(str(env_dir))
-
-    # the README's example checks with the installed command
-    readme = (ROOT / "README.md").read_text()
-    tools, settings = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)[:2]
-    (tmp_path / "myapp").mkdir()
-    (tmp_path / "myapp" / "__init__.py").write_text("")
-    (tmp_path / "myapp" / "tools.py").write_text(tools)
-    (tmp_path / "myapp" / "settings.py").write_text(settings)
-    checked = subprocess.run(  # noqa: S603 - our own scripts, fixed arguments
-        [str(env_dir / "bin" / "wymcp"), "check", "--settings", "myapp.settings"],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert checked.returncode == 0, checked.stderr
+def test_every_package_is_built_once_as_wheel_and_sdist_at_the_release(dist):
+    stems = [f"{name.replace('-', '_')}-{RELEASE}" for name in PACKAGES]
+    expected = {f"{stem}-py3-none-any.whl" for stem in stems}
+    expected |= {f"{stem}.tar.gz" for stem in stems}
+    assert {path.name for path in dist.iterdir()} == expected
+    assert len(PACKAGES) == 7
 
 
-def test_a_pin_that_names_another_version_is_refused():
-    dist = load_dist_script()
-    found = {
-        "wymcp-a": (Path("a"), {"project": {"version": "0.2.0", "dependencies": []}}),
-        "wymcp-b": (
-            Path("b"),
-            {
-                "project": {
-                    "version": "0.2.0",
-                    "dependencies": ["wymcp-a==0.1.0", "wymcp_c==0.2.0", "aiohttp>=3"],
-                }
-            },
-        ),
-    }
-    assert dist.version_problems(found) == [
-        "wymcp-b pins wymcp-a==0.1.0, but wymcp-a is 0.2.0",
-        "wymcp-b requires wymcp-c, which is no package here",
-    ]
+def test_each_wheel_is_the_release_and_pins_the_release(dist):
+    for name in PACKAGES:
+        meta, _ = metadata_of(wheel_of(dist, name))
+        assert meta["Name"] == name
+        assert meta["Version"] == RELEASE
+        pins = [
+            Requirement(text)
+            for text in meta.get_all("Requires-Dist") or []
+            if text.startswith("wymcp")
+        ]
+        for pin in pins:
+            assert pin.name in PACKAGES, (name, str(pin))
+            assert str(pin.specifier) == f"=={RELEASE}", (name, str(pin))
+    # the packages that build on others pin them (a test that cannot pass empty)
+    meta, _ = metadata_of(wheel_of(dist, "wymcp-transport-aiohttp"))
+    assert f"wymcp-conf=={RELEASE}" in meta.get_all("Requires-Dist")
 
 
-def test_the_workspace_pins_agree():
-    dist = load_dist_script()
-    assert dist.version_problems(dist.packages()) == []
+def test_each_wheel_says_what_it_is_its_license_and_its_typing(dist):
+    license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    for name, folder in PACKAGES.items():
+        meta, files = metadata_of(wheel_of(dist, name))
+        stem = f"{name.replace('-', '_')}-{RELEASE}"
+        assert int(meta["Metadata-Version"].split(".")[1]) >= 4, name  # 2.4: PEP 639
+        assert len(meta["Summary"]) > 30, name
+        assert meta["Description-Content-Type"] == "text/markdown", name
+        readme = (folder / "README.md").read_text(encoding="utf-8")
+        assert meta.get_payload().strip() == readme.strip(), name
+        assert meta["Requires-Python"] == ">=3.11", name
+        assert meta["License-Expression"] == "MIT", name
+        assert meta.get_all("License-File") == ["LICENSE"], name
+        with zipfile.ZipFile(wheel_of(dist, name)) as archive:
+            shipped = archive.read(f"{stem}.dist-info/licenses/LICENSE").decode()
+        assert shipped == license_text, name
+        classifiers = meta.get_all("Classifier") or []
+        assert "Typing :: Typed" in classifiers, name
+        assert "Programming Language :: Python :: 3.11" in classifiers, name
+        assert any(c.startswith("Development Status ::") for c in classifiers), name
+        module = name.removeprefix("wymcp-").replace("-", "/")
+        assert f"wymcp/{module}/py.typed" in files, name
+        assert "wymcp/__init__.py" not in files, name  # a namespace package
+
+
+def test_each_sdist_holds_what_its_wheel_is_built_from(dist):
+    for name in PACKAGES:
+        stem = f"{name.replace('-', '_')}-{RELEASE}"
+        with tarfile.open(dist / f"{stem}.tar.gz") as archive:
+            names = set(archive.getnames())
+            pyproject = archive.extractfile(f"{stem}/pyproject.toml")
+            assert pyproject is not None
+            config = tomllib.load(pyproject)
+        for member in ("pyproject.toml", "PKG-INFO", "README.md", "LICENSE"):
+            assert f"{stem}/{member}" in names, (name, member)
+        assert config["project"]["version"] == RELEASE
+
+
+def test_every_package_ships_the_root_license_unchanged():
+    license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert license_text.startswith("MIT License")
+    for folder in PACKAGES.values():
+        assert (folder / "LICENSE").read_text(encoding="utf-8") == license_text

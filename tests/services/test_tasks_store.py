@@ -196,10 +196,32 @@ def test_the_database_path_comes_from_the_argument_then_the_variable(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(DATABASE_ENVIRONMENT_VARIABLE, raising=False)
-    assert database_path() == tmp_path / "wymcp-tasks.sqlite3"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert database_path() == tmp_path / "data" / "wymcp-tasks" / "tasks.sqlite3"
     monkeypatch.setenv(DATABASE_ENVIRONMENT_VARIABLE, str(tmp_path / "env.db"))
     assert database_path() == tmp_path / "env.db"
     assert database_path(tmp_path / "arg.db") == tmp_path / "arg.db"
+
+
+async def test_the_default_file_leaves_the_working_directory_clean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the demo's WAL files once landed untracked in the tree it was started in
+    tree, home = tmp_path / "tree", tmp_path / "home"
+    tree.mkdir()
+    monkeypatch.chdir(tree)
+    monkeypatch.delenv(DATABASE_ENVIRONMENT_VARIABLE, raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    store = TaskStore(database_path())  # the folder is made on first use
+    try:
+        await store.create_task(title="written")
+        assert [t["title"] for t in await store.list_tasks()] == ["written"]
+    finally:
+        store.close()
+    assert list(tree.iterdir()) == []
+    folder = home / ".local" / "share" / "wymcp-tasks"
+    assert "tasks.sqlite3" in {path.name for path in folder.iterdir()}
 
 
 def test_a_new_file_locked_by_another_store_is_set_up_once_it_is_free(

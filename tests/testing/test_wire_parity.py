@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -26,6 +27,7 @@ from wymcp.transport.aiohttp import create_app
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
+RELEASE = (Path(__file__).resolve().parents[2] / "VERSION").read_text().strip()
 ITEMS = [{"sku": "a", "qty": 2}, {"sku": "b", "qty": 3}]
 ACCEPT = "application/json, text/event-stream"
 
@@ -180,7 +182,7 @@ def modern_body(
                 "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
                 "io.modelcontextprotocol/clientInfo": {
                     "name": "wymcp-testing",
-                    "version": "0.1.0",
+                    "version": RELEASE,
                 },
                 "io.modelcontextprotocol/logLevel": "debug",
             },
@@ -251,7 +253,7 @@ async def legacy_raw_side(url: str) -> dict[str, Seen]:
             "params": {
                 "protocolVersion": LEGACY,
                 "capabilities": {"elicitation": {}},
-                "clientInfo": {"name": "wymcp-testing", "version": "0.1.0"},
+                "clientInfo": {"name": "wymcp-testing", "version": RELEASE},
             },
         }
         _, headers = await raw_post(http, url, initialize, [])

@@ -18,6 +18,7 @@ import aiohttp
 import pytest
 
 from wymcp.transport.aiohttp._command import main
+from wymcp.transport.aiohttp._versions import version_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 WYMCP = Path(sys.executable).parent / "wymcp"
@@ -62,14 +63,38 @@ def free_port() -> int:
 # ------------------------------------------------------------------ --version
 
 
-def test_version_prints_each_installed_distribution(capsys):
+RELEASE = (Path(__file__).resolve().parents[2] / "VERSION").read_text().strip()
+
+
+def test_version_prints_the_release_then_each_installed_distribution(capsys):
     with pytest.raises(SystemExit) as exited:
         main(["--version"])
     assert exited.value.code == 0
-    lines = capsys.readouterr().out.splitlines()
+    first, *lines = capsys.readouterr().out.splitlines()
+    assert first == f"wymcp {RELEASE}"
     for name in ("wymcp-conf", "wymcp-core-schema", "wymcp-transport-aiohttp"):
-        assert f"{name} 0.1.0" in lines
+        assert f"{name} {RELEASE}" in lines
     assert lines == sorted(lines)
+
+
+def test_version_names_a_distribution_of_another_release():
+    lines = version_lines(
+        [
+            ("wymcp-conf", "0.1.0"),
+            ("wymcp-core-server", "0.2.0"),
+            ("wymcp-transport-aiohttp", "0.2.0"),
+        ]
+    )
+    assert lines == [
+        "wymcp 0.2.0",
+        "wymcp-conf 0.1.0 (not 0.2.0: install wymcp-conf==0.2.0)",
+        "wymcp-core-server 0.2.0",
+        "wymcp-transport-aiohttp 0.2.0",
+    ]
+
+
+def test_version_without_the_command_distribution_says_so():
+    assert version_lines([]) == ["wymcp: no wymcp distribution is installed"]
 
 
 def test_version_runs_from_the_installed_script():
@@ -77,7 +102,9 @@ def test_version_runs_from_the_installed_script():
         [str(WYMCP), "--version"], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0
-    assert "wymcp-transport-aiohttp 0.1.0" in done.stdout.splitlines()
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"wymcp {RELEASE}"
+    assert f"wymcp-transport-aiohttp {RELEASE}" in lines
 
 
 # ------------------------------------------------- the project on sys.path

@@ -251,6 +251,25 @@ async def test_serve_prints_the_url_and_finishes_calls_in_flight_on_sigterm(proj
             await process.wait()
 
 
+async def test_serve_on_loopback_does_not_warn_about_state_secret(project):
+    # one process on a loopback HOST: no other worker can be handed its state
+    name = settings(project, "cmd_alone", "SERVER_NAME = 'alone'\n")
+    process = await start_serve(project, name, free_port())
+    try:
+        assert process.stdout is not None
+        banner = await asyncio.wait_for(process.stdout.readline(), 60)
+        assert banner.startswith(b"wymcp serving")
+        process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(process.communicate(), 60)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode == 0
+    assert b"wymcp.W005" in err  # TOOLS is empty: still told
+    assert b"wymcp.W002" not in err
+
+
 async def read_head(reader: asyncio.StreamReader) -> bytes:
     """The status line and headers of one response, or b"" when the server closed."""
     try:

@@ -225,3 +225,65 @@ async def test_the_wymcp_worker_logs_the_check_warnings(tmp_path: Path):
         _, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 0
     assert b"wymcp.W002" in err
+
+
+async def test_the_wymcp_worker_honours_the_access_log_format(tmp_path: Path):
+    (tmp_path / "gunicorn_access_settings.py").write_text(
+        'STATE_SECRET = "s" * 32\n', encoding="utf-8"
+    )
+    access = tmp_path / "access.log"
+    port = free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
+        "WYMCP_SETTINGS_MODULE": "gunicorn_access_settings",
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "wymcp.transport.aiohttp:create_app()",
+        "--worker-class",
+        "wymcp.transport.aiohttp.GunicornWorker",
+        "--workers",
+        "1",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--access-logfile",
+        str(access),
+        "--access-logformat",
+        "WYMCP-ACCESS %r %s",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "server/discover",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    }
+    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "server/discover"}
+    status = None
+    try:
+        async with aiohttp.ClientSession() as http:
+            for _ in range(400):
+                try:
+                    url = f"http://127.0.0.1:{port}/mcp"
+                    async with http.post(url, json=body, headers=headers) as response:
+                        status = response.status
+                    break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err[-2000:]
+    assert status == 200
+    lines = access.read_text(encoding="utf-8").splitlines()
+    assert lines == ["WYMCP-ACCESS POST /mcp HTTP/1.1 200"], lines

@@ -16,6 +16,7 @@ from wymcp.transport.aiohttp._command import main
 
 WYMCP = Path(sys.executable).parent / "wymcp"
 ERAS = ["2026-07-28", "2025-11-25"]
+RELEASE = (Path(__file__).resolve().parents[2] / "VERSION").read_text().strip()
 
 
 def free_port() -> int:
@@ -112,6 +113,16 @@ def test_a_refusal_is_printed_readably_and_exits_1(demo, era, capsys):
     assert "  unknown: data.txt" in lines
     assert '  see: help {tool: "tasks", action: "create"}' in lines
     assert "input_schema" not in captured.err
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_refusal_prints_the_key_it_guesses_was_meant(demo, era, capsys):
+    data = json.dumps({"titel": "hi"})
+    code = main(["call", demo, "tasks", "create", "--data", data, "--protocol", era])
+    assert code == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert "  unknown: data.titel" in lines
+    assert "  did you mean: data.titel -> data.title" in lines
 
 
 def test_invalid_values_print_each_path_and_problem(demo, capsys):
@@ -216,3 +227,30 @@ def test_a_url_that_is_no_http_url_is_said_plainly(url, capsys):
     err = capsys.readouterr().err
     assert "is not an http:// or https:// URL" in err
     assert len(err) < 300
+
+
+async def test_the_operator_client_says_it_is_this_release(serve_app):
+    from aiohttp import web
+
+    from wymcp.transport.aiohttp._operator_client import OperatorClient, OperatorError
+
+    seen: list[dict] = []
+
+    async def endpoint(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append(body["params"])
+        error = {"code": -32601, "message": "not here"}
+        return web.json_response({"jsonrpc": "2.0", "id": body["id"], "error": error})
+
+    app = web.Application()
+    app.router.add_post("/mcp", endpoint)
+    url = await serve_app(app)
+    with pytest.raises(OperatorError, match="initialize failed"):
+        async with OperatorClient(url, protocol="2025-11-25"):
+            pass
+    async with OperatorClient(url) as client:
+        await client.request("tools/list")
+    legacy, modern = seen
+    expected = {"name": "wymcp-cli", "version": RELEASE}
+    assert legacy["clientInfo"] == expected
+    assert modern["_meta"]["io.modelcontextprotocol/clientInfo"] == expected

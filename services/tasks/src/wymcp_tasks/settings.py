@@ -2,7 +2,7 @@
 
 A settings module is plain Python with UPPERCASE names, read once when the
 server is set up. The database file comes from `TASKS_DEMO_DB` (default
-`./wymcp-tasks.sqlite3`); LIFESPAN opens it once per worker as `ctx.state`.
+`~/.local/share/wymcp-tasks/tasks.sqlite3`); LIFESPAN opens it per worker.
 """
 
 TOOLS = [

@@ -2,7 +2,8 @@
 
 `load_settings()` reads the module named by its argument or by
 `WYMCP_SETTINGS_MODULE`, and `WYMCP_<NAME>` variables, into a frozen `Settings`;
-`run_checks()` reports problems with stable ids; `build_engine()` builds an engine.
+`run_checks()` reports problems with stable ids; `build_engine()` builds an engine,
+`enter_lifespan()` enters its LIFESPAN (every transport the same way).
 """
 
 from wymcp.conf._checks import run_checks
@@ -15,6 +16,7 @@ from wymcp.conf._command_line import (
     settings_for_command,
 )
 from wymcp.conf._engine import build_engine
+from wymcp.conf._lifespan import enter_lifespan
 from wymcp.conf._loading import ENVIRONMENT_VARIABLE, load_settings
 from wymcp.conf._problems import CheckMessage, ImproperlyConfigured
 from wymcp.conf._settings import Settings
@@ -28,6 +30,7 @@ __all__ = [
     "build_engine",
     "describe_settings",
     "engine_for_command",
+    "enter_lifespan",
     "load_settings",
     "print_problems",
     "project_on_path",

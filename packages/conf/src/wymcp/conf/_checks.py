@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import ipaddress
 from collections.abc import Callable
+from typing import Literal
 
 from wymcp.conf._engine import build_engine
 from wymcp.conf._problems import ERROR, UNKNOWN_NAME, WARNING, CheckMessage, echo_limit
@@ -25,6 +26,9 @@ BROKER_WITHOUT_STATE_SECRET = "wymcp.E008"  # noqa: S105 - a check id, not a sec
 BROKER_CLIENT_MISSING = "wymcp.E010"
 BODY_OVER_MEMORY_BUDGET = "wymcp.W013"
 TASK_RESULTS_OVER_BUDGET = "wymcp.W016"
+
+Serving = Literal["stdio", "http"]
+"""How the one process about to serve the settings serves them (see W002)."""
 
 
 def _is_loopback(host: str) -> bool:
@@ -129,10 +133,19 @@ def in_order(problems: list[CheckMessage]) -> list[CheckMessage]:
     return sorted(problems, key=lambda problem: (not problem.is_error, problem.id))
 
 
-def settings_problems(settings: Settings) -> list[CheckMessage]:
-    """Every problem found without building the engine (unsorted)."""
+def settings_problems(
+    settings: Settings, *, serving: Serving | None = None
+) -> list[CheckMessage]:
+    """Every problem found without building the engine (unsorted).
+
+    `serving` names the one process about to serve these settings: "stdio"
+    (`wymcp stdio`) or "http" (`wymcp serve`). W002 is then left out where no
+    other process can be handed its sealed state: over stdio, and over HTTP
+    on a loopback HOST. `wymcp check` and `GunicornWorker` pass nothing.
+    """
     found = [unknown_name_warning(name) for name in settings.unknown]
     secret_set = settings.is_overridden("STATE_SECRET") or bool(settings.STATE_SECRETS)
+    alone = serving == "stdio" or (serving == "http" and _is_loopback(settings.HOST))
     if not secret_set and settings.BROKER is not None:
         found.append(
             CheckMessage(
@@ -154,7 +167,7 @@ def settings_problems(settings: Settings) -> list[CheckMessage]:
                 'Install it: pip install "wymcp-transport-aiohttp[redis]".',
             )
         )
-    if not secret_set and settings.BROKER is None:
+    if not secret_set and settings.BROKER is None and not alone:
         found.append(
             CheckMessage(
                 WARNING,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TextIO, TypeVar
 
-from wymcp.conf._checks import in_order, settings_problems, unservable
+from wymcp.conf._checks import Serving, in_order, settings_problems, unservable
 from wymcp.conf._loading import ENVIRONMENT_VARIABLE, read_settings
 from wymcp.conf._problems import CheckMessage, ImproperlyConfigured, echo_limit
 from wymcp.conf._settings import DECLARATIONS, ENVIRONMENT, Settings
@@ -84,6 +84,7 @@ def engine_for_command(
     err: TextIO,
     *,
     report: Callable[[CheckMessage], object] | None = None,
+    serving: Serving | None = None,
 ) -> _Built | None:
     """Check `settings`, then `build` the server once; None if either fails.
 
@@ -91,8 +92,10 @@ def engine_for_command(
     by the one `build` (its failure is the E006 `wymcp check` reports), so a
     served engine is built once. Every problem goes to `report` (default:
     printed to `err`); errors stop here with a pointer to `wymcp check`.
+    `serving` ("stdio", "http") leaves W002 out where it cannot matter (see
+    `settings_problems`).
     """
-    problems = settings_problems(settings)
+    problems = settings_problems(settings, serving=serving)
     built: _Built | None = None
     if not any(problem.is_error for problem in problems):
         try:

@@ -38,6 +38,7 @@ from wymcp.conf._settings import (
 )
 
 ENVIRONMENT_VARIABLE: Final = "WYMCP_SETTINGS_MODULE"
+"""The variable naming the settings module when none is given."""
 
 
 def resembles(name: str) -> str | None:

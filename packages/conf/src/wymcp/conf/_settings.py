@@ -742,11 +742,13 @@ class Settings:
         Importable(accept=context_manager_factory, what="a callable", optional=True),
         (
             "An async context manager factory (or a dotted path to one) called as "
-            "`LIFESPAN(settings)` when the server starts, in every worker (`wymcp "
-            "serve`, `GunicornWorker`, `setup(app)`), and left when it stops, after"
-            " the calls in flight; what it yields is `ctx.state` for every tool, "
-            "resource and prompt (see `docs/context.md`). An `@asynccontextmanager`"
-            " function or a plain `async def` generator both work."
+            "`LIFESPAN(settings)` when the server starts, in every worker and by "
+            "every runner (`wymcp serve`, `GunicornWorker`, `setup(app)`, "
+            "`create_app`, `wymcp stdio`, the testing client), and left when it "
+            "stops, after the calls in flight; what it yields is `ctx.state` for "
+            "every tool, resource and prompt (see `docs/context.md`). An "
+            "`@asynccontextmanager` function or a plain `async def` generator both"
+            " work."
         ),
     )
     SHUTDOWN_GRACE: float = setting(

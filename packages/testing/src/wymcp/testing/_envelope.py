@@ -7,9 +7,14 @@ built by `wymcp.core.server`, as every wymcp client builds it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib import metadata
 from typing import Any, Final
 
-CLIENT_INFO: Final = {"name": "wymcp-testing", "version": "0.1.0"}
+CLIENT_INFO: Final = {
+    "name": "wymcp-testing",
+    "version": metadata.version("wymcp-testing"),
+}
+"""The installed release's version: a test client says which wymcp it is."""
 
 
 def tool_arguments(

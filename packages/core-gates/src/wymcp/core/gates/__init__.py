@@ -9,6 +9,7 @@ from wymcp.core.gates._check import check, check_fast
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._plain_refusal import plain_refusal
 from wymcp.core.gates._refusal import help_pointer
+from wymcp.core.gates._unreadable_refusal import unreadable_refusal
 from wymcp.core.gates._verdict import Verdict
 from wymcp.core.schema import ECHO_LIMIT
 
@@ -21,4 +22,5 @@ __all__ = [
     "help_pointer",
     "plain_refusal",
     "render_path",
+    "unreadable_refusal",
 ]

@@ -6,7 +6,11 @@ Also the key-set closure, the compiled value roots the gates read, and the MCP
 
 from wymcp.core.schema._action import Action
 from wymcp.core.schema._action_decorator import action
-from wymcp.core.schema._bindings import action_output_schema, dispatch_action
+from wymcp.core.schema._bindings import (
+    action_output_schema,
+    action_reader,
+    dispatch_action,
+)
 from wymcp.core.schema._context import Context
 from wymcp.core.schema._declarations import (
     Prompt,
@@ -29,6 +33,7 @@ from wymcp.core.schema._scopes import SCOPE_TOKEN, required_scopes
 from wymcp.core.schema._spec import ActionSpec, ToolSpec
 from wymcp.core.schema._task_support import TASK_SUPPORT, published_task_support
 from wymcp.core.schema._tool import Tool
+from wymcp.core.schema._unreadable import UnreadableDataError
 from wymcp.core.schema._value_root import ValueNode
 
 __all__ = [
@@ -48,9 +53,11 @@ __all__ = [
     "Tool",
     "ToolError",
     "ToolSpec",
+    "UnreadableDataError",
     "ValueNode",
     "action",
     "action_output_schema",
+    "action_reader",
     "action_summaries",
     "build_input_schema",
     "close_properties",

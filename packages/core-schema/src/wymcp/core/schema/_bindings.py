@@ -23,7 +23,12 @@ from wymcp.core.schema._derive import (
 )
 from wymcp.core.schema._echo_limit import ECHO_LIMIT
 from wymcp.core.schema._errors import ToolError
+from wymcp.core.schema._nested_defaults import (
+    NestedDefaultsError,
+    prove_nested_defaults,
+)
 from wymcp.core.schema._tool import Tool
+from wymcp.core.schema._unreadable import UnreadableDataError
 
 BINDINGS = "_wymcp_bindings"
 """The instance attribute holding a prepared tool's bindings by action name."""
@@ -41,18 +46,30 @@ class Binding:
     unstructure: Callable[[Any], Any] | None = None
     output_schema: dict[str, Any] | None = None
 
-    async def run(self, tool: object, data: dict[str, Any], ctx: object) -> object:
-        """Structure the gated data, run the method, unstructure what it returned."""
-        argument = data if self.structure is None else self._structured(data)
+    async def run(
+        self, tool: object, data: Any, ctx: object, *, read: bool = True
+    ) -> object:
+        """Structure the gated data, run the method, unstructure what it returned.
+
+        With ``read`` False, ``data`` is what ``read`` made of it already.
+        """
+        argument = self.read(data) if read else data
         value = await self.method(tool, argument, ctx)
         if self.unstructure is not None and self._typed(value):
             return self.unstructure(value)
         return value
 
-    def _structured(self, data: dict[str, Any]) -> Any:
-        assert self.structure is not None  # noqa: S101 - only called with one
+    def read(self, data: dict[str, Any]) -> Any:
+        """The method's argument: the gated data, into its class when it has one.
+
+        Raises ``UnreadableDataError`` for values the class cannot hold.
+        """
+        if self.structure is None:
+            return data
         try:
             return self.structure(data)
+        except UnreadableDataError:
+            raise
         except Exception as error:  # noqa: BLE001 - never echo the value it read
             raise StructureError(self.name, error) from None
 
@@ -113,6 +130,9 @@ def bind_actions(tool: Tool, declared: object, problems: list[str]) -> Bound:
         except (DerivationError, BindError) as error:
             problems.append(f"{where}: {error}")
             continue
+        except NestedDefaultsError as error:
+            problems.extend(f"{where}: {problem}" for problem in error.problems)
+            continue
         if declaration is not None and name in dict_names:
             problems.append(f"{where}: {_TWICE}")
             continue
@@ -136,16 +156,32 @@ _TWICE = (
 
 
 def dispatch_action(
-    tool: object, action: str, data: dict[str, Any], ctx: object
+    tool: object, action: str, data: Any, ctx: object, *, read: bool = True
 ) -> Awaitable[object]:
-    """Run one gated call: through its ``@action`` method, else ``run_action``."""
+    """Run one gated call: through its ``@action`` method, else ``run_action``.
+
+    With ``read`` False, ``data`` is what ``action_reader`` read already.
+    """
     bindings = getattr(tool, "__dict__", {}).get(BINDINGS)
     if bindings is not None:
         binding = bindings.get(action)
         if binding is not None:
-            return binding.run(tool, data, ctx)  # type: ignore[no-any-return]
+            return binding.run(tool, data, ctx, read=read)  # type: ignore[no-any-return]
     run: Callable[..., Awaitable[object]] = tool.run_action  # type: ignore[attr-defined]
     return run(action, data, ctx)
+
+
+def action_reader(tool: object, action: str) -> Callable[[Any], Any] | None:
+    """How a prepared tool's typed action reads its gated data, or None.
+
+    None for an action whose method takes the data as it is (or that has none).
+    The reader raises ``UnreadableDataError`` for values its class cannot hold.
+    """
+    bindings = getattr(tool, "__dict__", {}).get(BINDINGS) or {}
+    binding = bindings.get(action)
+    if binding is None or binding.structure is None:
+        return None
+    return binding.read  # type: ignore[no-any-return]
 
 
 async def run_bound(
@@ -172,6 +208,12 @@ def action_output_schema(tool: object, action: str) -> dict[str, Any] | None:
     bindings = getattr(tool, "__dict__", {}).get(BINDINGS) or {}
     binding = bindings.get(action)
     return None if binding is None else binding.output_schema
+
+
+def marks_actions(tool: object) -> bool:
+    """Whether ``tool`` (a ``Tool`` class or instance) has ``@action`` methods."""
+    cls = tool if isinstance(tool, type) else type(tool)
+    return issubclass(cls, Tool) and bool(_marked_methods(cls))
 
 
 class BindError(Exception):
@@ -216,7 +258,8 @@ def _bind(
     try:
         if typed_input:
             derived = derive_input(data_type, converter.unstructure)
-            binding_kwargs["structure"] = structurer(converter, data_type)
+            prove_nested_defaults(derived.nested)
+            binding_kwargs["structure"] = structurer(converter, data_type, name)
         if is_output_annotation(returned):
             schema, wrapped = derive_output(returned)
             binding_kwargs.update(

@@ -39,7 +39,7 @@ class Context(Protocol):
 
     @property
     def principal(self) -> Any:
-        """Who called: what the AUTH hook returned (a ``Principal``), or None."""
+        """Who called, as the AUTH hook returned it (a ``Principal``), or None."""
 
     @property
     def state(self) -> Any:

@@ -6,6 +6,7 @@ One function per direction; anything the derivation cannot express raises
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import enum
 import types
@@ -35,12 +36,43 @@ class DerivationError(Exception):
 
 
 @attrs.frozen
+class NestedDefault:
+    """The default of a field of a nested class: where, its field's schema, its JSON."""
+
+    path: str
+    schema: dict[str, Any]
+    value: Any
+
+
+@attrs.frozen
 class Derived:
-    """An attrs class's input: closed properties, required names, JSON defaults."""
+    """An attrs class's input: closed properties, required names, JSON defaults.
+
+    ``nested`` holds the defaults of the nested classes' fields (published as the
+    ``default`` of their field's schema), which registration proves.
+    """
 
     properties: dict[str, Any]
     required: tuple[str, ...]
     defaults: dict[str, Any]
+    nested: tuple[NestedDefault, ...] = ()
+
+
+@attrs.define
+class _Sink:
+    """Collects the defaults nested classes add, written as JSON."""
+
+    unstructure: Callable[[Any], Any] | None
+    found: list[NestedDefault] = attrs.field(factory=list)
+
+    def add(
+        self, field: attrs.Attribute[Any], path: str, schema: dict[str, Any]
+    ) -> Any:
+        """Record the default of ``field`` at ``path``; return it as JSON."""
+        value = _default_value(field, path)
+        written = self.unstructure(value) if self.unstructure else value
+        self.found.append(NestedDefault(path, schema, written))
+        return copy.deepcopy(written)
 
 
 def derive_input(cls: type, unstructure: Callable[[Any], Any] | None = None) -> Derived:
@@ -50,17 +82,18 @@ def derive_input(cls: type, unstructure: Callable[[Any], Any] | None = None) -> 
     are unstructured by ``unstructure`` into JSON values.
     """
     fields = _fields(cls, cls.__name__)
+    sink = _Sink(unstructure)
     properties: dict[str, Any] = {}
     required: list[str] = []
     defaults: dict[str, Any] = {}
     for field in fields:
-        properties[field.name] = _field_schema(field, field.name, 0)
+        properties[field.name] = _field_schema(field, field.name, 0, sink)
         if field.default is attrs.NOTHING:
             required.append(field.name)
         else:
-            value = _default_value(field)
+            value = _default_value(field, field.name)
             defaults[field.name] = unstructure(value) if unstructure else value
-    return Derived(properties, tuple(required), defaults)
+    return Derived(properties, tuple(required), defaults, tuple(sink.found))
 
 
 def derive_output(annotation: object) -> tuple[dict[str, Any], bool]:
@@ -76,13 +109,13 @@ def derive_output(annotation: object) -> tuple[dict[str, Any], bool]:
             return {
                 "type": "object",
                 "properties": {
-                    "items": {"type": "array", "items": _object(item, "items", 0)}
+                    "items": {"type": "array", "items": _object(item, "items", 0, None)}
                 },
                 "required": ["items"],
                 "additionalProperties": False,
             }, True
     if isinstance(annotation, type) and attrs.has(annotation):
-        return _object(annotation, "", 0), False
+        return _object(annotation, "", 0, None), False
     raise DerivationError("return", "must be an attrs class or a list of them")
 
 
@@ -106,17 +139,24 @@ def _fields(cls: type, path: str) -> tuple[attrs.Attribute[Any], ...]:
     return tuple(field for field in attrs.fields(cls) if field.init)
 
 
-def _object(cls: type, path: str, depth: int) -> dict[str, Any]:
-    """The closed object schema of a nested attrs class (every field required)."""
+def _object(cls: type, path: str, depth: int, sink: _Sink | None) -> dict[str, Any]:
+    """The closed object schema of a nested attrs class.
+
+    The fields without a default are required; for an input (a ``sink``) each
+    default is published as the ``default`` of its field's schema.
+    """
     if depth > _DEPTH:
         raise DerivationError(path, "nested too deeply (a recursive class?)")
     properties: dict[str, Any] = {}
     required: list[str] = []
     for field in _fields(cls, path or cls.__name__):
         where = f"{path}.{field.name}" if path else field.name
-        properties[field.name] = _field_schema(field, where, depth + 1)
+        own = _field_schema(field, where, depth + 1, sink)
         if field.default is attrs.NOTHING:
             required.append(field.name)
+        elif sink is not None:
+            own = {**own, "default": sink.add(field, where, own)}
+        properties[field.name] = own
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
@@ -124,10 +164,12 @@ def _object(cls: type, path: str, depth: int) -> dict[str, Any]:
     return schema
 
 
-def _field_schema(field: attrs.Attribute[Any], path: str, depth: int) -> dict[str, Any]:
+def _field_schema(
+    field: attrs.Attribute[Any], path: str, depth: int, sink: _Sink | None
+) -> dict[str, Any]:
     if field.type is None:
         raise DerivationError(path, "has no type annotation")
-    schema = _schema(field.type, path, depth)
+    schema = _schema(field.type, path, depth, sink)
     extra = field.metadata.get(JSON_SCHEMA_METADATA)
     if extra is not None:
         if not isinstance(extra, Mapping) or not all(isinstance(k, str) for k in extra):
@@ -138,7 +180,9 @@ def _field_schema(field: attrs.Attribute[Any], path: str, depth: int) -> dict[st
     return schema
 
 
-def _schema(annotation: Any, path: str, depth: int) -> dict[str, Any]:  # noqa: C901 - one branch per supported type
+def _schema(  # noqa: C901 - one branch per supported type
+    annotation: Any, path: str, depth: int, sink: _Sink | None
+) -> dict[str, Any]:
     if depth > _DEPTH:
         raise DerivationError(path, "nested too deeply (a recursive class?)")
     origin = typing.get_origin(annotation)
@@ -149,32 +193,35 @@ def _schema(annotation: Any, path: str, depth: int) -> dict[str, Any]:  # noqa: 
             raise DerivationError(
                 path, "a union other than Optional[X] / X | None cannot be expressed"
             )
-        return _nullable(_schema(rest[0], path, depth))
+        return _nullable(_schema(rest[0], path, depth, sink))
     if origin is typing.Literal:
         if not args or not all(
             isinstance(a, (str, int, bool)) or a is None for a in args
         ):
             raise DerivationError(path, "Literal values must be str, int, bool or None")
-        return {"enum": list(args)}
+        return _literal(list(args))
     if origin in _LISTS:
         if origin is tuple and (len(args) != 2 or args[1] is not Ellipsis):  # noqa: PLR2004 - tuple[X, ...]
             raise DerivationError(path, "only tuple[X, ...] can be expressed")
         if not args:
             raise DerivationError(path, "a list needs its item type: list[X]")
-        return {"type": "array", "items": _schema(args[0], f"{path}[]", depth + 1)}
+        items = _schema(args[0], f"{path}[]", depth + 1, sink)
+        return {"type": "array", "items": items}
     if origin in _DICTS:
         if len(args) != 2 or args[0] is not str:  # noqa: PLR2004 - dict[K, V]
             raise DerivationError(path, "only dict[str, X] can be expressed")
         return {
             "type": "object",
-            "additionalProperties": _schema(args[1], f"{path}{{}}", depth + 1),
+            "additionalProperties": _schema(args[1], f"{path}{{}}", depth + 1, sink),
         }
     if origin is not None or not isinstance(annotation, type):
         raise DerivationError(path, f"the type {annotation!r} cannot be expressed")
-    return _plain(annotation, path, depth)
+    return _plain(annotation, path, depth, sink)
 
 
-def _plain(annotation: type, path: str, depth: int) -> dict[str, Any]:
+def _plain(
+    annotation: type, path: str, depth: int, sink: _Sink | None
+) -> dict[str, Any]:
     if annotation in _SCALARS:
         return {"type": _SCALARS[annotation]}
     if annotation is float:
@@ -187,8 +234,29 @@ def _plain(annotation: type, path: str, depth: int) -> dict[str, Any]:
             raise DerivationError(path, "an Enum's values must be str or int")
         return {"enum": values}
     if attrs.has(annotation):
-        return _object(annotation, path, depth)
+        return _object(annotation, path, depth, sink)
     raise DerivationError(path, f"the type {annotation.__name__} cannot be expressed")
+
+
+def _literal(values: list[Any]) -> dict[str, Any]:
+    """The schema of a ``Literal``; with an int among its values it says its types.
+
+    JSON Schema's ``enum`` admits ``2.0`` for ``2``; the ``type`` that says integer
+    makes the gate hand the class the int (the cast rule), as for an ``int`` field.
+    """
+    if not any(type(value) is int for value in values):
+        return {"enum": values}
+    kinds = [_LITERAL_KINDS[type(value)] for value in values]
+    unique = list(dict.fromkeys(kinds))
+    return {"type": unique[0] if len(unique) == 1 else unique, "enum": values}
+
+
+_LITERAL_KINDS: dict[type, str] = {
+    str: "string",
+    int: "integer",
+    bool: "boolean",
+    type(None): "null",
+}
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
@@ -197,7 +265,9 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
         values = list(schema["enum"])
         if None not in values:
             values.append(None)
-        return {**schema, "enum": values}
+        schema = {**schema, "enum": values}
+        if "type" not in schema:
+            return schema
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind]
     if "null" not in kinds:
@@ -205,13 +275,13 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "type": kinds}
 
 
-def _default_value(field: attrs.Attribute[Any]) -> object:
+def _default_value(field: attrs.Attribute[Any], path: str) -> object:
     default = field.default
     if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
         factory: Any = default
         if factory.takes_self:
             raise DerivationError(
-                field.name, "a default factory that takes self cannot be published"
+                path, "a default factory that takes self cannot be published"
             )
         return factory.factory()
     return default

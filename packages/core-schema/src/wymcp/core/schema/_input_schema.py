@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from wymcp.core.schema._bindings import marks_actions
 from wymcp.core.schema._errors import ConfigurationError
-from wymcp.core.schema._registration import action_map_problems
+from wymcp.core.schema._registration import action_map_problems, prepare
 from wymcp.core.schema._spec import ToolSpec
 from wymcp.core.schema._summaries import compact_input_schema, summaries
 
@@ -21,9 +22,12 @@ def action_summaries(spec: Any) -> list[str]:
 
     Accepts a ``ToolSpec`` (whose actions registration built), a ``Tool`` class or
     instance, or anything with an ``actions`` mapping; an unprepared map is checked as
-    registration checks it (``ConfigurationError``). The help index and the enum
-    description both come from one function, so they cannot drift.
+    registration checks it (``ConfigurationError``). A tool with ``@action`` methods
+    is prepared, so the actions they declare are listed too. The help index and the
+    enum description both come from one function, so they cannot drift.
     """
+    if not isinstance(spec, ToolSpec) and marks_actions(spec):
+        spec = prepare(spec)
     actions = getattr(spec, "actions", None)
     if not isinstance(actions, Mapping):
         return []

@@ -24,6 +24,7 @@ from wymcp.core.schema._header_annotations import (
     header_annotations,
 )
 from wymcp.core.schema._key_set import close_properties, close_schema
+from wymcp.core.schema._references import outside_problem, outside_references
 from wymcp.core.schema._scopes import declared_scopes
 from wymcp.core.schema._spec import ActionSpec, ToolSpec, fresh_copy
 from wymcp.core.schema._summaries import compact_input_schema
@@ -37,6 +38,7 @@ from wymcp.core.schema._value_root import (
 )
 
 RESERVED_NAME = "help"
+"""The built-in tool's name, which no registered tool may take."""
 _CACHE = "_wymcp_spec"
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _ACTION_FIELDS = ", ".join(field.name for field in Action.__attrs_attrs__)
@@ -243,7 +245,9 @@ def _action_spec(
     shape_ok = action_problems(action, found)
     root = None
     closed: dict[str, Any] = {}
-    if shape_ok.properties:
+    if shape_ok.properties and _stays_inside(
+        "properties", action.properties, found, named=True
+    ):
         closed = close_properties(action.properties)
         value_schema = {
             "type": "object",
@@ -336,6 +340,8 @@ def _check_hand_written(given: object, problems: list[str]) -> bool:
     if schema.get("type") != "object":
         problems.append('input_schema must have "type": "object" at its root')
     problems.extend(f"input_schema: {p}" for p in header_annotation_problems(schema))
+    if not _stays_inside("input_schema", schema, problems):
+        return False
     try:
         compile_schema(dict(schema))
     except _BUILD_ERRORS as error:
@@ -351,13 +357,22 @@ def _output_validator(given: object, problems: list[str]) -> Any:
     schema = _json_object(
         "output_schema", given, problems, "a JSON Schema object or None"
     )
-    if schema is None:
+    if schema is None or not _stays_inside("output_schema", schema, problems):
         return None
     try:
         return compile_schema(dict(schema), assert_formats=False)
     except _BUILD_ERRORS as error:
         problems.append(f"output_schema cannot be built: {build_problem(error)}")
         return None
+
+
+def _stays_inside(
+    where: str, schema: object, problems: list[str], *, named: bool = False
+) -> bool:
+    """Refuse references to other documents before the engine sees the schema."""
+    outside = outside_references(schema, named=named)
+    problems.extend(outside_problem(where, reference) for reference in outside)
+    return not outside
 
 
 def _build_root(where: str, schema: dict[str, Any], found: list[str]) -> Any:

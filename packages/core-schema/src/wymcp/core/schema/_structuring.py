@@ -12,6 +12,8 @@ from typing import Any
 
 import cattrs
 
+from wymcp.core.schema._unreadable import UnreadableDataError, locate
+
 
 def _date_time(value: Any, _: type) -> dt.datetime:
     text = str(value).upper()
@@ -34,8 +36,13 @@ def _write_date(value: dt.date) -> str:
 
 
 def make_converter() -> cattrs.Converter:
-    """A converter that reads and writes dates and date-times as ISO 8601 text."""
-    converter = cattrs.Converter()
+    """A converter that reads and writes dates and date-times as ISO 8601 text.
+
+    It stops at the first value it cannot read (cattrs' detailed validation would
+    build an exception group of every one, about 1.3 KB each): ``locate`` names
+    the offending paths afterwards.
+    """
+    converter = cattrs.Converter(detailed_validation=False)
     converter.register_structure_hook(dt.datetime, _date_time)
     converter.register_structure_hook(dt.date, _date)
     converter.register_unstructure_hook(dt.datetime, _write_date_time)
@@ -43,12 +50,21 @@ def make_converter() -> cattrs.Converter:
     return converter
 
 
-def structurer(converter: cattrs.Converter, cls: type) -> Callable[[Any], Any]:
-    """The compiled structure function of ``cls`` (looked up once, called per call)."""
+def structurer(
+    converter: cattrs.Converter, cls: type, action: str
+) -> Callable[[Any], Any]:
+    """The compiled structure function of ``cls`` (looked up once, called per call).
+
+    Data it cannot read raises ``UnreadableDataError`` naming every offending path.
+    """
     hook = converter.get_structure_hook(cls)
 
     def structure(data: Any) -> Any:
-        return hook(data, cls)
+        try:
+            return hook(data, cls)
+        except Exception:  # noqa: BLE001 - never chain what quotes the value
+            found = locate(converter.structure, data, cls)
+        raise UnreadableDataError(action, found)
 
     return structure
 

@@ -16,6 +16,7 @@ import attrs
 import jsonschema_rs
 
 from wymcp.core.schema._multiple_of import ExactMultipleOf
+from wymcp.core.schema._references import refuse_retrieval
 
 _URN = "urn:wymcp:value-root"
 _FRAGMENT_SAFE = "/~!$&'()*+,;=:@"
@@ -88,7 +89,8 @@ class ValueNode:
         all_of: the nodes that always apply here too (``allOf`` branches and a local
             ``$ref`` target).
         any_of: the ``anyOf`` branches; one_of: the ``oneOf`` branches.
-        not_: the node of ``not``; if_, then, else_: the conditional's nodes.
+        not_: the node of ``not``; ``if_``, ``then``, ``else_``: the conditional's
+            nodes.
         dependent: ``dependentSchemas`` as (key, node) pairs.
         opaque: whether the position cannot be split (``unevaluated*``, a dynamic
             or remote reference): then the engine's own errors describe it.
@@ -149,7 +151,8 @@ def compile_schema(
 
     ``multipleOf`` is wymcp's exact keyword wherever the schema (or, with
     ``exact``, the document a registry holds) uses it; a schema without it is
-    built without custom keywords, which the engine checks faster.
+    built without custom keywords, which the engine checks faster. Nothing is
+    ever fetched: a reference to another document fails to build.
     """
     options: dict[str, Any] = {}
     if exact or (exact is None and _uses_multiple_of(schema)):
@@ -160,6 +163,7 @@ def compile_schema(
         schema,
         validate_formats=assert_formats,
         ignore_unknown_formats=not assert_formats,
+        retriever=refuse_retrieval,
         **options,
     )
 
@@ -196,8 +200,11 @@ class _Builder:
             validate_formats=True,
             ignore_unknown_formats=False,
             keywords=keywords,
+            retriever=refuse_retrieval,
         )
-        self.registry = jsonschema_rs.Registry([(_URN, document)])
+        self.registry = jsonschema_rs.Registry(
+            [(_URN, document)], retriever=refuse_retrieval
+        )
         self.local_refs = not _has_nested_identifiers(document)
         self.nodes: dict[int, ValueNode] = {}
         self.built: list[ValueNode] = []

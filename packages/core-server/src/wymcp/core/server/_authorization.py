@@ -48,7 +48,7 @@ class Principal:
 
     @property
     def sub(self) -> str:
-        """The subject: the stable identity sessions are bound to."""
+        """The subject, the stable identity sessions are bound to."""
         return self.subject
 
     def missing(self, required: Iterable[str]) -> frozenset[str]:

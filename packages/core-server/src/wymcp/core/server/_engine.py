@@ -62,7 +62,7 @@ class Engine:
     ) -> None:
         self.options = options or EngineOptions()
         self.state: Any = None
-        """What the LIFESPAN factory yielded: every call's `ctx.state`."""
+        """What the LIFESPAN factory yielded, every call's `ctx.state`."""
         self.broadcast: Callable[[str, str], None] | None = None
         """Told ("list", kind) or ("updated", uri) after each change is
         delivered here, to hand it to the other workers (BROKER)."""

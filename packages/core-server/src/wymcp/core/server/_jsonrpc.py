@@ -15,10 +15,15 @@ from wymcp.core.gates import ECHO_LIMIT
 from wymcp.core.server._exchange import JSONValue
 
 PARSE_ERROR: Final = -32700
+"""JSON-RPC: the body is not JSON."""
 INVALID_REQUEST: Final = -32600
+"""JSON-RPC: the body is JSON but not a request the server takes."""
 METHOD_NOT_FOUND: Final = -32601
+"""JSON-RPC: no such method (at this revision)."""
 INVALID_PARAMS: Final = -32602
+"""JSON-RPC: the method's params are wrong (docs/protocol.md lists when)."""
 INTERNAL_ERROR: Final = -32603
+"""JSON-RPC: the server failed to answer (a cap reached, a handler raised)."""
 SESSION_NOT_FOUND: Final = -32001
 RESOURCE_NOT_FOUND: Final = -32002
 HEADER_MISMATCH: Final = -32020

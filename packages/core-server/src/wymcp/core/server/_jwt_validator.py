@@ -36,12 +36,14 @@ def _import_jwt() -> Any:
     return jwt
 
 
-def _check_times(claims: Mapping[str, Any]) -> None:
-    """Refuse a time claim that is not a JSON number (RFC 7519 NumericDate).
+def _check_times(claims: Mapping[str, Any], leeway: float) -> None:
+    """Refuse a time claim that is not a JSON number, then check the time window.
 
-    pyjwt reads `"exp": "1700000000"` as a number and checks it, but the
-    principal's expiry would then be lost and a stream opened with the
-    token would outlive it: the token is refused instead.
+    RFC 7519 NumericDate only. pyjwt reads `"exp": "1700000000"` as a number,
+    and before 2.15 raised `TypeError` on `"iat": [1]`; so wymcp checks the
+    types and the window itself, the same at every pyjwt the `[jwt]` extra
+    allows. A string `exp` would lose the principal's expiry, and a stream
+    opened with the token would outlive it: the token is refused instead.
     """
     for name in _TIME_CLAIMS:
         if name not in claims:
@@ -53,6 +55,11 @@ def _check_times(claims: Mapping[str, Any]) -> None:
             or not math.isfinite(value)
         ):
             raise InvalidToken(f"The access token's {name} claim is not a number.")
+    now = time.time()
+    if claims["exp"] <= now - leeway:
+        raise InvalidToken("The access token has expired.")
+    if claims.get("nbf", now) > now + leeway or claims.get("iat", now) > now + leeway:
+        raise InvalidToken("The access token is not valid yet.")
 
 
 def _scopes(claims: Mapping[str, Any]) -> frozenset[str]:
@@ -131,11 +138,17 @@ class JwtValidator:
                 audience=self.audience,
                 issuer=self.issuer,
                 leeway=self.leeway,
-                options={"require": list(_REQUIRED_CLAIMS)},
+                # the time claims are checked by _check_times, at every pyjwt
+                options={
+                    "require": list(_REQUIRED_CLAIMS),
+                    "verify_exp": False,
+                    "verify_nbf": False,
+                    "verify_iat": False,
+                },
             )
         except jwt.PyJWTError as exc:
             raise InvalidToken(self._reason(exc)) from None
-        _check_times(claims)
+        _check_times(claims, self.leeway)
         subject = claims.get("sub")
         if not isinstance(subject, str) or not subject:
             raise InvalidToken("The access token names no subject.")
@@ -178,10 +191,6 @@ class JwtValidator:
 
     def _reason(self, error: Exception) -> str:  # noqa: PLR0911 - one text per failure
         jwt = self._jwt
-        if isinstance(error, jwt.ExpiredSignatureError):
-            return "The access token has expired."
-        if isinstance(error, jwt.ImmatureSignatureError):
-            return "The access token is not valid yet."
         if isinstance(error, jwt.InvalidAudienceError):
             return "The access token was not issued for this resource."
         if isinstance(error, jwt.InvalidIssuerError):

@@ -29,13 +29,18 @@ from wymcp.core.server._jsonrpc import (
 )
 
 MODERN: Final = "2026-07-28"
+"""The stateless revision: every request carries its version and capabilities."""
 LEGACY: Final = ("2025-11-25", "2025-06-18", "2025-03-26")
+"""The session revisions, newest first: `initialize` opens a session."""
 SUPPORTED: Final = (MODERN, *LEGACY)
+"""Every revision the engine speaks, newest first."""
 HANDSHAKE: Final = frozenset({*LEGACY, "2024-11-05"})
 """Versions an `MCP-Protocol-Version` header may name on the session path."""
 
 META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+"""The `_meta` key of a 2026-07-28 request's revision."""
 META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+"""The `_meta` key of a 2026-07-28 request's client capabilities."""
 META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"

@@ -15,8 +15,22 @@ from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-
 from types import CoroutineType
 from typing import Any, Final
 
-from wymcp.core.gates import Verdict, arguments_refusal, check, check_fast
-from wymcp.core.schema import ECHO_LIMIT, Tool, ToolError, ToolSpec, dispatch_action
+from wymcp.core.gates import (
+    Verdict,
+    arguments_refusal,
+    check,
+    check_fast,
+    unreadable_refusal,
+)
+from wymcp.core.schema import (
+    ECHO_LIMIT,
+    Tool,
+    ToolError,
+    ToolSpec,
+    UnreadableDataError,
+    action_reader,
+    dispatch_action,
+)
 from wymcp.core.server._content import Content, ToolResult
 from wymcp.core.server._context import (
     ClientRequestError,
@@ -30,6 +44,7 @@ from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._result_limit import over_limit, too_large
 from wymcp.core.server._revision import Revision
 from wymcp.core.server._task_failure import TaskFailedError
+from wymcp.core.server._typed_data import read_and_run
 
 _log = logging.getLogger("wymcp.core.server")
 
@@ -276,10 +291,7 @@ async def call_tool(
     ctx.tool = spec.name
     ctx.action = action
     try:
-        if action is not None:
-            work = dispatch_action(spec.tool, action, gated, ctx)
-        else:
-            work = spec.tool.run(gated, ctx)
+        work = _dispatch(spec, action, gated, ctx)
         if call_timeout is not None:
             label = f"tool {spec.name}" + (f" {action}" if action else "")
             work = deadlines.run(
@@ -295,6 +307,12 @@ async def call_tool(
         assert call_timeout is not None  # noqa: S101 - only raised with one
         _log.warning("tool %s stopped after %gs", spec.name, call_timeout)
         result = timed_out(spec, action, call_timeout)
+    except UnreadableDataError as error:  # values the schema admits, the class not
+        assert action is not None  # noqa: S101 - only typed actions read a class
+        result = {
+            "content": [_text(_dumps(unreadable_refusal(spec, action, error)))],
+            "isError": True,
+        }
     except ToolError as error:
         result = _refused(spec, action, error)
     except (InputRequired, MissingCapabilityError, TaskFailedError):
@@ -304,6 +322,18 @@ async def call_tool(
     if verdict.dropped:
         result.setdefault("_meta", {})[DROPPED_META] = list(verdict.dropped)
     return result
+
+
+def _dispatch(
+    spec: ToolSpec, action: str | None, gated: dict[str, Any], ctx: ToolContext
+) -> Awaitable[Any]:
+    """The tool's work on the gated data: its action (read into its class) or run."""
+    if action is None:
+        return spec.tool.run(gated, ctx)  # type: ignore[no-any-return]
+    reader = action_reader(spec.tool, action)
+    if reader is None:
+        return dispatch_action(spec.tool, action, gated, ctx)
+    return read_and_run(spec, action, reader, gated, ctx)
 
 
 async def _awaited(work: Awaitable[Any]) -> Any:

@@ -1,8 +1,8 @@
-"""Reading a POST body into JSON under BODY_LIMIT, BODY_TIMEOUT and the budget.
+"""Reading a POST body into JSON under BODY_LIMIT, BODY_TIMEOUT and the budgets.
 
-The body is read in chunks (inflated when aiohttp did not), held against
-`BODY_MEMORY_BUDGET`, and decoded (off the loop when large). Every failure
-raises `Refused` with its bounded answer (400, 408, 413, 503).
+The body is read as it arrives (inflated when aiohttp did not), its HTTP chunks
+counted (`Framing`), held against `BODY_MEMORY_BUDGET`, and decoded (off the
+loop when large). Every failure raises `Refused` with its answer (400-503).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from wymcp.transport.aiohttp._body_budget import (
     BodyBudget,
     Reservation,
 )
+from wymcp.transport.aiohttp._chunk_framing import Framing
 from wymcp.transport.aiohttp._content_coding import (
     Inflater,
     InvalidCoding,
@@ -41,7 +42,6 @@ from wymcp.transport.aiohttp._json_body import decode_json
 
 NOT_BUFFERED: Any = object()
 """What `read_buffered` returns for a body it leaves to `read_json`."""
-_READ_CHUNK = 64 * 1024
 _OFF_LOOP = 64 * 1024
 """Bodies larger than this are decoded in a worker thread: `json` with hooks takes
 about 1 us per object, so 4 MiB of `{}` would hold the loop for over a second."""
@@ -95,20 +95,26 @@ class BodyReader:
         if content.is_eof():
             # The whole body already sits in aiohttp's buffer: nothing can
             # trickle, so no BODY_TIMEOUT timer is armed. At most one byte over
-            # the limit is copied out, as in the loop below.
+            # the limit is copied out (below: at most one piece aiohttp holds).
             chunk = content.read_nowait(limit + 1)
             if len(chunk) > limit:
                 raise Refused(too_large(limit))
             chunks.append(self._take(inflater, chunk))
             self._hold(reservation, len(chunks[0]))
             return await self._decode(chunks, inflater, reservation)
+        framing = Framing()
         try:
             async with asyncio.timeout(self.settings.BODY_TIMEOUT):
                 while True:
-                    chunk = await request.content.read(
-                        min(_READ_CHUNK, limit + 1 - size)
-                    )
+                    chunk, ended = await content.readchunk()
+                    if ended and not framing.count(size + len(chunk)):
+                        # what the client still sends is dropped unparsed, not
+                        # read chunk by chunk until aiohttp's lingering ends
+                        request.protocol.close()
+                        raise framing.refusal(size + len(chunk))
                     if not chunk:
+                        if ended:
+                            continue
                         break
                     size += len(chunk)
                     if size > limit:

@@ -138,7 +138,9 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_for_command(args.settings, err, overrides)
     if settings is None:
         return 1
-    built = engine_for_command(settings, served_engine, err, report=_log_problem)
+    built = engine_for_command(
+        settings, served_engine, err, report=_log_problem, serving="http"
+    )
     if built is None:
         return 1
     engine, served = built

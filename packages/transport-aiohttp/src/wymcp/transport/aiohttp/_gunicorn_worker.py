@@ -27,9 +27,11 @@ class GunicornWorker(GunicornWebWorker):
     factory returning one) must have wymcp set up: its settings give
     `HEADER_TIMEOUT`, `MAX_CONNECTIONS` (per worker) and `SHUTDOWN_GRACE`,
     replacing gunicorn's `--keep-alive`; calls stop when their client leaves.
-    gunicorn's access log settings still apply. Each worker logs the
-    problems `wymcp check` finds (W002 when `STATE_SECRET` is unset, …) to
-    gunicorn's error log, as `wymcp serve` does.
+    gunicorn's access log settings still apply (`--access-logfile`, and
+    `--access-logformat` in aiohttp's format, as under aiohttp's worker).
+    Each worker logs the problems `wymcp check` finds (W002 when
+    `STATE_SECRET` is unset: workers cannot open each other's state, …) to
+    gunicorn's error log.
     """
 
     def load_wsgi(self) -> None:
@@ -40,6 +42,9 @@ class GunicornWorker(GunicornWebWorker):
 
     def _runner_factory(self, loaded: object) -> Callable[[], Awaitable[web.AppRunner]]:
         access_log = self.log.access_log if self.cfg.accesslog else None
+        # --access-logformat, checked as aiohttp's worker does (its default
+        # becomes aiohttp's; a gunicorn-style `%(name)s` raises here, at load)
+        log_format = self._get_valid_log_format(self.cfg.access_log_format)
         logger = self.log
 
         async def runner() -> web.AppRunner:
@@ -57,6 +62,12 @@ class GunicornWorker(GunicornWebWorker):
             # the application's engine is built: check the rest, not build again
             for problem in run_checks(settings, built=True):
                 (logger.error if problem.is_error else logger.warning)("%s", problem)
-            return make_runner(app, settings, logger=logger, access_log=access_log)
+            return make_runner(
+                app,
+                settings,
+                logger=logger,
+                access_log=access_log,
+                access_log_format=log_format,
+            )
 
         return runner

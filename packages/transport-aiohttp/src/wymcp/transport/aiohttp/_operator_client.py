@@ -28,11 +28,12 @@ from wymcp.core.server import (
     request_meta,
     session_headers,
 )
+from wymcp.transport.aiohttp._versions import release
 
 ACCEPT: Final = "application/json, text/event-stream"
 MAX_BODY: Final = 16 * 1024 * 1024
 MAX_PAGES: Final = 100
-CLIENT_INFO: Final = {"name": "wymcp-cli", "version": "0.1.0"}
+CLIENT_NAME: Final = "wymcp-cli"
 
 
 class OperatorError(Exception):
@@ -79,6 +80,7 @@ class OperatorClient:
         self._http: aiohttp.ClientSession | None = None
         self._ids = itertools.count(1)
         self._annotations: dict[str, tuple[HeaderAnnotation, ...]] = {}
+        self.client_info = {"name": CLIENT_NAME, "version": release()}
 
     @property
     def modern(self) -> bool:
@@ -120,7 +122,7 @@ class OperatorClient:
             {
                 "protocolVersion": self.protocol,
                 "capabilities": {},
-                "clientInfo": CLIENT_INFO,
+                "clientInfo": self.client_info,
             },
         )
         result = answer.get("result")
@@ -150,7 +152,9 @@ class OperatorClient:
         """Send one request; return its JSON-RPC response (`result` or `error`)."""
         shaped = dict(params or {})
         if self.modern:
-            shaped["_meta"] = request_meta(capabilities={}, client_info=CLIENT_INFO)
+            shaped["_meta"] = request_meta(
+                capabilities={}, client_info=self.client_info
+            )
         rid = next(self._ids)
         message = request_message(rid, method, shaped)
         status, messages = await self._post(message, self._headers(method, shaped))

@@ -1,6 +1,7 @@
 """`wymcp list URL` and `wymcp call URL TOOL [ACTION] --data JSON`, printed for people.
 
-A refusal prints its message, paths and problems; `--json` prints the raw
+A refusal prints its message, paths, problems and the keys it guesses were
+meant (`did_you_mean`); `--json` prints the raw
 result instead. The exit status is 1 for `isError`, a JSON-RPC error, or a
 server that cannot be reached.
 """
@@ -267,6 +268,18 @@ def _refusal(result: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _print_keys(refusal: Mapping[str, Any], err: TextIO) -> None:
+    """The keys a refusal lists (unknown, missing, valid actions), and its guesses."""
+    for key, label in _REFUSAL_LISTS:
+        values = refusal.get(key)
+        if isinstance(values, list) and values:
+            _say(f"  {label}: {', '.join(str(value) for value in values)}", err)
+    suggested = refusal.get("did_you_mean")
+    if isinstance(suggested, dict) and suggested:
+        pairs = ", ".join(f"{sent} -> {meant}" for sent, meant in suggested.items())
+        _say(f"  did you mean: {pairs}", err)
+
+
 def print_failure(result: Mapping[str, Any], err: TextIO) -> None:
     """Print an `isError` result: a refusal field by field, a tool error as text."""
     refusal = _refusal(result)
@@ -275,10 +288,7 @@ def print_failure(result: Mapping[str, Any], err: TextIO) -> None:
         _say(f"tool error: {text[:4000]}", err)
         return
     _say(f"refused ({refusal['error']}): {refusal['message']}", err)
-    for key, label in _REFUSAL_LISTS:
-        values = refusal.get(key)
-        if isinstance(values, list) and values:
-            _say(f"  {label}: {', '.join(str(value) for value in values)}", err)
+    _print_keys(refusal, err)
     for count in ("unknown_count", "error_count"):
         listed = refusal.get("unknown" if count == "unknown_count" else "errors")
         total = refusal.get(count)

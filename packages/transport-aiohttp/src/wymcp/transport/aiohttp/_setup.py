@@ -7,15 +7,13 @@ routes and middlewares are left as they were. Settings are read here, at setup.
 
 from __future__ import annotations
 
-import contextlib
-import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from wymcp.conf import Settings, build_engine, load_settings
+from wymcp.conf import Settings, build_engine, enter_lifespan, load_settings
 from wymcp.transport.aiohttp._endpoint import Endpoint, Engine
 
 if TYPE_CHECKING:
@@ -73,42 +71,25 @@ def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
     # up the grace period; at cleanup, in case shutdown never ran.
     app.on_shutdown.append(close_engine)
     app.on_cleanup.append(close_engine)
-    factory = getattr(settings, "LIFESPAN", None)
-    if factory is not None:
-        app.cleanup_ctx.append(lifespan_context(factory, settings, engine))
+    if getattr(settings, "LIFESPAN", None) is not None:
+        app.cleanup_ctx.append(lifespan_context(settings, engine))
     return endpoint
 
 
 def lifespan_context(
-    factory: Callable[[Any], Any], settings: Settings, engine: Engine
+    settings: Settings, engine: Engine
 ) -> Callable[[web.Application], AsyncIterator[None]]:
-    """The cleanup context entering `factory(settings)` at startup, left at cleanup.
+    """The cleanup context entering LIFESPAN at startup, left at cleanup.
 
-    What it yields becomes `engine.state`, every call's `ctx.state`.
+    `enter_lifespan` (wymcp.conf) does it, as for every other transport.
     """
     served: Any = engine  # the core engine has `state`; the protocol need not
 
     async def run(_app: web.Application) -> AsyncIterator[None]:
-        async with _manager(factory(settings)) as state:
-            served.state = state
-            try:
-                yield
-            finally:
-                served.state = None
+        async with enter_lifespan(settings, served):
+            yield
 
     return run
-
-
-def _manager(made: object) -> contextlib.AbstractAsyncContextManager[Any]:
-    """An async context manager from what LIFESPAN returned (or an async generator)."""
-    if hasattr(made, "__aenter__") and hasattr(made, "__aexit__"):
-        return made
-    if inspect.isasyncgen(made):
-        return contextlib.asynccontextmanager(lambda: made)()
-    raise TypeError(
-        "LIFESPAN must return an async context manager (an @asynccontextmanager"
-        f" function) or be an async generator function, not {type(made).__name__}"
-    )
 
 
 def setup(

@@ -1,5 +1,6 @@
-"""`wymcp --version`: the installed wymcp distributions and their versions.
+"""`wymcp --version`: the wymcp release, then each installed wymcp distribution.
 
+Every package of a release carries its version; one that does not is named.
 `importlib.metadata` loads only when the versions are asked for: every other
 command (`serve` first) starts without it.
 """
@@ -13,6 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 _SEPARATORS = re.compile(r"[-_.]+")
+_COMMAND = "wymcp-transport-aiohttp"
+"""The distribution that ships the `wymcp` command: its version is the release's."""
 
 
 def installed_versions() -> list[tuple[str, str]]:
@@ -30,8 +33,15 @@ def installed_versions() -> list[tuple[str, str]]:
     return sorted(found.items())
 
 
+def release() -> str:
+    """The release the `wymcp` command belongs to: its distribution's version."""
+    from importlib import metadata  # noqa: PLC0415 - see the module docstring
+
+    return metadata.version(_COMMAND)
+
+
 class VersionAction(argparse.Action):
-    """Print one `name version` line per wymcp distribution, then exit 0."""
+    """Print `wymcp V`, then one `name version` line per distribution; exit 0."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, **kwargs)
@@ -44,7 +54,23 @@ class VersionAction(argparse.Action):
         option_string: str | None = None,
     ) -> None:
         del namespace, values, option_string
-        lines = [f"{name} {version}" for name, version in installed_versions()]
-        text = "\n".join(lines or ["wymcp: no wymcp distribution is installed"])
-        sys.stdout.write(text + "\n")
+        sys.stdout.write("\n".join(version_lines(installed_versions())) + "\n")
         parser.exit()
+
+
+def version_lines(installed: list[tuple[str, str]]) -> list[str]:
+    """`wymcp V` (the command's release), then `name version` per distribution.
+
+    A distribution of another release is marked: a mixed install is the first
+    thing to rule out when something fails.
+    """
+    release = dict(installed).get(_COMMAND)
+    if release is None:
+        return ["wymcp: no wymcp distribution is installed"]
+    lines = [f"wymcp {release}"]
+    for name, version in installed:
+        if version == release:
+            lines.append(f"{name} {version}")
+        else:
+            lines.append(f"{name} {version} (not {release}: install {name}=={release})")
+    return lines

@@ -45,7 +45,8 @@ def run(module: str | None, *, err: TextIO | None = None) -> int:
     settings = settings_for_command(module, err)
     if settings is None:
         return 1
-    engine = engine_for_command(settings, build_stdio_engine, err)
+    # one process, one client: a per-process STATE_SECRET cannot matter (W002)
+    engine = engine_for_command(settings, build_stdio_engine, err, serving="stdio")
     if engine is None:
         return 1
     tools = [spec.name for spec in engine.tool_specs] + ["help"]

@@ -1,7 +1,8 @@
 """Serve an engine on a pair of file descriptors until the input ends.
 
-SIGINT and SIGTERM end the input too; either way the connection shuts down
-as `Connection.shutdown` says, and the descriptors are left as they were.
+LIFESPAN is entered around it (`enter_lifespan`, as over HTTP). SIGINT and
+SIGTERM end the input too; either way the connection shuts down as
+`Connection.shutdown` says, and the descriptors are left as they were.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import math
 import os
 import signal
 
-from wymcp.conf import Settings, build_engine
+from wymcp.conf import Settings, build_engine, enter_lifespan
 from wymcp.core.server import Engine, MemorySessionStore
 from wymcp.transport.stdio._connection import Connection
 from wymcp.transport.stdio._line_writer import LineWriter
@@ -50,14 +51,24 @@ async def serve(
 ) -> None:
     """Serve `engine` on `input_fd` (read) and `output_fd` (written, then closed).
 
-    Returns when the input ends (or on SIGINT/SIGTERM in the main thread),
-    after the calls in flight finished or SHUTDOWN_GRACE ran out.
+    `LIFESPAN` is entered first (what it yields is every call's `ctx.state`)
+    and left last, after the calls in flight. Returns when the input ends (or
+    on SIGINT/SIGTERM in the main thread), after the calls in flight
+    finished or SHUTDOWN_GRACE ran out.
     """
     if settings.AUTH is not None:
         logger.warning(
             "wymcp: AUTH does not apply over stdio; the user who launched the "
             "process is the caller."
         )
+    async with enter_lifespan(settings, engine):
+        await _serve(engine, settings, input_fd=input_fd, output_fd=output_fd)
+
+
+async def _serve(
+    engine: Engine, settings: Settings, *, input_fd: int, output_fd: int
+) -> None:
+    """Serve until the input ends, then shut the connection down."""
     blocking = os.get_blocking(input_fd)
     source = await open_input(input_fd)
     output = await open_output(output_fd)

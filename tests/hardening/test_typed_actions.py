@@ -1,0 +1,149 @@
+"""Typed actions under a hostile client: large data is read off the loop.
+
+A 4 MiB body of small objects for an ``@action`` whose data is an attrs class:
+cattrs builds half a million objects, which held the event loop over a second
+when it ran on the loop. The loop watchdog (autouse here) and a valid client
+pinging alongside must not notice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gc
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import pytest
+
+from hardening.test_linearity import assert_linear
+from wymcp.core.schema import (
+    Context,
+    Tool,
+    UnreadableDataError,
+    action,
+    action_reader,
+    prepare,
+)
+
+if TYPE_CHECKING:
+    from conftest import Serve
+    from loop_watchdog import LoopWatchdog
+
+BODY = 4 * 1024 * 1024
+"""The default BODY_LIMIT."""
+
+
+@attrs.frozen
+class Item:
+    s: str
+
+
+@attrs.frozen
+class Batch:
+    items: list[Item]
+
+
+@attrs.frozen
+class Day:
+    on: dt.date
+    weight: float = 1.0
+
+
+@attrs.frozen
+class Days:
+    days: list[Day]
+
+
+class Diary(Tool):
+    name = "diary"
+    description = "Keep days."
+
+    @action(description="Keep the days")
+    async def keep(self, data: Days, ctx: Context) -> None:
+        del data, ctx
+
+
+class Bulk(Tool):
+    name = "bulk"
+    description = "Take many items."
+
+    @action(description="Count the items")
+    async def take(self, data: Batch, ctx: Context) -> dict[str, int]:
+        del ctx
+        assert all(type(item) is Item for item in data.items)
+        return {"count": len(data.items)}
+
+
+@pytest.fixture
+def frozen_heap() -> Iterator[None]:
+    """The test process's own heap out of the collector's way (`gc.freeze`).
+
+    A full collection walks every object of the process: after many tests that
+    is the suite's heap, not a server's (see test_linearity.py's fixture).
+    """
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+async def test_structuring_a_large_typed_body_does_not_hold_the_loop(
+    serve: Serve, loop_watchdog: LoopWatchdog, frozen_heap: None
+) -> None:
+    wire = await serve(TOOLS=[Bulk], BODY_LIMIT=BODY, BODY_MEMORY_BUDGET=4 * BODY)
+    item = b'{"s":""}'
+    count = (BODY - 400) // (len(item) + 1)
+    params = {"name": "bulk", "arguments": {"action": "take", "data": {"items": []}}}
+    head, tail = json.dumps(wire.body("tools/call", params)).encode().split(b"[]")
+    body = head + b"[" + b",".join([item] * count) + b"]" + tail
+    assert len(body) <= BODY
+    answer = await wire.alongside(wire.post(body, wire.headers("tools/call", "bulk")))
+    assert answer.status == 200, answer
+    result = answer.json()["result"]
+    assert result["isError"] is False, result
+    assert json.loads(result["content"][0]["text"]) == {"count": count}
+    print(f"{count} items; longest stall: {loop_watchdog.longest * 1000:.0f} ms")  # noqa: T201
+
+
+def test_reading_typed_data_is_linear() -> None:
+    read = action_reader(prepare(Bulk).tool, "take")
+    assert read is not None
+    assert_linear(read, lambda n: {"items": [{"s": "x"}] * n}, 256)
+
+
+def test_refusing_unreadable_typed_data_is_linear() -> None:
+    read = action_reader(prepare(Diary).tool, "keep")
+    assert read is not None
+
+    def refuse(data: Any) -> None:
+        with pytest.raises(UnreadableDataError):
+            read(data)
+
+    bad = {"on": "0000-01-01", "weight": 10**400}
+    assert_linear(refuse, lambda n: {"days": [{"on": "2026-01-01"}, bad] * n}, 64)
+
+
+async def test_refusing_a_large_unreadable_typed_body_does_not_hold_the_loop(
+    serve: Serve, loop_watchdog: LoopWatchdog, frozen_heap: None
+) -> None:
+    wire = await serve(TOOLS=[Diary], BODY_LIMIT=BODY, BODY_MEMORY_BUDGET=4 * BODY)
+    item = b'{"on":"0000-01-01"}'
+    count = (BODY - 400) // (len(item) + 1)
+    params = {"name": "diary", "arguments": {"action": "keep", "data": {"days": []}}}
+    head, tail = json.dumps(wire.body("tools/call", params)).encode().split(b"[]")
+    body = head + b"[" + b",".join([item] * count) + b"]" + tail
+    answer = await wire.alongside(wire.post(body, wire.headers("tools/call", "diary")))
+    assert answer.status == 200, answer
+    result = answer.json()["result"]
+    assert result["isError"] is True
+    refusal = json.loads(result["content"][0]["text"])
+    assert refusal["error"] == "invalid_values"
+    assert refusal["error_count"] == count
+    assert len(refusal["errors"]) == 10
+    assert refusal["errors"][0]["path"] == "data.days[0].on"
+    assert len(answer.body) < 8 * 1024
+    print(f"{count} refused; longest stall: {loop_watchdog.longest * 1000:.0f} ms")  # noqa: T201
