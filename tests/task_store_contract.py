@@ -13,17 +13,40 @@ from typing import Any
 
 import pytest
 
-from wymcp.core.server import TaskLimitError, TaskRecord, TaskStore
+from wymcp.core.server import (
+    EncodedJSON,
+    TaskLimitError,
+    TaskRecord,
+    TaskStore,
+    encode_json,
+)
 
 MakeStore = Callable[..., Awaitable[TaskStore]]
-"""`await make(max_tasks=..., max_per_principal=...)`: a new, empty store."""
+"""`await make(max_tasks=..., max_per_principal=..., memory=...,
+memory_per_principal=...)`: a new, empty store."""
+KIB = 1024
+RECORD = 2048
+"""What each ended task is charged besides its result (`RECORD_BYTES`)."""
 
 _ids = itertools.count()
 
 
-def record(principal: str | None, *, ttl: float = 60.0, now: float = 0.0) -> TaskRecord:
-    """A new `working` task of `principal` (an id no other test uses)."""
+def record(
+    principal: str | None,
+    *,
+    ttl: float = 60.0,
+    now: float = 0.0,
+    peer: str | None = None,
+) -> TaskRecord:
+    """A new `working` task of `principal` (an id no other test uses).
+
+    Counted against the principal, or without one against `peer`.
+    """
+    counted = f"principal:{principal}" if principal is not None else None
+    if counted is None and peer is not None:
+        counted = f"peer:{peer}"
     return TaskRecord(
+        counted_as=counted,
         task_id=f"contract{next(_ids)}x{id(object()):x}",
         principal=principal,
         created_at=1_700_000_000.25,
@@ -115,7 +138,7 @@ async def an_end_is_kept(make: MakeStore) -> None:
     assert shown.status_message == "Half way (1 of 2)"
     assert await store.ask(task.task_id, {"a-1": QUESTION}, 3.0)
     assert await store.finish(task.task_id, "cancelled", at=4.0, message="Stop.")
-    result = {"content": [{"type": "text", "text": "late"}], "isError": False}
+    result = EncodedJSON(b'{"content":[{"type":"text","text":"late"}]}')
     assert not await store.finish(task.task_id, "completed", at=5.0, result=result)
     assert not await store.ask(task.task_id, {"b-2": QUESTION}, 6.0)
     assert not await store.answer(task.task_id, {"a-1": {"action": "accept"}}, 6.0)
@@ -143,14 +166,95 @@ async def a_result_and_an_error_are_kept_as_given(make: MakeStore) -> None:
         "isError": False,
     }
     error = {"code": -32603, "message": "broken", "data": {"why": ["x"]}}
-    assert await store.finish(done.task_id, "completed", at=9.0, result=result)
+    written = EncodedJSON(encode_json(result))
+    assert await store.finish(done.task_id, "completed", at=9.0, result=written)
     assert await store.finish(failed.task_id, "failed", at=9.0, error=error)
     got = await store.get(done.task_id, "sub:alice")
     assert got is not None
-    assert (got.status, got.result, got.error) == ("completed", result, None)
+    assert (got.status, got.result, got.error) == ("completed", written, None)
+    assert got.result is not None
+    assert got.result.value() == result
     got = await store.get(failed.task_id, "sub:alice")
     assert got is not None
     assert (got.status, got.result, got.error) == ("failed", None, error)
+
+
+def blob(size: int) -> EncodedJSON:
+    """A result whose JSON text takes `size` bytes."""
+    text = encode_json({"content": [{"type": "text", "text": ""}]})
+    filler = "x" * (size - len(text))
+    return EncodedJSON(encode_json({"content": [{"type": "text", "text": filler}]}))
+
+
+async def ended_tasks_leave_the_caps(make: MakeStore) -> None:
+    """Only running tasks count: a caller whose tasks ended can start more,
+    and one anonymous caller's tasks never count against another's."""
+    store = await make(max_tasks=3, max_per_principal=2)
+    first, second = record(None, peer="10.0.0.1"), record(None, peer="10.0.0.1")
+    await store.create(first)
+    await store.create(second)
+    with pytest.raises(TaskLimitError, match="this caller"):
+        await store.create(record(None, peer="10.0.0.1"))
+    await store.create(record(None, peer="10.0.0.2"))  # another address: free
+    with pytest.raises(TaskLimitError, match="the server"):
+        await store.create(record(None, peer="10.0.0.3"))
+    assert await store.finish(first.task_id, "cancelled", at=1.0)
+    assert await store.finish(second.task_id, "completed", at=1.0, result=blob(100))
+    await store.create(record(None, peer="10.0.0.1"))
+    await store.create(record(None, peer="10.0.0.1"))
+    kept = await store.get(second.task_id, None)
+    assert kept is not None
+    assert kept.status == "completed"
+
+
+async def a_callers_oldest_ended_tasks_make_room_for_its_new_ones(
+    make: MakeStore,
+) -> None:
+    store = await make(memory=1000 * KIB, memory_per_principal=100 * KIB)
+    alice = [record("sub:alice") for _ in range(5)]
+    bob = record("sub:bob")
+    for task in [*alice, bob]:
+        await store.create(task)
+    assert await store.finish(bob.task_id, "completed", at=1.0, result=blob(40 * KIB))
+    for task in alice:  # 40 KiB + 2 KiB each: two fit in alice's 100 KiB
+        assert await store.finish(
+            task.task_id, "completed", at=2.0, result=blob(40 * KIB)
+        )
+    gone = [await store.get(task.task_id, "sub:alice") is None for task in alice]
+    assert gone == [True, True, True, False, False]
+    assert await store.get(bob.task_id, "sub:bob") is not None
+
+
+async def the_oldest_ended_tasks_of_all_make_room(make: MakeStore) -> None:
+    store = await make(memory=100 * KIB, memory_per_principal=100 * KIB)
+    tasks = [record(f"sub:p{n}") for n in range(4)]
+    for task in tasks:
+        await store.create(task)
+    for task in tasks:
+        assert await store.finish(
+            task.task_id, "completed", at=1.0, result=blob(40 * KIB)
+        )
+    gone = [
+        await store.get(task.task_id, f"sub:p{n}") is None
+        for n, task in enumerate(tasks)
+    ]
+    assert gone == [True, True, False, False]
+
+
+async def a_result_over_the_callers_budget_fails_its_task(make: MakeStore) -> None:
+    store = await make(memory=1000 * KIB, memory_per_principal=100 * KIB)
+    task, kept = record("sub:alice"), record("sub:alice")
+    await store.create(task)
+    await store.create(kept)
+    assert await store.finish(kept.task_id, "completed", at=1.0, result=blob(KIB))
+    assert await store.finish(task.task_id, "completed", at=2.0, result=blob(120 * KIB))
+    failed = await store.get(task.task_id, "sub:alice")
+    assert failed is not None
+    assert (failed.status, failed.result) == ("failed", None)
+    assert failed.error is not None
+    assert failed.error["code"] == -32603
+    assert "TASK_MEMORY_BUDGET_PER_PRINCIPAL" in failed.error["message"]
+    assert await store.get(kept.task_id, "sub:alice") is not None  # nothing evicted
 
 
 CHECKS = [
@@ -160,5 +264,9 @@ CHECKS = [
     questions_answers_and_taking_them,
     an_end_is_kept,
     a_result_and_an_error_are_kept_as_given,
+    ended_tasks_leave_the_caps,
+    a_callers_oldest_ended_tasks_make_room_for_its_new_ones,
+    the_oldest_ended_tasks_of_all_make_room,
+    a_result_over_the_callers_budget_fails_its_task,
 ]
 """Every check of the contract, for `pytest.mark.parametrize`."""

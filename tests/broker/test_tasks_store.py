@@ -13,10 +13,12 @@ import pytest
 import redis.asyncio as aioredis
 
 from redis_server import free_port
-from task_store_contract import CHECKS, QUESTION, record
-from wymcp.core.server import TaskStoreUnavailableError
+from task_store_contract import CHECKS, QUESTION, blob, record
+from wymcp.core.server import EncodedJSON, TaskStoreUnavailableError
 from wymcp.transport.aiohttp._redis_task_store import (
     ALL_TASKS,
+    KEPT,
+    KEPT_BYTES,
     LEASE_PREFIX,
     LOST,
     TASK_PREFIX,
@@ -60,10 +62,20 @@ async def stores(db: str) -> AsyncIterator[Any]:
     made: list[RedisTaskStore] = []
 
     async def make(
-        *, max_tasks: int = 1000, max_per_principal: int = 100, lease: float = 10.0
+        *,
+        max_tasks: int = 1000,
+        max_per_principal: int = 100,
+        lease: float = 10.0,
+        memory: int = 256 << 20,
+        memory_per_principal: int = 32 << 20,
     ) -> RedisTaskStore:
         store = RedisTaskStore(
-            db, max_tasks=max_tasks, max_per_principal=max_per_principal, lease=lease
+            db,
+            max_tasks=max_tasks,
+            max_per_principal=max_per_principal,
+            lease=lease,
+            memory=memory,
+            memory_per_principal=memory_per_principal,
         )
         made.append(store)
         return store
@@ -113,9 +125,27 @@ async def test_a_task_lives_as_long_as_its_ttl_then_frees_its_slot(stores, raw):
     assert await raw.zcard(ALL_TASKS) == 1
 
 
+async def test_an_expired_ended_task_no_longer_counts_against_the_budget(stores, raw):
+    store = await stores(memory=1 << 20, memory_per_principal=1 << 20)
+    short = record("sub:alice", ttl=0.3)
+    await store.create(short)
+    assert await store.finish(short.task_id, "completed", at=1.0, result=blob(600_000))
+    assert int(await raw.hget(KEPT_BYTES, "*")) == 600_000 + 2048
+    for _ in range(100):
+        if not await raw.exists(TASK_PREFIX + short.task_id):
+            break
+        await asyncio.sleep(0.05)
+    kept = record("sub:alice")
+    await store.create(kept)  # 600 KB more: fits only if the expired one left
+    assert await store.finish(kept.task_id, "completed", at=2.0, result=blob(600_000))
+    assert int(await raw.hget(KEPT_BYTES, "*")) == 600_000 + 2048
+    assert await raw.zcard(KEPT) == 1
+    assert (await store.get(kept.task_id, "sub:alice")).status == "completed"
+
+
 async def test_a_running_task_whose_lease_ran_out_is_failed_by_its_reader(stores, raw):
     worker = await stores(lease=10.0)
-    reader = await stores()
+    reader = await stores(max_per_principal=1)
     task = record("sub:alice")
     await worker.create(task)
     assert await raw.exists(LEASE_PREFIX + task.task_id)
@@ -125,6 +155,9 @@ async def test_a_running_task_whose_lease_ran_out_is_failed_by_its_reader(stores
     assert failed.status == "failed"
     assert failed.error == {"code": -32603, "message": LOST}
     assert failed.updated_at >= failed.created_at
+    # failed, it no longer runs: its caller may start another at once
+    assert await raw.zcard(ALL_TASKS) == 0
+    await reader.create(record("sub:alice"))
 
 
 async def test_the_worker_renews_its_leases_and_hears_it_lost_one(stores, raw):
@@ -159,7 +192,8 @@ async def test_a_cancel_on_another_worker_reaches_the_running_one(stores):
     assert await other.finish(task.task_id, "cancelled", at=1.0, message="Stop.")
     await asyncio.wait_for(events.changed.wait(), 5)
     assert events.stops == [task.task_id]
-    assert not await worker.finish(task.task_id, "completed", at=2.0, result={})
+    late = EncodedJSON(b"{}")
+    assert not await worker.finish(task.task_id, "completed", at=2.0, result=late)
     assert (await other.get(task.task_id, "sub:a")).status == "cancelled"
 
 
@@ -188,7 +222,7 @@ async def test_an_end_redis_cannot_take_is_written_when_it_can(stores, raw):
         raise TaskStoreUnavailableError
 
     worker._finish = down
-    result = {"content": [], "isError": False}
+    result = EncodedJSON(b'{"content":[],"isError":false}')
     assert await worker.finish(task.task_id, "completed", at=3.0, result=result)
     assert (await worker.get(task.task_id, "sub:a")).status == "working"
     worker._finish = real

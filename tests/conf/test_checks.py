@@ -92,3 +92,16 @@ def test_a_body_memory_budget_below_body_limit_warns() -> None:
     (problem,) = [p for p in run_checks(low) if p.id == "wymcp.W013"]
     assert "always answered 503" in str(problem)
     assert "wymcp.W013" not in ids(Settings().evolve(BODY_MEMORY_BUDGET=None))
+
+
+def test_a_task_budget_that_cannot_keep_one_result_warns() -> None:
+    assert "wymcp.W016" not in ids(Settings())  # 16 MiB results, 32 MiB budget
+    low = Settings().evolve(TASK_MEMORY_BUDGET_PER_PRINCIPAL=8 * 1024 * 1024)
+    (problem,) = [p for p in run_checks(low) if p.id == "wymcp.W016"]
+    assert "TASK_MEMORY_BUDGET_PER_PRINCIPAL (8388608)" in str(problem)
+    assert "ends failed" in str(problem)
+    total = Settings().evolve(TASK_MEMORY_BUDGET=4 * 1024 * 1024)
+    (problem,) = [p for p in run_checks(total) if p.id == "wymcp.W016"]
+    assert "TASK_MEMORY_BUDGET (4194304)" in str(problem)
+    roomy = Settings().evolve(RESULT_LIMIT=1024 * 1024, TASK_MEMORY_BUDGET=4 << 20)
+    assert "wymcp.W016" not in ids(roomy)

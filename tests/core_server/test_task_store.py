@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from task_store_contract import CHECKS, record
+from task_store_contract import CHECKS, blob, record
 from wymcp.core.server import MemoryTaskStore
 
 
 async def make(**caps: int) -> MemoryTaskStore:
+    """A store with a clock that never moves (expiry is tested below)."""
     return MemoryTaskStore(clock=lambda: 0.0, **caps)
 
 
@@ -44,3 +45,19 @@ async def test_memory_stays_bounded_under_churn():
     now[0] = 10_000.0
     assert store.sweep() == 20
     assert len(store) == 0
+
+
+async def test_an_expired_ended_task_no_longer_counts_against_the_budget():
+    now = [0.0]
+    store = MemoryTaskStore(memory=1 << 20, clock=lambda: now[0])
+    short = record("alice", now=now[0], ttl=10.0)
+    await store.create(short)
+    assert await store.finish(short.task_id, "completed", at=1.0, result=blob(600_000))
+    assert store.kept_bytes == 600_000 + 2048
+    now[0] = 10.0
+    assert store.sweep() == 1
+    assert store.kept_bytes == 0
+    kept = record("alice", now=now[0], ttl=10.0)
+    await store.create(kept)
+    assert await store.finish(kept.task_id, "completed", at=2.0, result=blob(600_000))
+    assert (await store.get(kept.task_id, "alice")) is not None

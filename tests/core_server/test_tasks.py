@@ -6,6 +6,7 @@ isolation, driven through the engine.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import Any, ClassVar
 
@@ -22,6 +23,7 @@ from wymcp.core.server import (
     InputRequest,
     Reply,
     TaskFailedError,
+    encode_json,
 )
 
 from .conftest import FakeStream, modern_request, validate
@@ -171,9 +173,12 @@ async def settle() -> None:
 class Client:
     """Posts 2026-07-28 requests to an engine and checks the envelope."""
 
-    def __init__(self, engine: Engine, principal: object | None = None) -> None:
+    def __init__(
+        self, engine: Engine, principal: object | None = None, peer: str | None = None
+    ) -> None:
         self.engine = engine
         self.principal = principal
+        self.peer = peer
         self.rid = 0
 
     async def send(
@@ -203,9 +208,12 @@ class Client:
             headers=Headers.of(headers),
             body=body,
             principal=self.principal if principal == "default" else principal,
+            peer=self.peer,
         )
         reply = await self.engine.post(exchange, FakeStream())
         assert reply.body is not None
+        # as a transport writes it: a kept result is JSON text, copied as it is
+        reply.body = json.loads(encode_json(reply.body))
         if "error" in reply.body:
             validate(MODERN, "JSONRPCErrorResponse", reply.body)
         else:

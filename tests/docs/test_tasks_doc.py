@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import re
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from wymcp.core.server import (
     Engine,
     Exchange,
     Headers,
+    encode_json,
 )
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "tasks.md"
@@ -52,7 +54,7 @@ async def post(
         headers.append(("Mcp-Name", name))
     exchange = Exchange(method="POST", headers=Headers.of(headers), body=body)
     reply = await engine.post(exchange, _NoStream())
-    return reply.body
+    return json.loads(encode_json(reply.body))  # as a transport writes it
 
 
 class _NoStream:

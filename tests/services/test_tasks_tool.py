@@ -1,6 +1,7 @@
 """The demo's `tasks` tool, called as the server calls it: gates, then run_action."""
 
 import asyncio
+import json
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -340,6 +341,7 @@ async def test_export_runs_as_a_task_and_answers_the_csv(tmp_path: Path) -> None
         Engine,
         Exchange,
         Headers,
+        encode_json,
     )
 
     tool = Tasks(database=tmp_path / "t.db")
@@ -382,7 +384,8 @@ async def test_export_runs_as_a_task_and_answers_the_csv(tmp_path: Path) -> None
             ("Mcp-Name", name),
         ]
         exchange = Exchange(method="POST", headers=Headers.of(headers), body=body)
-        return (await engine.post(exchange, Sink())).body["result"]
+        reply = await engine.post(exchange, Sink())
+        return json.loads(encode_json(reply.body))["result"]  # as a transport writes it
 
     created = await post(
         "tools/call",

@@ -25,6 +25,7 @@ STREAMS_TAKE_ALL_CONNECTIONS = "wymcp.W012"
 BROKER_WITHOUT_STATE_SECRET = "wymcp.E008"  # noqa: S105 - a check id, not a secret
 BROKER_CLIENT_MISSING = "wymcp.E010"
 BODY_OVER_MEMORY_BUDGET = "wymcp.W013"
+TASK_RESULTS_OVER_BUDGET = "wymcp.W016"
 
 Serving = Literal["stdio", "http"]
 """How the one process about to serve the settings serves them (see W002)."""
@@ -233,4 +234,27 @@ def settings_problems(
                 "both 4 MiB).",
             )
         )
-    return found + _auth_warnings(settings)
+    return found + _task_budget_warnings(settings) + _auth_warnings(settings)
+
+
+def _task_budget_warnings(settings: Settings) -> list[CheckMessage]:
+    """W016: a result the tool may return that its task could never keep."""
+    each = settings.TASK_MEMORY_BUDGET_PER_PRINCIPAL
+    total = settings.TASK_MEMORY_BUDGET
+    fits = min(each, total)
+    if fits - 2048 >= settings.RESULT_LIMIT:
+        return []
+    smaller = (
+        "TASK_MEMORY_BUDGET_PER_PRINCIPAL" if each <= total else "TASK_MEMORY_BUDGET"
+    )
+    return [
+        CheckMessage(
+            WARNING,
+            TASK_RESULTS_OVER_BUDGET,
+            f"{smaller} ({fits}) does not hold a result of RESULT_LIMIT "
+            f"({settings.RESULT_LIMIT}) bytes, so a task whose result is near the "
+            "limit ends failed instead.",
+            "Keep RESULT_LIMIT below TASK_MEMORY_BUDGET_PER_PRINCIPAL and that "
+            "at most TASK_MEMORY_BUDGET (the defaults are 16, 32 and 256 MiB).",
+        )
+    ]

@@ -631,9 +631,9 @@ class Settings:
         1000,
         Integer(low=1),
         (
-            "The most tasks kept at once; one more `tools/call` that would create "
-            "one answers 503 + `Retry-After`. Finished tasks count until their TTL "
-            "passes."
+            "The most tasks running at once (over all workers with `BROKER`); one "
+            "more `tools/call` that would create one answers 503 + `Retry-After`. "
+            "Ended tasks do not count: `TASK_MEMORY_BUDGET` bounds them."
         ),
         engine="max_tasks",
     )
@@ -641,10 +641,41 @@ class Settings:
         100,
         Integer(low=1),
         (
-            "The most tasks one principal keeps at once (without `AUTH`, all "
-            "clients share one count)."
+            "The most tasks one caller runs at once: one principal (the token's "
+            "subject) with `AUTH`, else one peer address. Ended tasks do not count."
+            " Behind a reverse proxy without `AUTH` every client has the proxy's "
+            "address: raise it towards `MAX_TASKS` there."
         ),
         engine="max_tasks_per_principal",
+    )
+    TASK_MEMORY_BUDGET: int = setting(
+        256 * 1024 * 1024,
+        Integer(low=64 * 1024),
+        (
+            "The most bytes the ended tasks kept until their `TASK_TTL` may take, "
+            "in all (in this process's memory, or in Redis with `BROKER`): each is "
+            "counted as its result's JSON text, its error and 2 KiB for its record. "
+            "A task that ends when the total is full makes room by forgetting the "
+            "oldest ended tasks (their `tasks/get` then answers -32602, as for an "
+            "expired task). With `BROKER` it is never more than half of Redis's "
+            "`maxmemory` (read at the first task; a warning says so), so results "
+            "leave room for sessions."
+        ),
+        checks="too small for one result of `RESULT_LIMIT` warns (W016)",
+        engine="task_memory_budget",
+    )
+    TASK_MEMORY_BUDGET_PER_PRINCIPAL: int = setting(
+        32 * 1024 * 1024,
+        Integer(low=64 * 1024),
+        (
+            "The most bytes one caller's ended tasks may take (counted as for "
+            "`TASK_MEMORY_BUDGET`); its oldest ended tasks are forgotten first to "
+            "make room. A result larger than it ends its task `failed` (-32603, "
+            "\"The task's result takes N bytes, more than one caller's ended tasks"
+            ' may keep").'
+        ),
+        checks="too small for one result of `RESULT_LIMIT` warns (W016)",
+        engine="task_memory_budget_per_principal",
     )
     TASK_LEASE: float = setting(
         10.0,

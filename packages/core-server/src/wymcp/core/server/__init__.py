@@ -24,6 +24,7 @@ from wymcp.core.server._context import (
     MissingCapabilityError,
     ToolContext,
 )
+from wymcp.core.server._encoded_json import EncodedJSON
 from wymcp.core.server._engine import Engine
 from wymcp.core.server._envelope import (
     mirrored_headers,
@@ -87,6 +88,8 @@ from wymcp.core.server._task_store import (
     TaskRecord,
     TaskStore,
     TaskStoreUnavailableError,
+    task_charge,
+    task_too_large,
 )
 from wymcp.core.server._tasks import EXTENSION as TASKS_EXTENSION
 
@@ -115,6 +118,7 @@ __all__ = [
     "BodyError",
     "ClientRequestError",
     "Content",
+    "EncodedJSON",
     "Engine",
     "EngineOptions",
     "Exchange",
@@ -162,6 +166,8 @@ __all__ = [
     "resource_contents",
     "resource_link",
     "session_headers",
+    "task_charge",
+    "task_too_large",
     "text",
     "valid_id",
     "watch_cost",

@@ -35,6 +35,8 @@ class Call:
     stream: Stream | None
     capabilities: Mapping[str, Any]
     session: Session | None = None
+    peer: str | None = None
+    """The client's network address, if the transport knows one."""
 
 
 def open_call(
@@ -61,6 +63,7 @@ def open_call(
         stream=stream,
         capabilities=capabilities,
         session=session,
+        peer=exchange.peer,
     )
 
 

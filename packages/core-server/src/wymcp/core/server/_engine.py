@@ -83,13 +83,17 @@ class Engine:
             max_sessions=opts.max_sessions,
             clock=opts.clock,
         )
-        self._tasks = Tasks(
-            opts.task_store
-            or MemoryTaskStore(
+        task_store = opts.task_store
+        if task_store is None:  # not `or`: an empty store is falsy (`__len__`)
+            task_store = MemoryTaskStore(
                 max_tasks=opts.max_tasks,
                 max_per_principal=opts.max_tasks_per_principal,
+                memory=opts.task_memory_budget,
+                memory_per_principal=opts.task_memory_budget_per_principal,
                 clock=opts.clock,
-            ),
+            )
+        self._tasks = Tasks(
+            task_store,
             ttl=opts.task_ttl,
             poll_interval_ms=opts.task_poll_interval_ms,
             clock=opts.clock,

@@ -111,7 +111,8 @@ class Reply:
 
     When the engine opened the call's stream, the transport sends `body` as
     the last SSE event instead (a None body sends nothing more) and ignores
-    `status`.
+    `status`. A body may hold an `EncodedJSON` (a task's kept result): write
+    it with `encode_json`, which copies those bytes as they are.
     """
 
     status: int

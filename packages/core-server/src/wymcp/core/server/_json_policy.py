@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import math
 import re
+import secrets
 from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, Final
+
+from wymcp.core.server._encoded_json import EncodedJSON
 
 FastDecode = Callable[[bytes], tuple[bool, Any]]
 """A faster parser: (True, value), or (False, None) to leave the bytes to `json`.
@@ -166,7 +169,8 @@ def encode_json(value: Any, *, fast: FastEncode | None = None) -> bytes:
     `fast` (msgspec's encoder, in the transports) writes it when it can. Such
     an encoder may write NaN and infinities as null, so output holding a null
     is written again by `json`, which refuses them; so is anything `fast`
-    refuses, and `json` raises why (`TypeError`, `ValueError`, ...).
+    refuses, and `json` raises why (`TypeError`, `ValueError`, ...). An
+    `EncodedJSON` inside `value` is copied as it is, never encoded again.
     """
     if fast is not None:
         try:
@@ -175,4 +179,34 @@ def encode_json(value: Any, *, fast: FastEncode | None = None) -> bytes:
             data = _NULL
         if _NULL not in data:
             return data
-    return _ENCODER.encode(value).encode("utf-8")
+    try:
+        return _ENCODER.encode(value).encode("utf-8")
+    except TypeError:
+        return _spliced(value)
+
+
+def _spliced(value: Any) -> bytes:
+    """`value` written by `json`, each `EncodedJSON` in it copied in as it is.
+
+    Each is first written as a string naming it with a nonce made for this
+    call (no value can hold it), then those strings are replaced in one pass.
+    Raises `TypeError` when something else in `value` is not JSON.
+    """
+    parts: list[bytes] = []
+    nonce = secrets.token_hex(16)
+
+    def placeholder(item: object) -> str:
+        if isinstance(item, EncodedJSON):
+            parts.append(item.data)
+            return f"{nonce}:{len(parts) - 1}"
+        message = f"Object of type {type(item).__name__} is not JSON serializable"
+        raise TypeError(message)
+
+    encoder = json.JSONEncoder(
+        ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=placeholder
+    )
+    data = encoder.encode(value).encode("utf-8")
+    if not parts:
+        return data
+    named = re.compile(b'"' + nonce.encode() + rb':(\d+)"')
+    return named.sub(lambda found: parts[int(found[1])], data)

@@ -45,8 +45,10 @@ class EngineOptions:
     take (None: no limit); `expose_exception_messages` sends a raising
     tool's exception message (development only).
     `task_ttl` (seconds) is how long a task and its
-    result are kept; `max_tasks` and `max_tasks_per_principal` cap the tasks
-    kept; `task_store` holds them (None: in this process's memory).
+    result are kept; `max_tasks` and `max_tasks_per_principal` cap the running
+    tasks; `task_memory_budget` and `task_memory_budget_per_principal` bound
+    the bytes of the ended tasks kept; `task_store` holds them (None: in this
+    process's memory).
     `max_streams` caps the long-lived streams (GET, `subscriptions/listen`)
     open at once, `max_streams_per_client` those of one client.
     """
@@ -81,6 +83,8 @@ class EngineOptions:
     task_poll_interval_ms: int = 1000
     max_tasks: int = 1000
     max_tasks_per_principal: int = 100
+    task_memory_budget: int = 256 * 1024 * 1024
+    task_memory_budget_per_principal: int = 32 * 1024 * 1024
     task_store: TaskStore | None = None
     clock: Callable[[], float] = time.monotonic
     wall_clock: Callable[[], float] = time.time

@@ -30,7 +30,8 @@ class TaskMethods:
         if record is None:
             raise invalid_params(
                 "Unknown taskId: no such task for this caller (a task is "
-                "forgotten once its ttlMs has passed)."
+                "forgotten once its ttlMs has passed, or sooner when newer ended "
+                "tasks needed its room: TASK_MEMORY_BUDGET)."
             )
         return record
 

@@ -7,6 +7,7 @@ the engine that started it, which the store tells of changes made elsewhere.
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -14,8 +15,39 @@ from typing import Any, Final, Protocol
 
 import attrs
 
+from wymcp.core.server._encoded_json import EncodedJSON
+from wymcp.core.server._json_policy import encode_json
+from wymcp.core.server._jsonrpc import INTERNAL_ERROR
+
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 """Statuses a task never leaves."""
+RECORD_BYTES: Final = 2048
+"""What an ended task is charged besides its result and error: about what its
+record, its strings and the store's entries for it take (measured by
+`tests/core_server/test_task_store.py::test_an_ended_record_costs_about_what_it_is_charged`)."""
+MIB: Final = 1024 * 1024
+
+
+def task_too_large(size: int, budget: int) -> dict[str, Any]:
+    """The error of a task whose result cannot be kept within the budget."""
+    return {
+        "code": INTERNAL_ERROR,
+        "message": (
+            f"The task's result takes {size} bytes, more than one caller's ended "
+            f"tasks may keep ({budget} bytes, TASK_MEMORY_BUDGET_PER_PRINCIPAL); "
+            "ask for less."
+        ),
+    }
+
+
+def task_charge(result: EncodedJSON | None, error: dict[str, Any] | None) -> int:
+    """The bytes an ended task is counted for: its result, error and record."""
+    size = RECORD_BYTES
+    if result is not None:
+        size += len(result.data)
+    if error is not None:
+        size += len(encode_json(error))
+    return size
 
 
 class TaskLimitError(Exception):
@@ -30,10 +62,13 @@ class TaskStoreUnavailableError(Exception):
 class TaskRecord:
     """One task's state: what `tasks/get` shows, plus who may see it.
 
-    `principal` is the creator's `principal_key`; `expires_at` is on the
-    engine's clock; `input_requests` are the questions still open
-    (server-minted keys), `answers` those answered and not yet taken by the
-    running work.
+    `principal` is the creator's `principal_key` (who may see the task);
+    `counted_as` is whom its caps count it against: that key, or for a
+    caller without one its network address (`docs/tasks.md`, Limits).
+    `expires_at` is on the engine's clock; `input_requests` are the
+    questions still open (server-minted keys), `answers` those answered and
+    not yet taken by the running work. `result` is kept as the JSON text
+    written once when the task ended: every `tasks/get` copies it as is.
     """
 
     task_id: str
@@ -45,10 +80,11 @@ class TaskRecord:
     poll_interval_ms: int
     status: str = "working"
     status_message: str | None = None
-    result: dict[str, Any] | None = None
+    result: EncodedJSON | None = None
     error: dict[str, Any] | None = None
     input_requests: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     answers: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    counted_as: str | None = None
 
     @property
     def terminal(self) -> bool:
@@ -82,7 +118,11 @@ class TaskStore(Protocol):
         """Tell `events` of changes made elsewhere to the tasks created here."""
 
     async def create(self, record: TaskRecord) -> None:
-        """Keep a new task; `TaskLimitError` when a cap is reached."""
+        """Keep a new task; `TaskLimitError` when a cap of running tasks is reached.
+
+        Only running tasks count against `max_tasks` and `max_per_principal`
+        (by `record.counted_as`); ended ones are bound by bytes instead.
+        """
 
     async def get(self, task_id: str, principal: str | None) -> TaskRecord | None:
         """The live task `task_id` of `principal` as it is now, or None."""
@@ -114,23 +154,34 @@ class TaskStore(Protocol):
         status: str,
         *,
         at: float,
-        result: dict[str, Any] | None = None,
+        result: EncodedJSON | None = None,
         error: dict[str, Any] | None = None,
         message: str | None = None,
     ) -> bool:
-        """End a task that has not ended; whether this call ended it."""
+        """End a task that has not ended; whether this call ended it.
+
+        The ended task is kept within the byte budgets: the oldest ended
+        tasks of its caller, then of all, are forgotten to make room; a
+        result larger than one caller's budget ends the task `failed`
+        (`too_large`) instead.
+        """
 
     async def aclose(self) -> None:
         """Release what the store holds (connections, background work)."""
 
 
 class MemoryTaskStore:
-    """Tasks in one process's memory, bounded.
+    """Tasks in one process's memory, bounded by count and by bytes.
 
-    At most `max_tasks` records in all and `max_per_principal` per principal;
-    a record is dropped once its TTL has passed (checked on every create and
-    get). Memory: O(max_tasks) records, each as large as its result. `get`
-    hands out the stored record itself, so nothing is copied.
+    At most `max_tasks` running tasks in all and `max_per_principal` per
+    caller (`TaskRecord.counted_as`). Ended tasks are kept until their TTL
+    within `memory` bytes in all and `memory_per_principal` per caller, each
+    counted as `task_charge` says (its result's JSON text, its error and
+    `RECORD_BYTES`): to make room the oldest ended tasks of the caller go
+    first, then the oldest of all. Memory: O(`max_tasks`) running records
+    plus `memory` bytes. A timer sweeps expired records every `sweep_every`
+    seconds while any is held, so work past its TTL stops on an idle server
+    too; `aclose` cancels it. `get` hands out the stored record itself.
     """
 
     def __init__(
@@ -138,35 +189,88 @@ class MemoryTaskStore:
         *,
         max_tasks: int = 1000,
         max_per_principal: int = 100,
+        memory: int = 256 * MIB,
+        memory_per_principal: int = 32 * MIB,
         clock: Callable[[], float] = time.monotonic,
+        sweep_every: float = 1.0,
     ) -> None:
         self._records: dict[str, TaskRecord] = {}
         self._expiry: list[tuple[float, str]] = []
         """(expires_at, task_id) as a heap: a sweep pops only what expired."""
-        self._per_principal: dict[str | None, int] = {}
+        self._running: dict[str | None, int] = {}
+        """Running tasks per caller (`counted_as`)."""
+        self._running_total = 0
+        self._ended: dict[str, int] = {}
+        """Ended tasks kept, oldest end first, with the bytes each is charged."""
+        self._ended_of: dict[str | None, dict[str, None]] = {}
+        """The ended tasks of each caller, oldest end first."""
+        self._bytes = 0
+        self._bytes_of: dict[str | None, int] = {}
         self._max_tasks = max_tasks
         self._max_per_principal = max_per_principal
+        self._memory = memory
+        self._memory_per_principal = memory_per_principal
         self._clock = clock
+        self._sweep_every = sweep_every
+        self._sweeper: asyncio.TimerHandle | None = None
+        self._closed = False
         self._events: TaskEvents | None = None
 
     def __len__(self) -> int:
         return len(self._records)
 
+    @property
+    def kept_bytes(self) -> int:
+        """The bytes the ended tasks held are charged (at most `memory`)."""
+        return self._bytes
+
     def attach(self, events: TaskEvents) -> None:
         """Tell `events` of running tasks dropped at their TTL."""
         self._events = events
 
+    # ------------------------------------------------------------ counting
+
+    def _uncount_running(self, key: str | None) -> None:
+        self._running_total -= 1
+        left = self._running.get(key, 1) - 1
+        if left:
+            self._running[key] = left
+        else:
+            self._running.pop(key, None)
+
+    def _uncharge(self, task_id: str, key: str | None) -> None:
+        size = self._ended.pop(task_id, 0)
+        self._bytes -= size
+        left = self._bytes_of.get(key, 0) - size
+        if left > 0:
+            self._bytes_of[key] = left
+        else:
+            self._bytes_of.pop(key, None)
+        own = self._ended_of.get(key)
+        if own is not None:
+            own.pop(task_id, None)
+            if not own:
+                del self._ended_of[key]
+
     def _drop(self, record: TaskRecord) -> None:
         if self._records.pop(record.task_id, None) is None:
             return
-        if not record.terminal and self._events is not None:
+        if record.terminal:
+            self._uncharge(record.task_id, record.counted_as)
+            return
+        self._uncount_running(record.counted_as)
+        if self._events is not None:
             self._events.stopped(record.task_id)
-        key = record.principal
-        left = self._per_principal.get(key, 1) - 1
-        if left:
-            self._per_principal[key] = left
-        else:
-            self._per_principal.pop(key, None)
+
+    def _make_room(self, key: str | None, size: int) -> None:
+        """Forget the oldest ended tasks until `size` more bytes fit."""
+        own = self._ended_of.get(key)
+        while own and self._bytes_of.get(key, 0) + size > self._memory_per_principal:
+            self._drop(self._records[next(iter(own))])
+        while self._ended and self._bytes + size > self._memory:
+            self._drop(self._records[next(iter(self._ended))])
+
+    # ------------------------------------------------------------ sweeping
 
     def sweep(self) -> int:
         """Drop every expired record; how many were dropped.
@@ -183,19 +287,39 @@ class MemoryTaskStore:
                 dropped += 1
         return dropped
 
+    def _tick(self) -> None:
+        self._sweeper = None
+        self.sweep()
+        self._arm()
+
+    def _arm(self) -> None:
+        """Sweep again in `sweep_every` seconds, while any record is held."""
+        if self._sweeper is None and self._records and not self._closed:
+            loop = asyncio.get_running_loop()
+            self._sweeper = loop.call_later(self._sweep_every, self._tick)
+
+    # --------------------------------------------------------------- steps
+
     async def create(self, record: TaskRecord) -> None:
-        """Keep a new task; `TaskLimitError` when a cap is reached."""
+        """Keep a new task; `TaskLimitError` when a cap of running tasks is reached."""
         if self._expiry and self._expiry[0][0] <= self._clock():
             self.sweep()
-        key = record.principal
-        if len(self._records) >= self._max_tasks:
-            raise TaskLimitError("the server holds as many tasks as it may")
-        held = self._per_principal.get(key, 0)
+        key = record.counted_as
+        if self._running_total >= self._max_tasks:
+            raise TaskLimitError("the server runs as many tasks as it may")
+        held = self._running.get(key, 0)
         if held >= self._max_per_principal:
-            raise TaskLimitError("this caller holds as many tasks as it may")
+            raise TaskLimitError("this caller runs as many tasks as it may")
         self._records[record.task_id] = record
-        heapq.heappush(self._expiry, (record.expires_at, record.task_id))
-        self._per_principal[key] = held + 1
+        if len(self._expiry) > 2 * len(self._records) + 64:
+            # entries of forgotten records: rebuilt, so the heap stays O(records)
+            self._expiry = [(r.expires_at, r.task_id) for r in self._records.values()]
+            heapq.heapify(self._expiry)
+        else:
+            heapq.heappush(self._expiry, (record.expires_at, record.task_id))
+        self._running[key] = held + 1
+        self._running_total += 1
+        self._arm()
 
     def _live(self, task_id: str) -> TaskRecord | None:
         record = self._records.get(task_id)
@@ -265,14 +389,26 @@ class MemoryTaskStore:
         status: str,
         *,
         at: float,
-        result: dict[str, Any] | None = None,
+        result: EncodedJSON | None = None,
         error: dict[str, Any] | None = None,
         message: str | None = None,
     ) -> bool:
-        """End a task that has not ended; whether this call ended it."""
+        """End a task that has not ended, kept within the byte budgets.
+
+        Whether this call ended it; see `TaskStore.finish` for the budgets.
+        """
         record = self._records.get(task_id)
         if record is None or record.terminal:
             return False
+        key = record.counted_as
+        size = task_charge(result, error)
+        if size > min(self._memory_per_principal, self._memory):
+            kept = size - RECORD_BYTES if result is None else len(result.data)
+            status, result, message = "failed", None, None
+            error = task_too_large(kept, min(self._memory_per_principal, self._memory))
+            size = task_charge(None, error)
+        self._uncount_running(key)
+        self._make_room(key, size)
         record.status = status
         record.updated_at = at
         record.result = result
@@ -280,6 +416,10 @@ class MemoryTaskStore:
         record.status_message = message
         record.input_requests.clear()
         record.answers.clear()
+        self._ended[task_id] = size
+        self._ended_of.setdefault(key, {})[task_id] = None
+        self._bytes += size
+        self._bytes_of[key] = self._bytes_of.get(key, 0) + size
         return True
 
     def records(self) -> Iterator[TaskRecord]:
@@ -287,4 +427,8 @@ class MemoryTaskStore:
         return iter(list(self._records.values()))
 
     async def aclose(self) -> None:
-        """Nothing to release."""
+        """Stop the sweeping timer."""
+        self._closed = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None

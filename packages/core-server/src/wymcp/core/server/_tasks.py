@@ -20,6 +20,8 @@ from wymcp.core.server._context import (
     ToolContext,
     require_capabilities,
 )
+from wymcp.core.server._encoded_json import EncodedJSON
+from wymcp.core.server._json_policy import encode_json
 from wymcp.core.server._jsonrpc import (
     INTERNAL_ERROR,
     RpcError,
@@ -45,6 +47,8 @@ _STATUS_LIMIT: Final = 200
 """Longest `statusMessage` a task shows (a tool's progress note is cut)."""
 
 _SHUTDOWN: Final = "The server stopped before the task finished; start it again."
+_UNWRITABLE: Final = "Internal error: the task's result could not be written as JSON."
+_UNWRITABLE_ERRORS: Final = (TypeError, ValueError, OverflowError, RecursionError)
 
 
 def client_has_tasks(capabilities: Mapping[str, Any]) -> bool:
@@ -106,6 +110,7 @@ class _Run:
         "ctx",
         "ended",
         "job",
+        "peer",
         "principal",
         "record",
         "rounds",
@@ -119,10 +124,12 @@ class _Run:
         ctx: ToolContext,
         principal: object | None,
         capabilities: Mapping[str, Any],
+        peer: str | None,
     ) -> None:
         self.tasks = tasks
         self.ctx = ctx
         self.principal = principal
+        self.peer = peer
         self.capabilities = capabilities
         self.record: TaskRecord | None = None
         self.job: asyncio.Task[dict[str, Any]] | None = None
@@ -136,7 +143,7 @@ class _Run:
     async def start(self) -> bool:
         """Create the task (once): the call goes on in the background."""
         if self.record is None:
-            self.record = await self.tasks.create(self.principal)
+            self.record = await self.tasks.create(self.principal, self.peer)
             self.tasks.register(self)
             self.ctx.become_task(self.ask, self.progress)
             if self.started is not None:
@@ -156,10 +163,16 @@ class _Run:
         """Progress becomes the task's `statusMessage`."""
         await self.tasks.progress(self, done, total, note)
 
-    async def execute(self, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
-        """Run the call; once it is a task, its end goes to the task record."""
+    async def execute(
+        self, work: Callable[[], Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any]:
+        """Run the call; once it is a task, its end goes to the task record.
+
+        `work` is called here, so a task cancelled before it starts leaves
+        no coroutine behind that was never awaited.
+        """
         try:
-            result = await work
+            result = await work()
         except asyncio.CancelledError:
             if self.record is not None:
                 await self.tasks.finish(self, "failed", error=_stopped())
@@ -232,16 +245,27 @@ class Tasks:
 
     # ---------------------------------------------------------------- records
 
-    async def create(self, principal: object | None) -> TaskRecord:
+    async def create(
+        self, principal: object | None, peer: str | None = None
+    ) -> TaskRecord:
         """A new `working` task of `principal`, stored; 503 at a cap.
 
         The record keeps the principal's stable key (its subject), so a
-        refreshed token of the same caller keeps seeing its tasks.
+        refreshed token of the same caller keeps seeing its tasks. Its caps
+        count it against that key, or without a principal against `peer`
+        (the caller's network address): one anonymous client cannot fill
+        the caps of every other (`docs/tasks.md`, Limits).
         """
         now = self._wall_clock()
+        key = None if principal is None else principal_key(principal)
+        if key is not None:
+            counted_as: str | None = "principal:" + key
+        else:
+            counted_as = None if peer is None else "peer:" + peer
         record = TaskRecord(
             task_id=os.urandom(16).hex(),
-            principal=None if principal is None else principal_key(principal),
+            principal=key,
+            counted_as=counted_as,
             created_at=now,
             updated_at=now,
             expires_at=self._clock() + self._ttl,
@@ -289,12 +313,24 @@ class Tasks:
         if run.ended or run.record is None:
             return
         self._forget(run)
+        encoded = None
+        if result is not None:
+            try:
+                encoded = EncodedJSON(encode_json(result))
+            except _UNWRITABLE_ERRORS:
+                _log.exception(
+                    "task %s ended with what JSON cannot hold", run.record.task_id
+                )
+                status, error = (
+                    "failed",
+                    {"code": INTERNAL_ERROR, "message": _UNWRITABLE},
+                )
         try:
             await self.store.finish(
                 run.record.task_id,
                 status,
                 at=self._wall_clock(),
-                result=result,
+                result=encoded,
                 error=error,
             )
         except TaskStoreUnavailableError:
@@ -416,19 +452,20 @@ class Tasks:
         principal: object | None,
         capabilities: Mapping[str, Any],
         prelude: bool,
+        peer: str | None = None,
     ) -> dict[str, Any]:
         """Run a call that may be a task; its CreateTaskResult, or its result.
 
         Without `prelude` the task is created before the tool runs; with it
         the tool runs in the request until it awaits `ctx.start_task()`.
         """
-        run = _Run(self, ctx, principal, capabilities)
+        run = _Run(self, ctx, principal, capabilities, peer)
         ctx.task_starter = run.start
         if not prelude:
-            record = run.record = await self.create(principal)
+            record = run.record = await self.create(principal, peer)
             self.register(run)
             ctx.become_task(run.ask, run.progress)
-            run.job = asyncio.get_running_loop().create_task(run.execute(work()))
+            run.job = asyncio.get_running_loop().create_task(run.execute(work))
             at = _iso(record.created_at)
             return {
                 "resultType": "task",
@@ -439,7 +476,7 @@ class Tasks:
                 "ttlMs": record.ttl_ms,
                 "pollIntervalMs": record.poll_interval_ms,
             }
-        job = asyncio.get_running_loop().create_task(run.execute(work()))
+        job = asyncio.get_running_loop().create_task(run.execute(work))
         run.job = job
         if run.record is None:
             run.started = asyncio.Event()

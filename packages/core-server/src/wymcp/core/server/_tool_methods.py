@@ -132,6 +132,7 @@ class ToolMethods:
             work,
             ctx,
             principal=call.principal,
+            peer=call.peer,
             capabilities=call.capabilities,
             prelude=bool(getattr(spec.tool, "task_prelude", False)),
         )

@@ -15,6 +15,7 @@ from aiohttp import web
 
 from wymcp.core.server import (
     INTERNAL_ERROR,
+    EncodedJSON,
     Reply,
     echoable_id,
     encode_json,
@@ -29,7 +30,16 @@ __all__ = [
     "reply_response",
 ]
 
-_FAST_ENCODE = msgspec.json.Encoder().encode
+
+def _spliced(value: object) -> msgspec.Raw:
+    """An `EncodedJSON` (a kept task result) goes into the answer as it is."""
+    if isinstance(value, EncodedJSON):
+        return msgspec.Raw(value.data)
+    message = f"Object of type {type(value).__name__} is not JSON serializable"
+    raise TypeError(message)
+
+
+_FAST_ENCODE = msgspec.json.Encoder(enc_hook=_spliced).encode
 _JSON_HEADERS = {"Content-Type": "application/json"}
 
 
@@ -39,7 +49,7 @@ def encode(value: Any) -> bytes:
     msgspec writes it, ten times faster than `json`; `encode_json` has `json`
     write again what msgspec may have got wrong or refused. Types JSON lacks
     that msgspec knows (datetime, UUID, Decimal, bytes, sets, dataclasses,
-    attrs) are written as msgspec writes them.
+    attrs) are written as msgspec writes them; an `EncodedJSON` is copied.
     """
     return encode_json(value, fast=_FAST_ENCODE)
 

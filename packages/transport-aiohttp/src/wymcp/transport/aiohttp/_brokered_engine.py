@@ -510,6 +510,8 @@ def brokered_engine(settings: Settings, broker: str) -> tuple[Engine, BrokeredEn
         max_tasks=settings.MAX_TASKS,
         max_per_principal=settings.MAX_TASKS_PER_PRINCIPAL,
         lease=settings.TASK_LEASE,
+        memory=settings.TASK_MEMORY_BUDGET,
+        memory_per_principal=settings.TASK_MEMORY_BUDGET_PER_PRINCIPAL,
     )
     engine = build_engine(settings, session_store=store, task_store=tasks)
     sessions = RedisSessions(broker, idle_timeout=settings.SESSION_IDLE_TIMEOUT)

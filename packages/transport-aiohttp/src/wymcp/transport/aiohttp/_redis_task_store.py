@@ -2,7 +2,8 @@
 
 Each change of a task is one Lua script; a lease key, renewed by the worker
 running the task, tells readers that worker is alive; two channels carry a
-cancel or an answer made elsewhere to it. `docs/tasks.md` has the rules.
+cancel or an answer made elsewhere to it; ended tasks are kept within a byte
+budget counted in Redis. `docs/tasks.md` has the rules.
 """
 
 from __future__ import annotations
@@ -19,14 +20,17 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
+from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
 
 from wymcp.core.server import (
     INTERNAL_ERROR,
+    EncodedJSON,
     TaskEvents,
     TaskLimitError,
     TaskRecord,
     TaskStoreUnavailableError,
+    task_charge,
+    task_too_large,
 )
 from wymcp.transport.aiohttp._answers import encode
 
@@ -37,9 +41,18 @@ TASK_PREFIX: Final = "wymcp:task:"
 LEASE_PREFIX: Final = "wymcp:task-lease:"
 """A key per running task, alive while the worker running it renews it."""
 ALL_TASKS: Final = "wymcp:tasks"
-"""A sorted set of every live task id, scored by expiry (the MAX_TASKS count)."""
+"""A sorted set of every running task id, scored by expiry (the MAX_TASKS count)."""
 PRINCIPAL_PREFIX: Final = "wymcp:tasks-of:"
-"""A sorted set per principal (a digest of its key): MAX_TASKS_PER_PRINCIPAL."""
+"""A sorted set per caller (a digest of `counted_as`) of its running tasks:
+MAX_TASKS_PER_PRINCIPAL."""
+KEPT: Final = "wymcp:tasks-kept"
+"""A sorted set of every ended task kept, scored by expiry (oldest first)."""
+KEPT_PREFIX: Final = "wymcp:tasks-kept-of:"
+"""A sorted set per caller (the same digest) of its ended tasks kept."""
+KEPT_SIZE: Final = "wymcp:tasks-kept-size"
+"""A hash: each ended task kept -> `<bytes charged>:<its caller's digest>`."""
+KEPT_BYTES: Final = "wymcp:tasks-kept-bytes"
+"""A hash: `*` -> the bytes of every ended task kept; a caller's digest -> its."""
 STOPPED_CHANNEL: Final = "wymcp:task-stopped"
 """A task ended away from the worker running it (cancelled, lease lost)."""
 ANSWERED_CHANNEL: Final = "wymcp:task-answered"
@@ -51,7 +64,12 @@ LOST: Final = (
 )
 """The error message of a task whose worker died or was restarted."""
 
-_UNWRITABLE: Final = "Internal error: the task's result could not be written as JSON."
+_MIB: Final = 1024 * 1024
+_UNWRITABLE: Final = "Internal error: the task's error could not be written as JSON."
+_FULL: Final = (
+    "The task's result could not be kept: the task store (Redis) is out of "
+    "memory (maxmemory). Run the task again later."
+)
 _TASK_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """Ids the store looks up; any other is unknown without asking Redis."""
 _TIMEOUT: Final = 2.0
@@ -72,7 +90,7 @@ local function clear(key)
     local head = string.sub(name, 1, 2)
     if head == 'q:' or head == 'a:' then redis.call('HDEL', key, name) end
   end
-  redis.call('HDEL', key, 'n', 'm', 'r', 'e')
+  redis.call('HDEL', key, 'n', 'm')
 end
 """
 
@@ -94,7 +112,8 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ms)
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[3]) then return 1 end
 if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[4]) then return 2 end
 local ttl = tonumber(ARGV[1])
-redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+redis.call('HSET', KEYS[1], 'k', ARGV[7])
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('SET', KEYS[2], ARGV[5], 'PX', ARGV[2])
 redis.call('ZADD', KEYS[3], ms + ttl, ARGV[6])
@@ -102,8 +121,9 @@ redis.call('ZADD', KEYS[4], ms + ttl, ARGV[6])
 if redis.call('PTTL', KEYS[4]) < ttl then redis.call('PEXPIRE', KEYS[4], ttl) end
 return 0
 """
-"""KEYS: task, lease, all, principal's. ARGV: ttl ms, lease ms, caps (2),
-owner, task id, then the hash's fields and values. 0, or which cap is full."""
+"""KEYS: task, lease, all running, the caller's running. ARGV: ttl ms, lease
+ms, caps (2), owner, task id, the caller's digest, then the hash's fields and
+values. 0, or which cap is full. Only running tasks are counted."""
 
 _GET = (
     _ENDED
@@ -113,27 +133,85 @@ if not seen[1] or seen[1] ~= ARGV[1] then return false end
 if not ended(seen[2]) and redis.call('EXISTS', KEYS[2]) == 0 then
   clear(KEYS[1])
   redis.call('HSET', KEYS[1], 's', 'failed', 'e', ARGV[2], 'u', ARGV[3])
+  redis.call('ZREM', KEYS[3], ARGV[5])
+  local who = redis.call('HGET', KEYS[1], 'k')
+  if who then redis.call('ZREM', ARGV[6] .. who, ARGV[5]) end
   redis.call('PUBLISH', ARGV[4], ARGV[5])
 end
 return {redis.call('PTTL', KEYS[1]), redis.call('HGETALL', KEYS[1])}
 """
 )
-"""KEYS: task, lease. ARGV: principal, lost error, now, stopped channel, id.
-A task still running whose lease is gone is failed first."""
+"""KEYS: task, lease, all running. ARGV: principal, lost error, now, stopped
+channel, id, running prefix. A task still running whose lease is gone is
+failed first (and no longer counted as running)."""
 
 _FINISH = (
     _WHILE_RUNNING
     + """
+local size, each, all = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+if size > each or size > all then return -1 end
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[3]) end
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local who = redis.call('HGET', KEYS[1], 'k') or ''
+local function held(field)
+  return tonumber(redis.call('HGET', KEYS[6], field) or '0')
+end
+local function forget(id)
+  redis.call('ZREM', KEYS[4], id)
+  local entry = redis.call('HGET', KEYS[5], id)
+  if not entry then return end
+  local cut = string.find(entry, ':', 1, true)
+  local bytes = tonumber(string.sub(entry, 1, cut - 1))
+  local owner = string.sub(entry, cut + 1)
+  redis.call('HDEL', KEYS[5], id)
+  redis.call('ZREM', ARGV[10] .. owner, id)
+  redis.call('HINCRBY', KEYS[6], '*', -bytes)
+  if redis.call('HINCRBY', KEYS[6], owner, -bytes) <= 0 then
+    redis.call('HDEL', KEYS[6], owner)
+  end
+end
+local function evict(set, field)
+  while held(field) + size > (field == '*' and all or each) do
+    local oldest = redis.call('ZRANGE', set, 0, 0)[1]
+    if not oldest then return end
+    redis.call('DEL', ARGV[11] .. oldest)
+    forget(oldest)
+  end
+end
+local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ms, 'LIMIT', 0, 500)
+for _, id in ipairs(expired) do forget(id) end
+local mine = ARGV[10] .. who
+evict(mine, who)
+evict(KEYS[4], '*')
 clear(KEYS[1])
 redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2])
-if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[3]) end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'e', ARGV[4]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'm', ARGV[5]) end
 redis.call('DEL', KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[12])
+redis.call('ZREM', ARGV[9] .. who, ARGV[12])
+local until_ms = ms + math.max(redis.call('PTTL', KEYS[1]), 0)
+redis.call('ZADD', KEYS[4], until_ms, ARGV[12])
+redis.call('ZADD', mine, until_ms, ARGV[12])
+if redis.call('PTTL', mine) < until_ms - ms then
+  redis.call('PEXPIRE', mine, until_ms - ms)
+end
+redis.call('HSET', KEYS[5], ARGV[12], size .. ':' .. who)
+redis.call('HINCRBY', KEYS[6], '*', size)
+redis.call('HINCRBY', KEYS[6], who, size)
 return 1
 """
 )
-"""KEYS: task, lease. ARGV: status, at, result, error, message ('' = none)."""
+"""KEYS: task, lease, all running, kept, kept sizes, kept bytes. ARGV: status,
+at, result, error, message ('' = none), bytes charged, the budgets (a
+caller's, all), running prefix, kept prefix, task prefix, task id.
+
+Before any write, the charge is checked against the budgets (-1: it can never
+fit). The result, the one large value, is the script's first write: Redis
+refuses a script's first write over `maxmemory`, but none after it. Then
+the expired ended tasks are uncounted and the oldest ended tasks of the
+caller, then of all, are forgotten until the charge fits."""
 
 _ASK = (
     _WHILE_RUNNING
@@ -152,14 +230,18 @@ return 1
 _ANSWER = (
     _WHILE_RUNNING
     + """
-local taken = 0
+local asked = {}
 for i = 2, #ARGV, 2 do
-  if redis.call('HDEL', KEYS[1], 'q:' .. ARGV[i]) == 1 then
-    redis.call('HSET', KEYS[1], 'a:' .. ARGV[i], ARGV[i + 1])
-    taken = taken + 1
+  if redis.call('HEXISTS', KEYS[1], 'q:' .. ARGV[i]) == 1 then
+    asked[#asked + 1] = i
   end
 end
+local taken = #asked
 if taken == 0 then return 0 end
+for _, i in ipairs(asked) do
+  redis.call('HSET', KEYS[1], 'a:' .. ARGV[i], ARGV[i + 1])
+end
+for _, i in ipairs(asked) do redis.call('HDEL', KEYS[1], 'q:' .. ARGV[i]) end
 local open = redis.call('HINCRBY', KEYS[1], 'n', -taken)
 if open <= 0 and s == 'input_required' then
   redis.call('HSET', KEYS[1], 's', 'working')
@@ -168,7 +250,8 @@ redis.call('HSET', KEYS[1], 'u', ARGV[1])
 return taken
 """
 )
-"""KEYS: task. ARGV: at, then each key and its answer."""
+"""KEYS: task. ARGV: at, then each key and its answer. The answers (the large
+values) are written first, so Redis's `maxmemory` check applies to them."""
 
 _TAKE = """
 local found = {}
@@ -218,9 +301,9 @@ def principal_field(principal: str | None) -> str:
     return json.dumps(principal, ensure_ascii=False)
 
 
-def _principal_set(principal: str | None) -> str:
-    digest = hashlib.sha256(principal_field(principal).encode()).hexdigest()[:32]
-    return PRINCIPAL_PREFIX + digest
+def _digest(counted_as: str | None) -> str:
+    """The caller a task counts against, as its Redis keys name it."""
+    return hashlib.sha256(principal_field(counted_as).encode()).hexdigest()[:32]
 
 
 def _text(value: bytes | None) -> str | None:
@@ -247,10 +330,13 @@ def _keyed_args(at: float, messages: Mapping[str, dict[str, Any]]) -> list[str]:
 class RedisTaskStore:
     """Task records in Redis, shared by every worker; see the module docstring.
 
-    `max_tasks` and `max_per_principal` cap the live tasks (ended ones
-    included until their TTL passes) over all workers. `lease` is how many
-    seconds a running task's lease lives unrenewed; this worker renews the
-    leases of the tasks it runs every third of it.
+    `max_tasks` and `max_per_principal` cap the running tasks over all
+    workers (per caller: `TaskRecord.counted_as`). Ended tasks are kept
+    within `memory` bytes in all and `memory_per_principal` per caller,
+    counted in Redis as the memory store counts them (`task_charge`), and
+    never above half of Redis's `maxmemory` (read at the first task). `lease` is
+    how many seconds a running task's lease lives unrenewed; this worker
+    renews the leases of the tasks it runs every third of it.
     """
 
     def __init__(
@@ -260,6 +346,8 @@ class RedisTaskStore:
         max_tasks: int,
         max_per_principal: int,
         lease: float,
+        memory: int = 256 * _MIB,
+        memory_per_principal: int = 32 * _MIB,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.client: aioredis.Redis = aioredis.Redis.from_url(
@@ -270,6 +358,10 @@ class RedisTaskStore:
         )
         self._max_tasks = max_tasks
         self._max_per_principal = max_per_principal
+        self._memory = memory
+        self._memory_per_principal = memory_per_principal
+        self._sized = False
+        """Whether the budgets were fitted to Redis's `maxmemory` yet."""
         self._lease = lease
         self._lease_ms = max(1, round(lease * 1000))
         self._wall_clock = wall_clock
@@ -310,6 +402,8 @@ class RedisTaskStore:
     async def create(self, record: TaskRecord) -> None:
         """Keep a new task and its lease; `TaskLimitError` when a cap is full."""
         self._start()
+        if not self._sized:
+            await self._fit_maxmemory()
         principal = principal_field(record.principal)
         fields: list[str | int | float] = [
             "p",
@@ -327,13 +421,14 @@ class RedisTaskStore:
             "n",
             0,
         ]
+        digest = _digest(record.counted_as)
         full = await self._call(
             self._create(
                 keys=[
                     TASK_PREFIX + record.task_id,
                     LEASE_PREFIX + record.task_id,
                     ALL_TASKS,
-                    _principal_set(record.principal),
+                    PRINCIPAL_PREFIX + digest,
                 ],
                 args=[
                     record.ttl_ms,
@@ -342,15 +437,39 @@ class RedisTaskStore:
                     self._max_per_principal,
                     self._owner,
                     record.task_id,
+                    digest,
                     *fields,
                 ],
             )
         )
         if full == 1:
-            raise TaskLimitError("the server holds as many tasks as it may")
+            raise TaskLimitError("the server runs as many tasks as it may")
         if full == 2:  # noqa: PLR2004 - the script's "per principal" answer
-            raise TaskLimitError("this caller holds as many tasks as it may")
+            raise TaskLimitError("this caller runs as many tasks as it may")
         self._leased.add(record.task_id)
+
+    async def _fit_maxmemory(self) -> None:
+        """Keep the ended tasks within half of Redis's `maxmemory`, if it has one.
+
+        Asked once, at the first task: a budget above it would let results
+        fill what sessions need. Redis that cannot say keeps the budgets.
+        """
+        try:
+            memory = await self._call(self.client.info("memory"))
+        except TaskStoreUnavailableError:
+            return  # asked again at the next task
+        self._sized = True
+        limit = int(memory.get("maxmemory", 0) or 0) // 2
+        if 0 < limit < self._memory:
+            logger.warning(
+                "wymcp: TASK_MEMORY_BUDGET (%d) is above half of Redis's maxmemory "
+                "(%d); ended tasks are kept within %d bytes",
+                self._memory,
+                limit * 2,
+                limit,
+            )
+            self._memory = limit
+            self._memory_per_principal = min(self._memory_per_principal, limit)
 
     async def get(self, task_id: str, principal: str | None) -> TaskRecord | None:
         """The task as stored now, or None.
@@ -362,13 +481,14 @@ class RedisTaskStore:
         lost = encode({"code": INTERNAL_ERROR, "message": LOST}).decode()
         found = await self._call(
             self._get(
-                keys=[TASK_PREFIX + task_id, LEASE_PREFIX + task_id],
+                keys=[TASK_PREFIX + task_id, LEASE_PREFIX + task_id, ALL_TASKS],
                 args=[
                     principal_field(principal),
                     lost,
                     repr(self._wall_clock()),
                     STOPPED_CHANNEL,
                     task_id,
+                    PRINCIPAL_PREFIX,
                 ],
             )
         )
@@ -387,6 +507,7 @@ class RedisTaskStore:
             if name.startswith(b"q:")
         }
         created = float(fields[b"c"])
+        kept = fields.get(b"r")
         return TaskRecord(
             task_id=task_id,
             principal=principal,
@@ -397,7 +518,7 @@ class RedisTaskStore:
             poll_interval_ms=int(fields[b"i"]),
             status=fields[b"s"].decode("ascii", "replace"),
             status_message=_text(fields.get(b"m")),
-            result=await _decoded(fields.get(b"r")),
+            result=None if kept is None else EncodedJSON(kept),
             error=await _decoded(fields.get(b"e")),
             input_requests=requests,
         )
@@ -443,28 +564,33 @@ class RedisTaskStore:
         status: str,
         *,
         at: float,
-        result: dict[str, Any] | None = None,
+        result: EncodedJSON | None = None,
         error: dict[str, Any] | None = None,
         message: str | None = None,
     ) -> bool:
-        """End a task that has not ended; whether this call ended it.
+        """End a task that has not ended, kept within the byte budgets.
 
-        The end of a task running here that Redis cannot take now is kept
-        and written again on each renewal; an end made on another worker
-        (a cancel) is published to the worker running the task.
+        A result that can never fit, or that Redis refuses (`maxmemory`),
+        ends the task `failed` with an error saying so. The end of a task
+        running here that Redis cannot take now is kept and written again on
+        each renewal; an end made on another worker (a cancel) is published
+        to the worker running the task.
         """
         try:
-            args = (
-                status,
-                repr(at),
-                "" if result is None else encode(result).decode(),
-                "" if error is None else encode(error).decode(),
-                message or "",
-            )
+            written = "" if error is None else encode(error).decode()
         except (TypeError, ValueError, OverflowError, RecursionError):
             logger.exception("wymcp: task %s ended with what JSON cannot hold", task_id)
-            failed = {"code": INTERNAL_ERROR, "message": _UNWRITABLE}
-            args = ("failed", repr(at), "", encode(failed).decode(), "")
+            error = {"code": INTERNAL_ERROR, "message": _UNWRITABLE}
+            written = encode(error).decode()
+        size = task_charge(result, error)
+        args = (
+            status,
+            repr(at),
+            b"" if result is None else result.data,
+            written,
+            message or "",
+            size,
+        )
         if task_id in self._leased:
             try:
                 ended = await self._write_end(task_id, args)
@@ -478,14 +604,65 @@ class RedisTaskStore:
         return ended
 
     async def _write_end(self, task_id: str, args: tuple[Any, ...]) -> bool:
-        ended = await self._call(
-            self._finish(
-                keys=[TASK_PREFIX + task_id, LEASE_PREFIX + task_id], args=list(args)
-            )
-        )
+        result: bytes = args[2]
+        why: dict[str, Any] | None = None
+        ended = 0
+        try:
+            ended = await self._finish_script(task_id, args)
+        except ResponseError as refused:
+            if not result or not isinstance(refused, OutOfMemoryError):
+                raise self._unreachable(refused) from None
+            logger.warning("wymcp: task %s's result is over Redis maxmemory", task_id)
+            why = {"code": INTERNAL_ERROR, "message": _FULL}
+        else:
+            if ended == -1:  # it can never fit in the budgets
+                budget = min(self._memory, self._memory_per_principal)
+                why = task_too_large(len(result), budget)
+        if why is not None:  # the result is not kept: the task fails saying why
+            error = encode(why).decode()
+            failed = ("failed", args[1], b"", error, "", task_charge(None, why))
+            try:
+                ended = await self._finish_script(task_id, failed)
+            except ResponseError as refused:
+                raise self._unreachable(refused) from None
         self._leased.discard(task_id)
         self._unsaved.pop(task_id, None)
-        return bool(ended)
+        return ended == 1
+
+    async def _finish_script(self, task_id: str, args: tuple[Any, ...]) -> int:
+        """Run `_FINISH`; a refusal of Redis's is raised as `ResponseError`."""
+        try:
+            ended: int = await self._finish(
+                keys=[
+                    TASK_PREFIX + task_id,
+                    LEASE_PREFIX + task_id,
+                    ALL_TASKS,
+                    KEPT,
+                    KEPT_SIZE,
+                    KEPT_BYTES,
+                ],
+                args=[
+                    *args,
+                    self._memory_per_principal,
+                    self._memory,
+                    PRINCIPAL_PREFIX,
+                    KEPT_PREFIX,
+                    TASK_PREFIX,
+                    task_id,
+                ],
+            )
+        except ResponseError:
+            raise  # Redis answered: the caller decides (`maxmemory`)
+        except (RedisError, OSError) as error:
+            raise self._unreachable(error) from None
+        return ended
+
+    @staticmethod
+    def _unreachable(error: Exception) -> TaskStoreUnavailableError:
+        logger.warning(
+            "wymcp: BROKER cannot be reached (tasks): %s", type(error).__name__
+        )
+        return TaskStoreUnavailableError()
 
     # ------------------------------------------------------------ background
 
@@ -532,7 +709,7 @@ class RedisTaskStore:
             self._events.answered(task_id)
 
     async def _renewing(self) -> None:
-        while True:
+        while not self._closed:
             await asyncio.sleep(self._lease / 3)
             try:
                 await self.renew()
@@ -542,8 +719,12 @@ class RedisTaskStore:
                 logger.exception("wymcp: renewing task leases failed")
 
     async def _listening(self) -> None:
-        """Hear of cancels and answers made on other workers, while serving."""
-        while True:
+        """Hear of cancels and answers made on other workers, while serving.
+
+        It stops once the store is closed even if redis-py swallowed the
+        cancel (8.2 turns one into a connection error in `listen`).
+        """
+        while not self._closed:
             try:
                 pubsub = self.client.pubsub()
                 try:
@@ -559,7 +740,8 @@ class RedisTaskStore:
                 logger.debug("wymcp: listening for task changes failed; retrying")
             except Exception:
                 logger.exception("wymcp: listening for task changes failed")
-            await asyncio.sleep(_RECONNECT)
+            if not self._closed:
+                await asyncio.sleep(_RECONNECT)
 
     def _heard(self, message: Mapping[str, Any]) -> None:
         data = message.get("data")
@@ -581,10 +763,11 @@ class RedisTaskStore:
         self._closed = True
         for job in self._background:
             job.cancel()
-        for job in self._background:
-            with contextlib.suppress(asyncio.CancelledError):
-                await job
-        self._background = []
+        if self._background:
+            # bounded: redis-py (8.2) can swallow the cancel of a listener
+            # cancelled just as it subscribed; closing the client below
+            # breaks its connection, and the loop sees `_closed`
+            await asyncio.wait(self._background, timeout=_TIMEOUT)
         if self._unsaved:
             logger.warning(
                 "wymcp: %d task ends could not be written to BROKER; readers will "
@@ -592,3 +775,6 @@ class RedisTaskStore:
                 len(self._unsaved),
             )
         await self.client.aclose()
+        if any(not job.done() for job in self._background):
+            await asyncio.wait(self._background, timeout=_TIMEOUT)
+        self._background = []

@@ -1,0 +1,243 @@
+"""What ended tasks may hold (issue 29, items 10, 12 and 13), through the engine.
+
+Results are kept as the JSON text written once and bound by
+`task_memory_budget` (in all) and `task_memory_budget_per_principal`; only
+running tasks count against the caps, anonymous callers by their address; a
+timer sweeps tasks past their TTL with no request to do it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import tracemalloc
+from typing import Any, ClassVar
+
+from wymcp.core.schema import Tool
+from wymcp.core.server import (
+    EncodedJSON,
+    Engine,
+    EngineOptions,
+    Exchange,
+    Headers,
+    MemoryTaskStore,
+    TaskRecord,
+)
+
+from .conftest import FakeStream, modern_request
+from .test_tasks import TASKS, Client, settle
+
+KIB = 1024
+MIB = 1024 * KIB
+RESULT = 256 * KIB
+"""The text each export returns: a result of a little more as JSON."""
+
+
+class Export(Tool):
+    name = "export"
+    description = "Returns RESULT bytes of text, as a task."
+    task_support = "required"
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+    }
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        return str(arguments.get("n", 0)) * RESULT  # a fresh string per call
+
+
+class Waiting(Tool):
+    name = "waiting"
+    description = "Runs until cancelled, as a task."
+    task_support = "required"
+    stopped: ClassVar[list[str]] = []
+    stop: ClassVar[asyncio.Event | None] = None
+
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            Waiting.stopped.append("cancelled")
+            if Waiting.stop is not None:
+                Waiting.stop.set()
+            raise
+        return None
+
+
+def budget_engine(**options: Any) -> Engine:
+    return Engine(tools=[Export, Waiting], options=EngineOptions(**options))
+
+
+async def run_exports(engine: Engine, count: int, peers: int) -> list[str]:
+    """`count` exports, from `peers` anonymous addresses in turn, run to their end."""
+    ids = []
+    for n in range(count):
+        client = Client(engine, peer=f"10.0.0.{n % peers}")
+        ids.append(await client.create("export", {"n": n % 10}))
+        await settle()
+    return ids
+
+
+def traced() -> int:
+    gc.collect()
+    return tracemalloc.get_traced_memory()[0]
+
+
+async def test_kept_results_stay_within_the_budget_when_the_calls_double():
+    """Twice the exports add no more memory: the budget holds what is kept."""
+    engine = budget_engine(
+        task_memory_budget=4 * MIB, task_memory_budget_per_principal=2 * MIB
+    )
+    store = engine._tasks.store
+    assert isinstance(store, MemoryTaskStore)
+    await run_exports(engine, 4, 4)  # warm-up: code paths and caches
+    tracemalloc.start()
+    try:
+        before = traced()
+        await run_exports(engine, 40, 4)  # 10 MiB of results
+        once = traced() - before
+        await run_exports(engine, 40, 4)  # 10 MiB more
+        twice = traced() - before
+    finally:
+        tracemalloc.stop()
+    print(f"40 exports: +{once / MIB:.2f} MiB; 80: +{twice / MIB:.2f} MiB")  # noqa: T201
+    assert store.kept_bytes <= 4 * MIB
+    assert once <= 4 * MIB + 512 * KIB
+    assert twice <= once + 512 * KIB
+
+
+async def test_a_caller_past_its_budget_loses_only_its_own_oldest_results():
+    engine = budget_engine(
+        task_memory_budget=16 * MIB, task_memory_budget_per_principal=MIB
+    )
+    other = Client(engine, peer="10.0.0.9")
+    kept = await other.create("export", {"n": 9})
+    await settle()
+    flooder = await run_exports(engine, 12, 1)  # 3 MiB from 10.0.0.0
+    assert (await other.get(kept))["status"] == "completed"
+    flood = Client(engine, peer="10.0.0.0")
+    _status, error = await flood.error("tasks/get", {"taskId": flooder[0]})
+    assert error["code"] == -32602
+    assert "TASK_MEMORY_BUDGET" in error["data"]["reason"]
+    newest = await flood.get(flooder[-1])
+    assert newest["result"]["content"][0]["text"] == "1" * RESULT
+
+
+async def test_a_result_too_large_to_keep_fails_its_task_saying_why():
+    engine = budget_engine(task_memory_budget_per_principal=128 * KIB)
+    client = Client(engine, peer="10.0.0.1")
+    task_id = await client.create("export", {})
+    await settle()
+    failed = await client.get(task_id)
+    assert failed["status"] == "failed"
+    assert failed["error"]["code"] == -32603
+    assert "TASK_MEMORY_BUDGET_PER_PRINCIPAL" in failed["error"]["message"]
+    assert "result" not in failed
+
+
+async def test_a_poll_copies_the_kept_text_and_never_encodes_the_result_again():
+    engine = budget_engine()
+    client = Client(engine, peer="10.0.0.1")
+    task_id = await client.create("export", {"n": 3})
+    await settle()
+    shown = []
+    for rid in (1, 2):
+        body, headers = modern_request(
+            "tasks/get", {"taskId": task_id}, rid, meta=_meta()
+        )
+        headers.append(("Mcp-Name", task_id))
+        exchange = Exchange(method="POST", headers=Headers.of(headers), body=body)
+        reply = await engine.post(exchange, FakeStream())
+        shown.append(reply.body["result"]["result"])
+    first, second = shown
+    assert isinstance(first, EncodedJSON)
+    assert second is first  # the same bytes, handed out again
+    assert first.value()["content"][0]["text"] == "3" * RESULT
+
+
+def _meta() -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": TASKS,
+    }
+
+
+async def test_cancelled_tasks_free_their_slot_at_once():
+    """100 instantly cancelled calls leave the caller (and everyone) free."""
+    engine = budget_engine(max_tasks=10, max_tasks_per_principal=3)
+    flooder = Client(engine, peer="10.0.0.66")
+    for _ in range(100):
+        task_id = await flooder.create("waiting")
+        assert (await flooder.result("tasks/cancel", {"taskId": task_id})) is not None
+    other = Client(engine, peer="10.0.0.1")
+    assert await other.create("waiting")
+
+
+async def test_anonymous_callers_are_counted_by_address():
+    engine = budget_engine(max_tasks=10, max_tasks_per_principal=3)
+    flooder = Client(engine, peer="10.0.0.66")
+    for _ in range(3):
+        await flooder.create("waiting")
+    reply = await flooder.send("tools/call", {"name": "waiting", "arguments": {}})
+    assert reply.status == 503
+    assert "this caller runs as many tasks" in reply.body["error"]["message"]
+    other = Client(engine, peer="10.0.0.1")
+    assert await other.create("waiting")  # another address is not locked out
+    signed = Client(engine, principal="alice", peer="10.0.0.66")
+    assert await signed.create("waiting")  # a principal is counted as itself
+
+
+async def test_work_past_its_ttl_stops_on_an_idle_server():
+    """No request comes: the sweeping timer stops the work and forgets the task."""
+    now = [1000.0]
+    store = MemoryTaskStore(clock=lambda: now[0], sweep_every=0.01)
+    engine = budget_engine(clock=lambda: now[0], task_ttl=60.0, task_store=store)
+    Waiting.stopped.clear()
+    Waiting.stop = asyncio.Event()
+    await Client(engine, peer="10.0.0.1").create("waiting")
+    await settle()
+    now[0] += 61.0
+    await asyncio.wait_for(Waiting.stop.wait(), 5.0)  # a bound on waiting only
+    assert Waiting.stopped == ["cancelled"]
+    assert len(store) == 0
+    assert engine._tasks.running == {}
+    await engine.aclose()
+
+
+async def test_closing_the_engine_cancels_the_sweeping_timer():
+    store = MemoryTaskStore(sweep_every=0.01)
+    engine = budget_engine(task_store=store)
+    await Client(engine, peer="10.0.0.1").create("waiting")
+    assert store._sweeper is not None
+    await engine.aclose()
+    assert store._sweeper is None
+    await asyncio.sleep(0.05)
+    assert store._sweeper is None  # not armed again
+
+
+async def test_an_ended_record_costs_about_what_it_is_charged():
+    """RECORD_BYTES is at least what an ended task with a small result takes."""
+    store = MemoryTaskStore(max_tasks=10_000, max_per_principal=10_000)
+    result = EncodedJSON(b'{"content":[{"type":"text","text":"ok"}],"isError":false}')
+    count = 2000
+    tracemalloc.start()
+    try:
+        before = traced()
+        for n in range(count):
+            task = TaskRecord(
+                task_id=f"{n:032x}",
+                principal=None,
+                counted_as=f"peer:10.0.{n // 256}.{n % 256}",
+                created_at=1_700_000_000.0 + n,
+                updated_at=1_700_000_000.0 + n,
+                expires_at=3600.0 + n,
+                ttl_ms=3_600_000,
+                poll_interval_ms=1000,
+            )
+            await store.create(task)
+            await store.finish(task.task_id, "completed", at=1.0 + n, result=result)
+        each = (traced() - before) / count
+    finally:
+        tracemalloc.stop()
+    print(f"an ended record with a small result: {each:.0f} bytes")  # noqa: T201
+    assert each <= 2048
