@@ -118,14 +118,25 @@ def test_an_array_index_stays_an_index_under_a_combinator():
 
 def test_multiple_of_above_2_53_is_decided_exactly():
     spec = tool_of({"n": {"type": "integer", "multipleOf": 3}})
-    big = 1.1060260653197889e18
-    assert int(big) % 3 != 0
+    # A float means the decimal its repr spells: 1.1060260653197888e18 is
+    # 1106026065319788800 (digit sum 71), whatever its binary value divides.
+    big = 1.1060260653197888e18
     verdict = check(spec, "go", {"n": big})
     assert not verdict.accepted
     assert verdict.refusal["errors"][0]["problems"] == ["value is not a multiple of 3"]
     assert not check(spec, "go", {"n": 2**70 + 1}).accepted
     assert check(spec, "go", {"n": 3 * 2**70}).data == {"n": 3 * 2**70}
-    assert check(spec, "go", {"n": float(3 * 2**60)}).data == {"n": 3 * 2**60}
+    # float(3 * 2**60) spells 3.458764513820541e18: the tool receives that decimal.
+    assert check(spec, "go", {"n": float(3 * 2**60)}).data == {"n": 3458764513820541000}
+
+
+def test_a_whole_float_above_2_53_is_cast_to_the_decimal_it_spells():
+    # 1.1060260653197889e18 spells 1106026065319788900, a multiple of 3; its binary
+    # value (...928) is not, and the tool must receive what the gate decided on.
+    spec = tool_of({"n": {"type": "integer", "multipleOf": 3}})
+    verdict = check(spec, "go", {"n": 1.1060260653197889e18})
+    assert verdict.data == {"n": 1106026065319788900}
+    assert verdict.data["n"] % 3 == 0
 
 
 def test_multiple_of_is_exact_for_fractions_and_inside_combinators():
@@ -138,7 +149,8 @@ def test_multiple_of_is_exact_for_fractions_and_inside_combinators():
     )
     assert check(spec, "go", {"p": 2.5, "q": 9, "r": 3}).accepted
     assert not check(spec, "go", {"p": 2.25}).accepted
-    assert not check(spec, "go", {"q": 1.1060260653197889e18}).accepted
+    assert not check(spec, "go", {"q": 1.1060260653197888e18}).accepted
+    assert check(spec, "go", {"p": 0.5, "q": 1.1060260653197889e18}).accepted
     assert not check(spec, "go", {"r": 2**80}).accepted
 
 

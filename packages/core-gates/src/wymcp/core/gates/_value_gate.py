@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from decimal import Decimal
 from typing import Any
 
 import attrs
@@ -17,11 +18,14 @@ import attrs
 from wymcp.core.gates._bound import FIRST, Path, echo, token_key
 from wymcp.core.gates._catalogue import UNCHECKABLE, keyword_text, problem_text
 from wymcp.core.gates._copy_on_write import replaced
-from wymcp.core.schema import ValueNode
+from wymcp.core.schema import ValueNode, multiple_of_problem, spend_work
 
 _CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, AttributeError)
 _SCALARS = (str, int, float, bool, type(None))
 _CHUNK = 4096
+_EXACT = float(2**53)
+_HOLDERS = frozenset({float, dict, list})
+"""The kinds of value a cast can change (a float) or look inside."""
 DEPTH = 32
 """How deep the walk reads a refused value (the engine checks every depth)."""
 LEAF_ERRORS = 1000
@@ -276,7 +280,7 @@ def _own(node: ValueNode, value: object, texts: list[Callable[[], list[str]]]) -
         if not is_valid(validator, value)
     ]
     if failed:
-        texts.append(lambda: [_text(k, v, schema, value) for k, v in failed])
+        texts.append(lambda: [_text(k, schema, value) for k, _ in failed])
     if isinstance(value, dict) and isinstance(schema, dict):
         missing = _missing(schema, value)
         if missing:
@@ -285,15 +289,11 @@ def _own(node: ValueNode, value: object, texts: list[Callable[[], list[str]]]) -
             )
 
 
-def _text(keyword: str, validator: Any, schema: Any, value: object) -> str:
+def _text(keyword: str, schema: Any, value: object) -> str:
     """The text of one failing keyword; ``multipleOf`` says why (its own check)."""
     if keyword != "multipleOf":
         return keyword_text(keyword, schema)
-    try:
-        errors = list(itertools.islice(validator.iter_errors(value), 1))
-    except _CHECK_ERRORS:
-        errors = []
-    return problem_text(errors[0]) if errors else UNCHECKABLE
+    return multiple_of_problem(value, schema.get("multipleOf")) or UNCHECKABLE
 
 
 def _missing(schema: dict[str, Any], value: dict[Any, Any]) -> list[object]:
@@ -336,16 +336,22 @@ def _visit_object(
             _visit(refusing, sub, (*path, key), report, inner)
 
 
-def _children_of(node: ValueNode, value: dict[Any, Any]) -> list[tuple[Any, ValueNode]]:
-    """Each (key, child position) a node applies to the keys of an object."""
+def _children_of(
+    node: ValueNode, value: dict[Any, Any], keys: Iterable[Any] | None = None
+) -> list[tuple[Any, ValueNode]]:
+    """Each (key, child position) a node applies to the keys of an object.
+
+    ``keys`` (default: every key of ``value``) are the keys asked about.
+    """
     found: list[tuple[Any, ValueNode]] = []
     properties = node.properties
     patterns = node.pattern_nodes
     additional = node.additional
+    asked = value if keys is None else keys
     if not patterns and additional is None:
-        found.extend((key, properties[key]) for key in value if key in properties)
+        found.extend((key, properties[key]) for key in asked if key in properties)
         return found
-    for key in value:
+    for key in asked:
         matched = False
         if key in properties:
             found.append((key, properties[key]))
@@ -425,6 +431,10 @@ def _refused(tail: list[ValueNode], chunk: list[Any]) -> list[int]:
     """The indexes of the items some tail position refuses, in order."""
     refused: set[int] = set()
     for node in tail:
+        if node.python_checks:
+            flags = map(operator.not_, _verdicts(node.validator, chunk))
+            refused.update(itertools.compress(range(len(chunk)), flags))
+            continue
         try:
             flags = map(operator.not_, map(node.validator.is_valid, chunk))
             refused.update(itertools.compress(range(len(chunk)), flags))
@@ -435,6 +445,27 @@ def _refused(tail: list[ValueNode], chunk: list[Any]) -> list[int]:
                 if not is_valid(node.validator, item)
             )
     return sorted(refused)
+
+
+def _verdicts(validator: Any, chunk: list[Any]) -> list[bool]:
+    """Each item's verdict, an equal scalar item (of the same type) asked once.
+
+    A refusal decided in Python costs the engine an exception per item; an array
+    repeating one refused number pays it once per distinct number.
+    """
+    known: dict[tuple[type, object], bool] = {}
+    verdicts: list[bool] = []
+    for item in chunk:
+        kind = item.__class__
+        if kind is dict or kind is list:
+            verdicts.append(is_valid(validator, item))
+            continue
+        key = (kind, item)
+        verdict = known.get(key)
+        if verdict is None:
+            verdict = known[key] = is_valid(validator, item)
+        verdicts.append(verdict)
+    return verdicts
 
 
 def _split(extras: Extras) -> dict[Any, Extras]:
@@ -496,10 +527,12 @@ def cast_integers(node: ValueNode, value: object) -> object:
     items, patterns, ``additionalProperties``, ``allOf`` branches and ``$ref``
     targets, the ``anyOf``/``oneOf`` branch that accepted it, the ``then``/``else``
     the ``if`` chose. Containers are copied only where something changed; the
-    caller's data is never modified.
+    caller's data is never modified. Each value read here past the fast lanes spends
+    one unit of the running work budget.
     """
     if not node.casts:
         return value
+    spend_work()
     if not node.plain:
         return _cast_set([node], value)
     kind = value.__class__
@@ -515,8 +548,20 @@ def cast_integers(node: ValueNode, value: object) -> object:
 def _cast_number(node: ValueNode, value: float) -> object:
     """A whole float where the schema says integer becomes an int."""
     if node.integer and value.is_integer():
-        return int(value)
+        return whole(value)
     return value
+
+
+def whole(number: float) -> int:
+    """The integer a whole float stands for: the decimal its repr spells.
+
+    Below 2**53 that is ``int(number)``; above, the shortest repr names the number
+    the client wrote (``1.1060260653197889e18`` is ``1106026065319788900``), the one
+    ``multipleOf`` decided on.
+    """
+    if -_EXACT < number < _EXACT:
+        return int(number)
+    return int(Decimal(repr(number)))
 
 
 def _cast_object(node: ValueNode, value: dict[Any, Any]) -> dict[Any, Any]:
@@ -525,7 +570,7 @@ def _cast_object(node: ValueNode, value: dict[Any, Any]) -> dict[Any, Any]:
     for key in node.integer_keys:
         number = value.get(key)
         if number.__class__ is float and number.is_integer():
-            result = replaced(result, value, key, int(number))
+            result = replaced(result, value, key, whole(number))
     for key, child in node.deeper_keys:
         if key in value:
             sub = value[key]
@@ -543,6 +588,8 @@ def _cast_array(node: ValueNode, value: list[Any]) -> list[Any]:
     result = value
     prefix = node.prefix_items
     for index, item in enumerate(value):
+        if item.__class__ not in _HOLDERS:
+            continue
         child = prefix[index] if index < len(prefix) else items
         if child is not None and child.casts:
             new = cast_integers(child, item)
@@ -596,11 +643,12 @@ def _cast_flat_items(items: ValueNode, value: list[Any]) -> list[Any]:
 
 def _cast_set(nodes: list[ValueNode], value: object) -> object:
     """Cast through every position that accepted ``value`` (the general lane)."""
+    spend_work()
     applying = _accepting(nodes, value)
     kind = value.__class__
     if kind is float:
         if any(node.integer for node in applying) and value.is_integer():  # type: ignore[attr-defined]
-            return int(value)  # type: ignore[call-overload]
+            return whole(value)  # type: ignore[arg-type]
         return value
     if kind is dict:
         return _cast_keys(applying, value)  # type: ignore[arg-type]
@@ -636,18 +684,35 @@ def _accepting(nodes: list[ValueNode], value: object) -> list[ValueNode]:
 
 
 def _cast_keys(applying: list[ValueNode], value: dict[Any, Any]) -> dict[Any, Any]:
-    """Cast each key's value through the positions that apply to it."""
+    """Cast each key's value through the positions that apply to it.
+
+    Only the keys holding a float, an object or an array can have something to
+    cast; the others (an accepted object of 300,000 integers) are never matched
+    against the patterns.
+    """
+    held = [key for key, sub in value.items() if sub.__class__ in _HOLDERS]
+    if not held:
+        return value
+    spend_work(len(held))
     children: dict[Any, list[ValueNode]] = {}
     for node in applying:
-        for key, child in _children_of(node, value):
+        for key, child in _children_of(node, value, held):
             if child.casts:
                 children.setdefault(key, []).append(child)
-    result = value
+    changes: dict[Any, object] = {}
     for key, nodes in children.items():
         sub = value[key]
+        if sub.__class__ is float and len(nodes) == 1 and nodes[0].plain:
+            if nodes[0].integer and sub.is_integer():
+                changes[key] = whole(sub)
+            continue
         new = _cast_set(nodes, sub)
         if new is not sub:
-            result = replaced(result, value, key, new)
+            changes[key] = new
+    if not changes:
+        return value
+    result = value.copy()
+    result.update(changes)
     return result
 
 
@@ -655,6 +720,8 @@ def _cast_items(applying: list[ValueNode], value: list[Any]) -> list[Any]:
     """Cast each item through the positions that apply to it."""
     result = value
     for index, item in enumerate(value):
+        if item.__class__ not in _HOLDERS:
+            continue
         nodes = [
             child
             for child in (_item_node(node, index) for node in applying)

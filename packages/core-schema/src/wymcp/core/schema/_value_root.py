@@ -15,7 +15,11 @@ from urllib.parse import quote, unquote
 import attrs
 import jsonschema_rs
 
-from wymcp.core.schema._multiple_of import ExactMultipleOf
+from wymcp.core.schema._multiple_of import (
+    KEYWORD,
+    DecimalMultipleOf,
+    decimal_multiples,
+)
 
 _URN = "urn:wymcp:value-root"
 _FRAGMENT_SAFE = "/~!$&'()*+,;=:@"
@@ -93,6 +97,8 @@ class ValueNode:
         opaque: whether the position cannot be split (``unevaluated*``, a dynamic
             or remote reference): then the engine's own errors describe it.
         plain: whether properties and items are all the position applies.
+        python_checks: whether the engine may call back into Python here (the
+            decimal ``multipleOf``): a walk then checks equal scalar items once.
     """
 
     schema: Any
@@ -121,6 +127,7 @@ class ValueNode:
     dependent: tuple[tuple[str, ValueNode], ...] = ()
     opaque: bool = False
     plain: bool = True
+    python_checks: bool = False
 
     def links(self) -> list[ValueNode]:
         """Every node a value accepted here may also be read through (not ``not``)."""
@@ -147,13 +154,17 @@ def compile_schema(
 ) -> Any:
     """Build a jsonschema-rs validator; ``format`` asserted (input) or annotation.
 
-    ``multipleOf`` is wymcp's exact keyword wherever the schema (or, with
-    ``exact``, the document a registry holds) uses it; a schema without it is
-    built without custom keywords, which the engine checks faster.
+    ``multipleOf`` is decided on decimals wherever the schema (or, with ``exact``,
+    the document a registry holds, rewritten by ``decimal_multiples``) uses it; a
+    schema without it is built without custom keywords, which the engine checks
+    faster.
     """
     options: dict[str, Any] = {}
-    if exact or (exact is None and _uses_multiple_of(schema)):
-        options["keywords"] = {"multipleOf": ExactMultipleOf}
+    if exact is None and _uses_multiple_of(schema):
+        schema = decimal_multiples(schema)
+        exact = True
+    if exact:
+        options["keywords"] = {KEYWORD: DecimalMultipleOf}
     if registry is not None:
         options["registry"] = registry
     return jsonschema_rs.validator_for(
@@ -189,15 +200,16 @@ class _Builder:
         self.root_validator = validator
         self.exact = _uses_multiple_of(document)
         keywords: dict[str, Any] | None = (
-            {"multipleOf": ExactMultipleOf} if self.exact else None
+            {KEYWORD: DecimalMultipleOf} if self.exact else None
         )
+        compiled: Any = decimal_multiples(document) if self.exact else document
         self.validators = jsonschema_rs.validator_map_for(
-            document,
+            compiled,
             validate_formats=True,
             ignore_unknown_formats=False,
             keywords=keywords,
         )
-        self.registry = jsonschema_rs.Registry([(_URN, document)])
+        self.registry = jsonschema_rs.Registry([(_URN, compiled)])
         self.local_refs = not _has_nested_identifiers(document)
         self.nodes: dict[int, ValueNode] = {}
         self.built: list[ValueNode] = []
@@ -213,7 +225,11 @@ class _Builder:
         known = self.nodes.get(id(schema))
         if known is not None:
             return known
-        node = ValueNode(schema=schema, validator=self.validator(pointer))
+        node = ValueNode(
+            schema=schema,
+            validator=self.validator(pointer),
+            python_checks=self.exact,
+        )
         self.nodes[id(schema)] = node
         self.built.append(node)
         if isinstance(schema, dict):
