@@ -137,9 +137,10 @@ def decimal_multiples(schema: object) -> object:
     ``{"multipleOf": f}`` becomes an ``allOf`` entry ``{"if": {"type": "integer",
     "multipleOf": p}, "else": {KEYWORD: f}}``: the engine accepts an integer multiple
     of ``p`` alone (integer arithmetic, exact), and any other number reaches
-    ``KEYWORD``. Only schema positions are read (not ``enum``, ``const``,
-    ``default``); a factor that is not a positive number is left to the engine,
-    which refuses it when it builds.
+    ``KEYWORD``. An integer factor where the schema says ``"type": "integer"`` is
+    left to the engine, which decides every value there alone. Only schema
+    positions are read (not ``enum``, ``const``, ``default``); a factor that is not
+    a positive number is left to the engine, which refuses it when it builds.
     """
     if isinstance(schema, list):
         return [decimal_multiples(sub) for sub in schema]
@@ -159,7 +160,7 @@ def decimal_multiples(schema: object) -> object:
             copied[keyword] = value
     factor = copied.get("multipleOf")
     step = integer_step(factor)
-    if step is not None:
+    if step is not None and not (copied.get("type") == "integer" and step == factor):
         del copied["multipleOf"]
         decided = {
             "if": {"type": "integer", "multipleOf": step},

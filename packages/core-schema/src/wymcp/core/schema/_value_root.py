@@ -7,7 +7,6 @@ offending path and each cast without asking the engine for its error messages.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, unquote
@@ -73,9 +72,8 @@ class ValueNode:
         properties: the nodes of the declared properties.
         prefix_items: the nodes of ``prefixItems``.
         items: the node of ``items`` (applies past ``prefixItems``), or None.
-        closed: whether the unknown-key gate refuses a key outside the declared ones.
-        patterns: the ``patternProperties`` patterns as Python reads them (for the
-            unknown-key gate).
+        closed: whether the unknown-key gate refuses a key outside the declared ones
+            (and outside ``pattern_nodes``, matched as the engine matches them).
         integer: whether the schema here says integer (a whole float is cast).
         casts: whether this node or one reached from it says integer.
         integer_keys: declared properties that are integers with nothing else to
@@ -107,7 +105,6 @@ class ValueNode:
     prefix_items: tuple[ValueNode, ...] = ()
     items: ValueNode | None = None
     closed: bool = False
-    patterns: tuple[re.Pattern[str], ...] = ()
     integer: bool = False
     casts: bool = False
     integer_keys: tuple[str, ...] = ()
@@ -306,9 +303,7 @@ class _Builder:
         )
         node.assertions = at.assertions()
         node.children_valid = at.children_valid()
-        patterns = _patterns(schema)
-        node.patterns = patterns or ()
-        node.closed = additional is False and patterns is not None
+        node.closed = additional is False
         node.integer = _says_integer(_type_of(schema, self.document))
         node.plain = not (
             node.pattern_nodes
@@ -458,17 +453,6 @@ def _settle(nodes: list[ValueNode]) -> None:
 def _casts_below(node: ValueNode) -> bool:
     """Whether a node reached from ``node`` has something to cast."""
     return any(link.casts for link in node.links())
-
-
-def _patterns(schema: dict[str, Any]) -> tuple[re.Pattern[str], ...] | None:
-    """Compile the patternProperties patterns; None if Python cannot read one."""
-    compiled = []
-    for pattern in _mapping(schema.get("patternProperties")):
-        try:
-            compiled.append(re.compile(str(pattern)))
-        except re.error:
-            return None
-    return tuple(compiled)
 
 
 def _type_of(schema: dict[str, Any], document: object) -> object:
