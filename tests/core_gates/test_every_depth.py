@@ -337,3 +337,64 @@ def test_a_value_nested_past_what_the_cast_reads_is_refused_not_raised():
     assert refusal["errors"] == [
         {"path": "data", "problems": ["value could not be checked against the schema"]}
     ]
+
+
+# unevaluatedProperties / unevaluatedItems: each refused value at its own path.
+
+
+def test_each_value_unevaluated_properties_refuses_gets_its_path():
+    spec = tool_of(
+        {
+            "o": {
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "unevaluatedProperties": {"type": "integer"},
+            },
+            "f": {"properties": {"a": {}}, "unevaluatedProperties": False},
+        }
+    )
+    sent = {"o": {"a": "x", "b": "1", "c": "2", "d": "3", "e": "4", "g": 5}}
+    refusal = check(spec, "go", sent).refusal
+    assert refusal["error_count"] == 4
+    assert refusal["errors"] == [
+        {"path": f"data.o.{key}", "problems": ["value is not of type integer"]}
+        for key in "bcde"
+    ]
+    refusal = check(spec, "go", {"f": {"a": 1, "b": 1, "c": 2}}).refusal
+    assert refusal["errors"] == [  # false refuses the keys as such: the catalogue's
+        {
+            "path": "data.f",
+            "problems": ["value has properties unevaluatedProperties does not allow"],
+        }
+    ]
+    assert check(spec, "go", {"o": {"a": "x", "b": 1}}).accepted
+
+
+def test_each_item_unevaluated_items_refuses_gets_its_path():
+    spec = tool_of(
+        {
+            "l": {
+                "type": "array",
+                "prefixItems": [{"type": "string"}],
+                "unevaluatedItems": {"type": "integer", "maximum": 5},
+            },
+            "m": {"prefixItems": [{}], "unevaluatedItems": {"multipleOf": 0.5}},
+        }
+    )
+    refusal = check(spec, "go", {"l": ["x", "1", 2, 9, "4"]}).refusal
+    assert refusal["error_count"] == 3
+    assert refusal["errors"] == [
+        {"path": "data.l[1]", "problems": ["value is not of type integer"]},
+        {"path": "data.l[3]", "problems": ["value is higher than maximum 5"]},
+        {"path": "data.l[4]", "problems": ["value is not of type integer"]},
+    ]
+    refusal = check(spec, "go", {"m": [0.3, 0.3, 1.5, 0.7]}).refusal
+    assert paths(refusal) == ["data.m[1]", "data.m[3]"]
+    assert refusal["errors"][0]["problems"] == ["value is not a multiple of 0.5"]
+
+
+def test_many_values_unevaluated_items_refuses_are_all_counted():
+    spec = tool_of({"l": {"prefixItems": [{}], "unevaluatedItems": {"type": "string"}}})
+    refusal = check(spec, "go", {"l": [0] * 3000}).refusal
+    assert refusal["error_count"] == 2999
+    assert paths(refusal) == [f"data.l[{i}]" for i in range(1, 11)]

@@ -8,6 +8,7 @@ apply there; each offending path is counted once, and only the first ten get tex
 from __future__ import annotations
 
 import itertools
+import json
 import operator
 from collections.abc import Callable, Iterable
 from decimal import Decimal
@@ -482,8 +483,11 @@ def _engine_errors(
     """A position that cannot be split: its engine errors, bounded, by instance path.
 
     The engine spells an all-digit object key as an integer; the instance says which
-    it is.
+    it is. An ``unevaluatedProperties``/``unevaluatedItems`` schema's error names
+    the object or array; each value the schema refused gets its own path instead (as
+    under ``additionalProperties``), with its own problems.
     """
+    leaf = _Leaf(extras, report)
     try:
         errors = itertools.islice(node.validator.iter_errors(value), LEAF_ERRORS + 1)
         for seen, error in enumerate(errors):
@@ -491,9 +495,118 @@ def _engine_errors(
                 report.partial = True
                 break
             relative = instance_path(value, error.instance_path)
+            if _unevaluated(node, error, value, relative, leaf):
+                continue
             extras.setdefault(relative, []).append(problem_text(error))
     except _CHECK_ERRORS:
         extras.setdefault((), []).append(UNCHECKABLE)
+
+
+@attrs.define
+class _Leaf:
+    """Where a position that cannot be split reports, and its engine errors left."""
+
+    extras: Extras
+    report: ValueReport
+    budget: int = LEAF_ERRORS
+
+
+def _unevaluated(
+    node: ValueNode, error: Any, value: object, relative: Path, leaf: _Leaf
+) -> bool:
+    """Report each value an ``unevaluated*`` schema of the node's own refused.
+
+    False (the container's text is kept) for another error, for ``false`` (which
+    refuses the container's extra keys or items as such), or when the refused
+    values cannot be told: the engine names refused keys, but refused items only by
+    their JSON, so an item is told by the item schema refusing it (and, when more
+    items fail it than the engine refused, by its JSON).
+    """
+    keyword = str(error.kind.name)
+    if keyword not in _UNEVALUATED or list(error.schema_path) != [keyword]:
+        return False
+    child = dict(node.unevaluated).get(keyword)
+    container = _at(value, relative)
+    if child is None or child.schema is False or container is None:
+        return False  # ``false`` keeps the container's own catalogue text
+    unexpected = list(error.kind.as_dict().get("unexpected") or ())
+    if keyword == "unevaluatedProperties":
+        tokens: list[Any] = [key for key in unexpected if key in container]  # type: ignore[operator]
+        found = len(tokens) == len(unexpected) and isinstance(container, dict)
+    else:
+        start = len(node.prefix_items) if relative == () else 0
+        tokens = _refused_items(child, container, unexpected, start)
+        found = isinstance(container, list) and len(tokens) == len(unexpected)
+    if not found or not tokens:
+        return False
+    for index, token in enumerate(tokens):
+        if index == LEAF_ERRORS:
+            leaf.report.count += len(tokens) - LEAF_ERRORS  # counted, never listed
+            break
+        _child_errors(child, container[token], (*relative, token), leaf)  # type: ignore[index]
+    return True
+
+
+_UNEVALUATED = frozenset({"unevaluatedProperties", "unevaluatedItems"})
+
+
+def _at(value: object, path: Path) -> object:
+    """The part of ``value`` at ``path`` (None if the path leads nowhere)."""
+    found = value
+    for token in path:
+        held = isinstance(found, dict) and token in found
+        if not held and not (
+            isinstance(found, list) and isinstance(token, int) and token < len(found)
+        ):
+            return None
+        found = found[token]  # type: ignore[index]
+    return found
+
+
+def _refused_items(
+    child: ValueNode, items: object, unexpected: list[Any], start: int
+) -> list[int]:
+    """The indexes of the items the engine called unevaluated and refused.
+
+    They are the items past the position's own ``prefixItems`` (``start``) the
+    keyword's schema refuses, unless an item it refuses was evaluated elsewhere (an
+    ``allOf`` branch's ``prefixItems``, ``contains``): then the engine's JSON of
+    each, in order, tells them apart.
+    """
+    if not isinstance(items, list):
+        return []
+    refused = [
+        i for i in range(start, len(items)) if not is_valid(child.validator, items[i])
+    ]
+    if len(refused) == len(unexpected):
+        return refused
+    told: list[int] = []
+    texts = iter(unexpected)
+    wanted = next(texts, None)
+    for index in refused:
+        if wanted is None:
+            break
+        if _json_text(items[index]) == wanted:
+            told.append(index)
+            wanted = next(texts, None)
+    return told
+
+
+def _json_text(item: object) -> str | None:
+    """An item as the engine writes it in its messages (compact JSON)."""
+    try:
+        return json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _child_errors(child: ValueNode, sub: object, at: Path, leaf: _Leaf) -> None:
+    """The problems of one refused value, at its path and below (bounded)."""
+    errors = itertools.islice(child.validator.iter_errors(sub), max(leaf.budget, 1))
+    for error in errors:
+        leaf.budget -= 1
+        path = (*at, *instance_path(sub, error.instance_path))
+        leaf.extras.setdefault(path, []).append(problem_text(error))
 
 
 def instance_path(value: object, tokens: Any) -> Path:

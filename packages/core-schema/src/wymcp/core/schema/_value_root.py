@@ -94,6 +94,8 @@ class ValueNode:
         dependent: ``dependentSchemas`` as (key, node) pairs.
         opaque: whether the position cannot be split (``unevaluated*``, a dynamic
             or remote reference): then the engine's own errors describe it.
+        unevaluated: the nodes of ``unevaluatedProperties`` and ``unevaluatedItems``
+            (by keyword), so each value they refuse is read on its own.
         plain: whether properties and items are all the position applies.
         python_checks: whether the engine may call back into Python here (the
             decimal ``multipleOf``): a walk then checks equal scalar items once.
@@ -123,6 +125,7 @@ class ValueNode:
     else_: ValueNode | None = None
     dependent: tuple[tuple[str, ValueNode], ...] = ()
     opaque: bool = False
+    unevaluated: tuple[tuple[str, ValueNode], ...] = ()
     plain: bool = True
     python_checks: bool = False
 
@@ -292,6 +295,11 @@ class _Builder:
         node.dependent = tuple(
             (str(key), at.child(sub, "dependentSchemas", key))
             for key, sub in _mapping(schema.get("dependentSchemas")).items()
+        )
+        node.unevaluated = tuple(
+            (keyword, child)
+            for keyword in ("unevaluatedProperties", "unevaluatedItems")
+            if (child := at.optional(keyword)) is not None
         )
         target = self.target(schema.get("$ref"))
         if target is not None:
