@@ -398,3 +398,22 @@ def test_many_values_unevaluated_items_refuses_are_all_counted():
     refusal = check(spec, "go", {"l": [0] * 3000}).refusal
     assert refusal["error_count"] == 2999
     assert paths(refusal) == [f"data.l[{i}]" for i in range(1, 11)]
+
+
+# Past the walk's depth, the engine names the real paths.
+
+
+def test_wrong_leaves_forty_levels_deep_each_get_their_path():
+    schema = {"type": "integer"}
+    for _ in range(40):
+        schema = {"type": "array", "items": schema}
+    value = ["x", 1, "y", 2, "z"]
+    for _ in range(39):
+        value = [value]
+    refusal = check(tool_of({"d": schema}), "go", {"d": value}).refusal
+    assert refusal["error_count"] == 3
+    assert [e["problems"] for e in refusal["errors"]] == [
+        ["value is not of type integer"]
+    ] * 3
+    assert "counting stopped early" not in refusal["message"]
+    assert len(json.dumps(refusal["errors"])) < 4096

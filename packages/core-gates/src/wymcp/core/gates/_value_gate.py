@@ -7,6 +7,7 @@ apply there; each offending path is counted once, and only the first ten get tex
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import operator
@@ -16,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from wymcp.core.gates._bound import FIRST, Path, echo, token_key
+from wymcp.core.gates._bound import FIRST, Path, echo, path_key, token_key
 from wymcp.core.gates._catalogue import UNCHECKABLE, keyword_text, problem_text
 from wymcp.core.gates._copy_on_write import replaced
 from wymcp.core.schema import ValueNode, multiple_of_problem, spend_work
@@ -25,6 +26,7 @@ _CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, Attribute
 _SCALARS = (str, int, float, bool, type(None))
 _CHUNK = 4096
 _EXACT = float(2**53)
+_UNEVALUATED = frozenset({"unevaluatedProperties", "unevaluatedItems"})
 _HOLDERS = frozenset({float, dict, list})
 """The kinds of value a cast can change (a float) or look inside."""
 DEPTH = 32
@@ -100,11 +102,10 @@ def _visit(
     """Report the offending paths at and under ``value``, in path order.
 
     ``nodes`` are the schema positions that apply here and refuse ``value``. Past
-    ``DEPTH`` levels a refused value is one path the walk does not read further.
+    ``DEPTH`` levels the engine's errors name the paths below (``_deep``).
     """
     if len(path) > DEPTH:
-        report.partial = True
-        report.add(path, lambda: [UNCHECKABLE])
+        _deep(nodes, value, path, report)
         return
     if report.full and not extras and len(nodes) == 1 and nodes[0].plain:
         report.count += _count_plain(nodes[0], value, path, report)
@@ -135,8 +136,9 @@ def _count_plain(
     call per child; a child that is not plain goes back to the general walk.
     """
     schema = node.schema
-    if len(path) > DEPTH or schema.__class__ is not dict:
-        report.partial = report.partial or len(path) > DEPTH
+    if len(path) > DEPTH:
+        return len(_deep_errors([node], value, report))
+    if schema.__class__ is not dict:
         return 1
     own = any(not is_valid(check, value) for _, check in node.assertions)
     kind = value.__class__
@@ -148,6 +150,52 @@ def _count_plain(
     else:
         count = 0
     return max(count + own, 1)
+
+
+def _deep(
+    nodes: list[ValueNode], value: object, path: Path, report: ValueReport
+) -> None:
+    """A refused value past ``DEPTH`` levels: the engine's paths below it, in order.
+
+    The walk recurses in Python; the engine does not, so its errors (at most
+    ``LEAF_ERRORS``) give the real paths and problems, and each path is counted.
+    Under ``anyOf``/``oneOf`` the engine names the combinator, not its causes: the
+    count is then said partial.
+    """
+    found = _deep_errors(nodes, value, report)
+    if not found:
+        report.add(path, lambda: [UNCHECKABLE])
+        return
+    for relative in sorted(found, key=path_key):
+        report.add((*path, *relative), functools.partial(_bounded, found[relative]))
+
+
+def _deep_errors(
+    nodes: list[ValueNode], value: object, report: ValueReport
+) -> dict[Path, list[str]]:
+    """The engine's texts for a refused value, by path below it (bounded)."""
+    found: dict[Path, list[str]] = {}
+    budget = LEAF_ERRORS
+    for node in nodes:
+        try:
+            errors = itertools.islice(node.validator.iter_errors(value), budget + 1)
+            for error in errors:
+                if budget == 0:
+                    report.partial = True
+                    break
+                budget -= 1
+                if str(error.kind.name) in _SUMMARISED:
+                    report.partial = True  # the walk would have read the causes
+                relative = instance_path(value, error.instance_path)
+                found.setdefault(relative, []).append(problem_text(error))
+        except _CHECK_ERRORS:  # deeper than the engine reads: nothing below is known
+            report.partial = True
+            found.setdefault((), []).append(UNCHECKABLE)
+    return found
+
+
+_SUMMARISED = frozenset({"anyOf", "oneOf", *_UNEVALUATED})
+"""Engine errors that stand for errors below them the walk would have counted."""
 
 
 def _lacks(schema: dict[str, Any], value: dict[Any, Any]) -> bool:
@@ -285,9 +333,7 @@ def _own(node: ValueNode, value: object, texts: list[Callable[[], list[str]]]) -
     if isinstance(value, dict) and isinstance(schema, dict):
         missing = _missing(schema, value)
         if missing:
-            texts.append(
-                lambda: [echo(f"property '{name}' is required") for name in missing]
-            )
+            texts.append(lambda: missing)
 
 
 def _text(keyword: str, schema: Any, value: object) -> str:
@@ -297,18 +343,63 @@ def _text(keyword: str, schema: Any, value: object) -> str:
     return multiple_of_problem(value, schema.get("multipleOf")) or UNCHECKABLE
 
 
-def _missing(schema: dict[str, Any], value: dict[Any, Any]) -> list[object]:
-    """``required`` and ``dependentRequired`` names absent from the object."""
-    names: list[object] = []
+def _missing(schema: dict[str, Any], value: dict[Any, Any]) -> list[str]:
+    """The texts of ``required`` and ``dependentRequired`` names absent from the object.
+
+    A ``dependentRequired`` name says which present property requires it.
+    """
+    texts: list[str] = []
     required = schema.get("required")
     if isinstance(required, list):
-        names.extend(name for name in required if name not in value)
+        texts.extend(_required_text(name) for name in required if name not in value)
     dependent = schema.get("dependentRequired")
     if isinstance(dependent, dict):
         for key, needed in dependent.items():
             if key in value and isinstance(needed, list):
-                names.extend(name for name in needed if name not in value)
-    return names
+                texts.extend(
+                    _required_text(name, key) for name in needed if name not in value
+                )
+    return texts
+
+
+def _required_text(name: object, present: object = None) -> str:
+    """``property 'b' is required`` (``when property 'a' is present``), names cut."""
+    text = f"property '{echo(str(name))}' is required"
+    if present is None:
+        return text
+    return f"{text} when property '{echo(str(present))}' is present"
+
+
+def _dependent_text(
+    node: ValueNode, error: Any, value: object, relative: Path
+) -> str | None:
+    """The text of an engine ``required`` error that ``dependentRequired`` raised."""
+    tokens = [str(token) for token in error.schema_path]
+    if str(error.kind.name) != "required" or tokens[-1:] != ["dependentRequired"]:
+        return None
+    holder = _pointer_in(node.schema, tokens[:-1])
+    instance = _at(value, relative)
+    name = error.kind.as_dict().get("property")
+    if not isinstance(holder, dict) or not isinstance(instance, dict):
+        return None
+    dependent = holder.get("dependentRequired")
+    for key, needed in dependent.items() if isinstance(dependent, dict) else ():
+        if key in instance and isinstance(needed, list) and name in needed:
+            return _required_text(name, key)
+    return None
+
+
+def _pointer_in(schema: object, tokens: list[str]) -> object:
+    """The schema at ``tokens`` inside ``schema`` (None where it leads nowhere)."""
+    found = schema
+    for token in tokens:
+        if isinstance(found, dict):
+            found = found.get(token)
+        elif isinstance(found, list) and token.isdigit() and int(token) < len(found):
+            found = found[int(token)]
+        else:
+            return None
+    return found
 
 
 def _visit_object(
@@ -497,7 +588,8 @@ def _engine_errors(
             relative = instance_path(value, error.instance_path)
             if _unevaluated(node, error, value, relative, leaf):
                 continue
-            extras.setdefault(relative, []).append(problem_text(error))
+            text = _dependent_text(node, error, value, relative)
+            extras.setdefault(relative, []).append(text or problem_text(error))
     except _CHECK_ERRORS:
         extras.setdefault((), []).append(UNCHECKABLE)
 
@@ -545,9 +637,6 @@ def _unevaluated(
             break
         _child_errors(child, container[token], (*relative, token), leaf)  # type: ignore[index]
     return True
-
-
-_UNEVALUATED = frozenset({"unevaluatedProperties", "unevaluatedItems"})
 
 
 def _at(value: object, path: Path) -> object:
