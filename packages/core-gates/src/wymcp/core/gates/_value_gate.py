@@ -817,6 +817,8 @@ def _cast_flat_items(items: ValueNode, value: list[Any]) -> list[Any]:
     """
     keys = items.integer_keys
     if not keys:
+        if float not in map(type, value):  # one pass in C: nothing to cast
+            return value
         hits = [i for i, item in enumerate(value) if item.__class__ is float]
     elif len(keys) == 1 and not items.integer:
         key = keys[0]
