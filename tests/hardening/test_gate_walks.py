@@ -11,12 +11,19 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from hardening.test_linearity import assert_linear
+import pytest
+
+from hardening.test_linearity import assert_linear, frozen_heap
 from wymcp.core.gates import check
 from wymcp.core.schema import Action, Tool
 
 if TYPE_CHECKING:
     from conftest import Serve, Wire
+    from loop_watchdog import LoopWatchdog
+
+__all__ = ["frozen_heap"]  # the fixture: a full collection walks the body alone
+
+pytestmark = pytest.mark.usefixtures("frozen_heap")
 
 BODY = 4 * 1024 * 1024
 """The default BODY_LIMIT: the largest body a client may send."""
@@ -59,16 +66,13 @@ class Ledger(Tool):
     }
 
     async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
-        """Say how many values arrived and whether whole floats were cast."""
+        """Say how many values arrived (and, for counters, how many are floats)."""
         del ctx
         values = next(iter(data.values()))
+        said = {"action": action, "count": len(values)}
         if isinstance(values, dict):
-            values = list(values.values())
-        return {
-            "action": action,
-            "count": len(values),
-            "floats": sum(1 for value in values if isinstance(value, float)),
-        }
+            said["floats"] = sum(1 for v in values.values() if isinstance(v, float))
+        return said
 
 
 def _call_body(wire: Wire, action: str, field: str, raw: bytes) -> bytes:
@@ -98,6 +102,13 @@ async def _answer(wire: Wire, action: str, field: str, raw: bytes) -> dict[str, 
     answer = await wire.alongside(wire.post(body, headers))
     assert answer.status == 200, answer
     return answer.json()["result"]
+
+
+@pytest.fixture(autouse=True)
+def _longest_stall(loop_watchdog: LoopWatchdog) -> Any:
+    """Print the longest stall of each served case (the figure docs/security.md has)."""
+    yield
+    print(f"longest stall: {loop_watchdog.longest * 1000:.0f} ms")  # noqa: T201
 
 
 def _said(result: dict[str, Any]) -> Any:
