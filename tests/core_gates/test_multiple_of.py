@@ -187,3 +187,24 @@ def test_the_fast_check_leaves_many_python_decisions_to_the_thread():
     assert check_fast(spec, "go", {"n": few}).accepted
     integers = list(range(0, 4 * FAST_WORK, 2))  # decided by the engine alone
     assert check_fast(spec, "go", {"n": integers}).accepted
+
+
+@st.composite
+def whole_number_texts(draw):
+    """An integer text, or a whole number written with an exponent (a float)."""
+    if draw(st.booleans()):
+        return str(draw(st.integers(min_value=-(10**40), max_value=10**40)))
+    return f"{draw(DIGITS)}e{draw(st.integers(min_value=0, max_value=30))}"
+
+
+@settings(max_examples=1000, deadline=None)
+@given(whole_number_texts(), st.integers(min_value=1, max_value=10**20))
+def test_an_integer_schema_with_an_integer_factor_is_decided_by_the_engine_exactly(
+    value_text, factor
+):
+    # "type": "integer" with an integer factor is left to the engine alone: it too
+    # decides on the decimal the text spells.
+    value = json.loads(value_text)
+    expected = decimal_multiple(value_text, str(factor))
+    schema = {"type": "integer", "multipleOf": factor}
+    assert compile_schema(schema).is_valid(value) is expected
