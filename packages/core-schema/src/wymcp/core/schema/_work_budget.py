@@ -7,9 +7,7 @@ caller runs the check again where time is not bounded (a worker thread).
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
-from collections.abc import Iterator
 
 
 class OverBudgetError(Exception):
@@ -28,14 +26,21 @@ _BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar(
 )
 
 
-@contextlib.contextmanager
-def work_budget(units: int) -> Iterator[None]:
+class work_budget:  # noqa: N801 - used as a function: ``with work_budget(n):``
     """Bound the work of the code inside to ``units``; without it, none is bounded."""
-    token = _BUDGET.set(_Budget(units))
-    try:
-        yield
-    finally:
-        _BUDGET.reset(token)
+
+    __slots__ = ("_token", "_units")
+
+    def __init__(self, units: int) -> None:
+        self._units = units
+        self._token: contextvars.Token[_Budget | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _BUDGET.set(_Budget(self._units))
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _BUDGET.reset(self._token)
 
 
 def spend_work(units: int = 1) -> None:
