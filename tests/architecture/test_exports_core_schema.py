@@ -12,6 +12,7 @@ def test_the_public_names_of_core_schema_are_pinned():
         "ConfigurationError",
         "Context",
         "HeaderAnnotation",
+        "OverBudgetError",
         "Prompt",
         "PromptArgument",
         "Resource",
@@ -33,10 +34,13 @@ def test_the_public_names_of_core_schema_are_pinned():
         "encode_header_value",
         "header_annotation_problems",
         "header_annotations",
+        "multiple_of_problem",
         "prepare",
         "prepare_all",
         "published_task_support",
         "required_scopes",
+        "spend_work",
+        "work_budget",
     ]
 
 

@@ -60,7 +60,12 @@ CASES = [
     (
         {"dependentRequired": {"a": ["b"]}, "additionalProperties": True},
         {"a": 1},
-        "property 'b' is required",
+        "property 'b' is required when property 'a' is present",
+    ),
+    (
+        {"dependentRequired": {"a": ["b"]}, "unevaluatedProperties": True},
+        {"a": 1},
+        "property 'b' is required when property 'a' is present",
     ),
     (
         {"propertyNames": {"maxLength": 1}, "additionalProperties": True},

@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from wymcp.core.gates import Verdict, check
+from wymcp.core.gates import Verdict, check, check_fast
+from wymcp.core.gates._check import FAST_WORK
 from wymcp.core.schema import Action, ConfigurationError, Tool, prepare
 
 ITEM = {
@@ -369,3 +370,32 @@ def test_check_fast_accepts_what_check_accepts_and_leaves_the_rest_to_it():
     assert check_fast(Orders, "place", {"customer": "c"}) is None
     assert check_fast(Orders, "nope", {}) is None
     assert check_fast(Orders, "place", [1]) is None
+
+
+def test_check_fast_leaves_a_long_cast_to_the_thread():
+    # 30,000 keys to cast under patternProperties: past FAST_WORK on the loop, so
+    # check_fast answers None and check (the worker thread's) casts them all.
+    class Counters(Tool):
+        name = "counters"
+        description = "d"
+        actions = {  # noqa: RUF012
+            "set": Action(
+                description="Set counters",
+                properties={
+                    "m": {
+                        "type": "object",
+                        "patternProperties": {"^k": {"type": "integer"}},
+                    }
+                },
+            )
+        }
+
+        async def run_action(self, action, data, ctx):
+            return data
+
+    many = {"m": {f"k{i}": 2.0 for i in range(FAST_WORK + 10_000)}}
+    assert check_fast(Counters, "set", many) is None
+    assert set(check(Counters, "set", many).data["m"].values()) == {2}
+    assert all(type(v) is int for v in check(Counters, "set", many).data["m"].values())
+    ints = {"m": {f"k{i}": 2 for i in range(FAST_WORK + 10_000)}}
+    assert check_fast(Counters, "set", ints).accepted  # nothing to cast: no work

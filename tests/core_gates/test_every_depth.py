@@ -118,14 +118,25 @@ def test_an_array_index_stays_an_index_under_a_combinator():
 
 def test_multiple_of_above_2_53_is_decided_exactly():
     spec = tool_of({"n": {"type": "integer", "multipleOf": 3}})
-    big = 1.1060260653197889e18
-    assert int(big) % 3 != 0
+    # A float means the decimal its repr spells: 1.1060260653197888e18 is
+    # 1106026065319788800 (digit sum 71), whatever its binary value divides.
+    big = 1.1060260653197888e18
     verdict = check(spec, "go", {"n": big})
     assert not verdict.accepted
     assert verdict.refusal["errors"][0]["problems"] == ["value is not a multiple of 3"]
     assert not check(spec, "go", {"n": 2**70 + 1}).accepted
     assert check(spec, "go", {"n": 3 * 2**70}).data == {"n": 3 * 2**70}
-    assert check(spec, "go", {"n": float(3 * 2**60)}).data == {"n": 3 * 2**60}
+    # float(3 * 2**60) spells 3.458764513820541e18: the tool receives that decimal.
+    assert check(spec, "go", {"n": float(3 * 2**60)}).data == {"n": 3458764513820541000}
+
+
+def test_a_whole_float_above_2_53_is_cast_to_the_decimal_it_spells():
+    # 1.1060260653197889e18 spells 1106026065319788900, a multiple of 3; its binary
+    # value (...928) is not, and the tool must receive what the gate decided on.
+    spec = tool_of({"n": {"type": "integer", "multipleOf": 3}})
+    verdict = check(spec, "go", {"n": 1.1060260653197889e18})
+    assert verdict.data == {"n": 1106026065319788900}
+    assert verdict.data["n"] % 3 == 0
 
 
 def test_multiple_of_is_exact_for_fractions_and_inside_combinators():
@@ -138,7 +149,8 @@ def test_multiple_of_is_exact_for_fractions_and_inside_combinators():
     )
     assert check(spec, "go", {"p": 2.5, "q": 9, "r": 3}).accepted
     assert not check(spec, "go", {"p": 2.25}).accepted
-    assert not check(spec, "go", {"q": 1.1060260653197889e18}).accepted
+    assert not check(spec, "go", {"q": 1.1060260653197888e18}).accepted
+    assert check(spec, "go", {"p": 0.5, "q": 1.1060260653197889e18}).accepted
     assert not check(spec, "go", {"r": 2**80}).accepted
 
 
@@ -325,3 +337,83 @@ def test_a_value_nested_past_what_the_cast_reads_is_refused_not_raised():
     assert refusal["errors"] == [
         {"path": "data", "problems": ["value could not be checked against the schema"]}
     ]
+
+
+# unevaluatedProperties / unevaluatedItems: each refused value at its own path.
+
+
+def test_each_value_unevaluated_properties_refuses_gets_its_path():
+    spec = tool_of(
+        {
+            "o": {
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "unevaluatedProperties": {"type": "integer"},
+            },
+            "f": {"properties": {"a": {}}, "unevaluatedProperties": False},
+        }
+    )
+    sent = {"o": {"a": "x", "b": "1", "c": "2", "d": "3", "e": "4", "g": 5}}
+    refusal = check(spec, "go", sent).refusal
+    assert refusal["error_count"] == 4
+    assert refusal["errors"] == [
+        {"path": f"data.o.{key}", "problems": ["value is not of type integer"]}
+        for key in "bcde"
+    ]
+    refusal = check(spec, "go", {"f": {"a": 1, "b": 1, "c": 2}}).refusal
+    assert refusal["errors"] == [  # false refuses the keys as such: the catalogue's
+        {
+            "path": "data.f",
+            "problems": ["value has properties unevaluatedProperties does not allow"],
+        }
+    ]
+    assert check(spec, "go", {"o": {"a": "x", "b": 1}}).accepted
+
+
+def test_each_item_unevaluated_items_refuses_gets_its_path():
+    spec = tool_of(
+        {
+            "l": {
+                "type": "array",
+                "prefixItems": [{"type": "string"}],
+                "unevaluatedItems": {"type": "integer", "maximum": 5},
+            },
+            "m": {"prefixItems": [{}], "unevaluatedItems": {"multipleOf": 0.5}},
+        }
+    )
+    refusal = check(spec, "go", {"l": ["x", "1", 2, 9, "4"]}).refusal
+    assert refusal["error_count"] == 3
+    assert refusal["errors"] == [
+        {"path": "data.l[1]", "problems": ["value is not of type integer"]},
+        {"path": "data.l[3]", "problems": ["value is higher than maximum 5"]},
+        {"path": "data.l[4]", "problems": ["value is not of type integer"]},
+    ]
+    refusal = check(spec, "go", {"m": [0.3, 0.3, 1.5, 0.7]}).refusal
+    assert paths(refusal) == ["data.m[1]", "data.m[3]"]
+    assert refusal["errors"][0]["problems"] == ["value is not a multiple of 0.5"]
+
+
+def test_many_values_unevaluated_items_refuses_are_all_counted():
+    spec = tool_of({"l": {"prefixItems": [{}], "unevaluatedItems": {"type": "string"}}})
+    refusal = check(spec, "go", {"l": [0] * 3000}).refusal
+    assert refusal["error_count"] == 2999
+    assert paths(refusal) == [f"data.l[{i}]" for i in range(1, 11)]
+
+
+# Past the walk's depth, the engine names the real paths.
+
+
+def test_wrong_leaves_forty_levels_deep_each_get_their_path():
+    schema = {"type": "integer"}
+    for _ in range(40):
+        schema = {"type": "array", "items": schema}
+    value = ["x", 1, "y", 2, "z"]
+    for _ in range(39):
+        value = [value]
+    refusal = check(tool_of({"d": schema}), "go", {"d": value}).refusal
+    assert refusal["error_count"] == 3
+    assert [e["problems"] for e in refusal["errors"]] == [
+        ["value is not of type integer"]
+    ] * 3
+    assert "counting stopped early" not in refusal["message"]
+    assert len(json.dumps(refusal["errors"])) < 4096

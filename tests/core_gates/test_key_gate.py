@@ -1,5 +1,6 @@
+from wymcp.core.gates import check
 from wymcp.core.gates._key_gate import unknown_keys
-from wymcp.core.schema import close_schema
+from wymcp.core.schema import Action, Tool, close_schema, prepare
 from wymcp.core.schema._value_root import build_value_root
 
 
@@ -87,3 +88,61 @@ def test_the_walk_meets_paths_in_path_order_and_keeps_ten():
         ("items", 2, "9"),
         ("items", 2, "10"),
     ]
+
+
+# One regex dialect: the key gate reads patternProperties as the engine does.
+
+
+def _patterned():
+
+    class Counters(Tool):
+        name = "counters"
+        description = "Counters under keys without spaces."
+        actions = {  # noqa: RUF012
+            "set": Action(
+                description="Set counters",
+                properties={
+                    "m": {
+                        "type": "object",
+                        "patternProperties": {"^\\S+$": {"type": "integer"}},
+                    },
+                    "n": {"type": "integer"},
+                },
+            )
+        }
+
+        async def run_action(self, action, data, ctx):
+            return data
+
+    return prepare(Counters)
+
+
+def test_a_key_the_engine_matches_is_known_whatever_else_is_wrong():
+    # ECMA 262's \S matches U+001C; Python's re counts it as a space. The key was
+    # accepted alone and called unknown once another value was wrong.
+    spec = _patterned()
+    key = "a\u001cb"
+    assert check(spec, "set", {"m": {key: 1}}).accepted
+    refusal = check(spec, "set", {"m": {key: 1}, "n": "x"}).refusal
+    assert refusal["error"] == "invalid_values"
+    assert [e["path"] for e in refusal["errors"]] == ["data.n"]
+    lenient = check(spec, "set", {"m": {key: 1}, "n": 2}, strict=False)
+    assert lenient.data == {"m": {key: 1}, "n": 2}
+    assert lenient.dropped == ()
+    assert check(spec, "set", {"m": {"a b": 1}}).refusal["unknown"] == ['data.m["a b"]']
+
+
+def test_a_pattern_pythons_re_cannot_read_still_closes_the_key_set():
+    found, _ = unknown_keys(
+        build_value_root(
+            close_schema(
+                {
+                    "type": "object",
+                    "properties": {"w": {"patternProperties": {"^\\p{L}+$": {}}}},
+                }
+            )
+        ),
+        {"w": {"émile": 1, "42": 2}},
+        drop=False,
+    )
+    assert found.kept == [("w", "42")]

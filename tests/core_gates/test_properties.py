@@ -2,6 +2,8 @@
 
 import json
 import re
+from decimal import Decimal
+from fractions import Fraction
 from urllib.parse import quote
 
 import jsonschema
@@ -269,8 +271,29 @@ def tools_and_data(draw):
     return properties, required, groups, data
 
 
+def _decimal(number):
+    """The decimal JSON writes for a number (a float: its shortest repr)."""
+    return (
+        Fraction(number) if isinstance(number, int) else Fraction(Decimal(repr(number)))
+    )
+
+
+def _decimal_multiple_of(validator, factor, instance, schema):
+    """``multipleOf`` on the decimals JSON carries, as wymcp decides it."""
+    del schema
+    if not validator.is_type(instance, "number"):
+        return
+    if (_decimal(instance) / _decimal(factor)).denominator != 1:
+        yield jsonschema.ValidationError("not a multiple")
+
+
+DecimalOracle = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator, {"multipleOf": _decimal_multiple_of}
+)
+
+
 def oracle_accepts(properties, required, groups, data):
-    validator = jsonschema.Draft202012Validator(
+    validator = DecimalOracle(
         closed_root(properties, required),
         format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
     )

@@ -21,9 +21,18 @@ from wymcp.core.gates._value_gate import (
     value_errors,
 )
 from wymcp.core.gates._verdict import Verdict
-from wymcp.core.schema import ActionSpec, ToolSpec, prepare
+from wymcp.core.schema import (
+    ActionSpec,
+    OverBudgetError,
+    ToolSpec,
+    prepare,
+    work_budget,
+)
 
 _NOT_OBJECT = "value is not of type object"
+FAST_WORK = 20_000
+"""Units of Python work (a number decided in Python, a key cast) ``check_fast`` may
+spend on the event loop: tens of milliseconds at most."""
 
 
 def check(
@@ -67,13 +76,19 @@ def check_fast(tool: object, action: str | None, data: object) -> Verdict | None
     What it accepts ``check`` accepts, with the same data. A server calls it on its
     event loop and, when it answers None, runs ``check`` elsewhere (a worker thread):
     a refusal's walk is linear in the data, which on a large body is longer than an
-    event loop should be held.
+    event loop should be held. So is the Python work some accepted data needs (the
+    decimal ``multipleOf`` of many numbers, casts under ``patternProperties``): past
+    ``FAST_WORK`` units of it, the answer is None too.
     """
     spec = prepare(tool)
     target = _target(spec, action)
     if target is None:
         return None
-    return _fast(spec, target, {} if data is None else data)
+    try:
+        with work_budget(FAST_WORK):
+            return _fast(spec, target, {} if data is None else data)
+    except OverBudgetError:
+        return None
 
 
 def _fast(spec: ToolSpec, target: ActionSpec, data: object) -> Verdict | None:

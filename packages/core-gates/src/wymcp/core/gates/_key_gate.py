@@ -71,9 +71,8 @@ def _walk_object(
     stray: list[Any] = []
     if node.closed:
         stray = [key for key in value if key not in properties]
-        if stray and node.patterns:
-            patterns = node.patterns
-            stray = [k for k in stray if not any(p.search(str(k)) for p in patterns)]
+        if stray and node.pattern_nodes:
+            stray = [k for k in stray if not _matched(node, str(k))]
     below = [key for key, child in properties.items() if child.keyed and key in value]
     if not stray and not below:
         return value
@@ -93,6 +92,22 @@ def _walk_object(
         dropped = set(stray)
         result = {k: v for k, v in result.items() if k not in dropped}
     return result
+
+
+def _matched(node: ValueNode, key: str) -> bool:
+    """Whether a ``patternProperties`` pattern matches ``key``, as the engine reads it.
+
+    The value gate asks the engine too, so both gates read a pattern in one dialect
+    (ECMA 262's non-space class matches U+001C, which Python's ``re`` counts as a
+    space).
+    """
+    for pattern, _ in node.pattern_nodes:
+        try:
+            if pattern.is_valid(key):
+                return True
+        except (ValueError, TypeError):  # pragma: no cover - a str is always read
+            continue
+    return False
 
 
 def _walk_array(
@@ -123,7 +138,7 @@ def _flat(node: ValueNode) -> bool:
     """A closed key set without patterns and with nothing closed below it."""
     return (
         node.closed
-        and not node.patterns
+        and not node.pattern_nodes
         and not any(child.keyed for child in node.properties.values())
     )
 

@@ -7,21 +7,28 @@ apply there; each offending path is counted once, and only the first ten get tex
 
 from __future__ import annotations
 
+import functools
 import itertools
+import json
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from decimal import Decimal
 from typing import Any
 
 import attrs
 
-from wymcp.core.gates._bound import FIRST, Path, echo, token_key
+from wymcp.core.gates._bound import FIRST, Path, echo, path_key, token_key
 from wymcp.core.gates._catalogue import UNCHECKABLE, keyword_text, problem_text
 from wymcp.core.gates._copy_on_write import replaced
-from wymcp.core.schema import ValueNode
+from wymcp.core.schema import ValueNode, multiple_of_problem, spend_work
 
 _CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, AttributeError)
 _SCALARS = (str, int, float, bool, type(None))
 _CHUNK = 4096
+_EXACT = float(2**53)
+_UNEVALUATED = frozenset({"unevaluatedProperties", "unevaluatedItems"})
+_HOLDERS = frozenset({float, dict, list})
+"""The kinds of value a cast can change (a float) or look inside."""
 DEPTH = 32
 """How deep the walk reads a refused value (the engine checks every depth)."""
 LEAF_ERRORS = 1000
@@ -95,11 +102,10 @@ def _visit(
     """Report the offending paths at and under ``value``, in path order.
 
     ``nodes`` are the schema positions that apply here and refuse ``value``. Past
-    ``DEPTH`` levels a refused value is one path the walk does not read further.
+    ``DEPTH`` levels the engine's errors name the paths below (``_deep``).
     """
     if len(path) > DEPTH:
-        report.partial = True
-        report.add(path, lambda: [UNCHECKABLE])
+        _deep(nodes, value, path, report)
         return
     if report.full and not extras and len(nodes) == 1 and nodes[0].plain:
         report.count += _count_plain(nodes[0], value, path, report)
@@ -130,8 +136,9 @@ def _count_plain(
     call per child; a child that is not plain goes back to the general walk.
     """
     schema = node.schema
-    if len(path) > DEPTH or schema.__class__ is not dict:
-        report.partial = report.partial or len(path) > DEPTH
+    if len(path) > DEPTH:
+        return len(_deep_errors([node], value, report))
+    if schema.__class__ is not dict:
         return 1
     own = any(not is_valid(check, value) for _, check in node.assertions)
     kind = value.__class__
@@ -143,6 +150,52 @@ def _count_plain(
     else:
         count = 0
     return max(count + own, 1)
+
+
+def _deep(
+    nodes: list[ValueNode], value: object, path: Path, report: ValueReport
+) -> None:
+    """A refused value past ``DEPTH`` levels: the engine's paths below it, in order.
+
+    The walk recurses in Python; the engine does not, so its errors (at most
+    ``LEAF_ERRORS``) give the real paths and problems, and each path is counted.
+    Under ``anyOf``/``oneOf`` the engine names the combinator, not its causes: the
+    count is then said partial.
+    """
+    found = _deep_errors(nodes, value, report)
+    if not found:
+        report.add(path, lambda: [UNCHECKABLE])
+        return
+    for relative in sorted(found, key=path_key):
+        report.add((*path, *relative), functools.partial(_bounded, found[relative]))
+
+
+def _deep_errors(
+    nodes: list[ValueNode], value: object, report: ValueReport
+) -> dict[Path, list[str]]:
+    """The engine's texts for a refused value, by path below it (bounded)."""
+    found: dict[Path, list[str]] = {}
+    budget = LEAF_ERRORS
+    for node in nodes:
+        try:
+            errors = itertools.islice(node.validator.iter_errors(value), budget + 1)
+            for error in errors:
+                if budget == 0:
+                    report.partial = True
+                    break
+                budget -= 1
+                if str(error.kind.name) in _SUMMARISED:
+                    report.partial = True  # the walk would have read the causes
+                relative = instance_path(value, error.instance_path)
+                found.setdefault(relative, []).append(problem_text(error))
+        except _CHECK_ERRORS:  # deeper than the engine reads: nothing below is known
+            report.partial = True
+            found.setdefault((), []).append(UNCHECKABLE)
+    return found
+
+
+_SUMMARISED = frozenset({"anyOf", "oneOf", *_UNEVALUATED})
+"""Engine errors that stand for errors below them the walk would have counted."""
 
 
 def _lacks(schema: dict[str, Any], value: dict[Any, Any]) -> bool:
@@ -276,38 +329,77 @@ def _own(node: ValueNode, value: object, texts: list[Callable[[], list[str]]]) -
         if not is_valid(validator, value)
     ]
     if failed:
-        texts.append(lambda: [_text(k, v, schema, value) for k, v in failed])
+        texts.append(lambda: [_text(k, schema, value) for k, _ in failed])
     if isinstance(value, dict) and isinstance(schema, dict):
         missing = _missing(schema, value)
         if missing:
-            texts.append(
-                lambda: [echo(f"property '{name}' is required") for name in missing]
-            )
+            texts.append(lambda: missing)
 
 
-def _text(keyword: str, validator: Any, schema: Any, value: object) -> str:
+def _text(keyword: str, schema: Any, value: object) -> str:
     """The text of one failing keyword; ``multipleOf`` says why (its own check)."""
     if keyword != "multipleOf":
         return keyword_text(keyword, schema)
-    try:
-        errors = list(itertools.islice(validator.iter_errors(value), 1))
-    except _CHECK_ERRORS:
-        errors = []
-    return problem_text(errors[0]) if errors else UNCHECKABLE
+    return multiple_of_problem(value, schema.get("multipleOf")) or UNCHECKABLE
 
 
-def _missing(schema: dict[str, Any], value: dict[Any, Any]) -> list[object]:
-    """``required`` and ``dependentRequired`` names absent from the object."""
-    names: list[object] = []
+def _missing(schema: dict[str, Any], value: dict[Any, Any]) -> list[str]:
+    """The texts of ``required`` and ``dependentRequired`` names absent from the object.
+
+    A ``dependentRequired`` name says which present property requires it.
+    """
+    texts: list[str] = []
     required = schema.get("required")
     if isinstance(required, list):
-        names.extend(name for name in required if name not in value)
+        texts.extend(_required_text(name) for name in required if name not in value)
     dependent = schema.get("dependentRequired")
     if isinstance(dependent, dict):
         for key, needed in dependent.items():
             if key in value and isinstance(needed, list):
-                names.extend(name for name in needed if name not in value)
-    return names
+                texts.extend(
+                    _required_text(name, key) for name in needed if name not in value
+                )
+    return texts
+
+
+def _required_text(name: object, present: object = None) -> str:
+    """``property 'b' is required`` (``when property 'a' is present``), names cut."""
+    text = f"property '{echo(str(name))}' is required"
+    if present is None:
+        return text
+    return f"{text} when property '{echo(str(present))}' is present"
+
+
+def _dependent_text(
+    node: ValueNode, error: Any, value: object, relative: Path
+) -> str | None:
+    """The text of an engine ``required`` error that ``dependentRequired`` raised."""
+    tokens = [str(token) for token in error.schema_path]
+    if str(error.kind.name) != "required" or tokens[-1:] != ["dependentRequired"]:
+        return None
+    holder = _pointer_in(node.schema, tokens[:-1])
+    instance = _at(value, relative)
+    name = error.kind.as_dict().get("property")
+    if not isinstance(holder, dict) or not isinstance(instance, dict):
+        return None
+    dependent = holder.get("dependentRequired")
+    for key, needed in dependent.items() if isinstance(dependent, dict) else ():
+        if key in instance and isinstance(needed, list) and name in needed:
+            return _required_text(name, key)
+    return None
+
+
+def _pointer_in(schema: object, tokens: list[str]) -> object:
+    """The schema at ``tokens`` inside ``schema`` (None where it leads nowhere)."""
+    found = schema
+    for token in tokens:
+        if isinstance(found, dict):
+            found = found.get(token)
+        elif isinstance(found, list) and token.isdigit() and int(token) < len(found):
+            found = found[int(token)]
+        else:
+            return None
+    return found
 
 
 def _visit_object(
@@ -336,16 +428,22 @@ def _visit_object(
             _visit(refusing, sub, (*path, key), report, inner)
 
 
-def _children_of(node: ValueNode, value: dict[Any, Any]) -> list[tuple[Any, ValueNode]]:
-    """Each (key, child position) a node applies to the keys of an object."""
+def _children_of(
+    node: ValueNode, value: dict[Any, Any], keys: Iterable[Any] | None = None
+) -> list[tuple[Any, ValueNode]]:
+    """Each (key, child position) a node applies to the keys of an object.
+
+    ``keys`` (default: every key of ``value``) are the keys asked about.
+    """
     found: list[tuple[Any, ValueNode]] = []
     properties = node.properties
     patterns = node.pattern_nodes
     additional = node.additional
+    asked = value if keys is None else keys
     if not patterns and additional is None:
-        found.extend((key, properties[key]) for key in value if key in properties)
+        found.extend((key, properties[key]) for key in asked if key in properties)
         return found
-    for key in value:
+    for key in asked:
         matched = False
         if key in properties:
             found.append((key, properties[key]))
@@ -425,6 +523,10 @@ def _refused(tail: list[ValueNode], chunk: list[Any]) -> list[int]:
     """The indexes of the items some tail position refuses, in order."""
     refused: set[int] = set()
     for node in tail:
+        if node.python_checks:
+            flags = map(operator.not_, _verdicts(node.validator, chunk))
+            refused.update(itertools.compress(range(len(chunk)), flags))
+            continue
         try:
             flags = map(operator.not_, map(node.validator.is_valid, chunk))
             refused.update(itertools.compress(range(len(chunk)), flags))
@@ -435,6 +537,27 @@ def _refused(tail: list[ValueNode], chunk: list[Any]) -> list[int]:
                 if not is_valid(node.validator, item)
             )
     return sorted(refused)
+
+
+def _verdicts(validator: Any, chunk: list[Any]) -> list[bool]:
+    """Each item's verdict, an equal scalar item (of the same type) asked once.
+
+    A refusal decided in Python costs the engine an exception per item; an array
+    repeating one refused number pays it once per distinct number.
+    """
+    known: dict[tuple[type, object], bool] = {}
+    verdicts: list[bool] = []
+    for item in chunk:
+        kind = item.__class__
+        if kind is dict or kind is list:
+            verdicts.append(is_valid(validator, item))
+            continue
+        key = (kind, item)
+        verdict = known.get(key)
+        if verdict is None:
+            verdict = known[key] = is_valid(validator, item)
+        verdicts.append(verdict)
+    return verdicts
 
 
 def _split(extras: Extras) -> dict[Any, Extras]:
@@ -451,8 +574,11 @@ def _engine_errors(
     """A position that cannot be split: its engine errors, bounded, by instance path.
 
     The engine spells an all-digit object key as an integer; the instance says which
-    it is.
+    it is. An ``unevaluatedProperties``/``unevaluatedItems`` schema's error names
+    the object or array; each value the schema refused gets its own path instead (as
+    under ``additionalProperties``), with its own problems.
     """
+    leaf = _Leaf(extras, report)
     try:
         errors = itertools.islice(node.validator.iter_errors(value), LEAF_ERRORS + 1)
         for seen, error in enumerate(errors):
@@ -460,9 +586,116 @@ def _engine_errors(
                 report.partial = True
                 break
             relative = instance_path(value, error.instance_path)
-            extras.setdefault(relative, []).append(problem_text(error))
+            if _unevaluated(node, error, value, relative, leaf):
+                continue
+            text = _dependent_text(node, error, value, relative)
+            extras.setdefault(relative, []).append(text or problem_text(error))
     except _CHECK_ERRORS:
         extras.setdefault((), []).append(UNCHECKABLE)
+
+
+@attrs.define
+class _Leaf:
+    """Where a position that cannot be split reports, and its engine errors left."""
+
+    extras: Extras
+    report: ValueReport
+    budget: int = LEAF_ERRORS
+
+
+def _unevaluated(
+    node: ValueNode, error: Any, value: object, relative: Path, leaf: _Leaf
+) -> bool:
+    """Report each value an ``unevaluated*`` schema of the node's own refused.
+
+    False (the container's text is kept) for another error, for ``false`` (which
+    refuses the container's extra keys or items as such), or when the refused
+    values cannot be told: the engine names refused keys, but refused items only by
+    their JSON, so an item is told by the item schema refusing it (and, when more
+    items fail it than the engine refused, by its JSON).
+    """
+    keyword = str(error.kind.name)
+    if keyword not in _UNEVALUATED or list(error.schema_path) != [keyword]:
+        return False
+    child = dict(node.unevaluated).get(keyword)
+    container = _at(value, relative)
+    if child is None or child.schema is False or container is None:
+        return False  # ``false`` keeps the container's own catalogue text
+    unexpected = list(error.kind.as_dict().get("unexpected") or ())
+    if keyword == "unevaluatedProperties":
+        tokens: list[Any] = [key for key in unexpected if key in container]  # type: ignore[operator]
+        found = len(tokens) == len(unexpected) and isinstance(container, dict)
+    else:
+        start = len(node.prefix_items) if relative == () else 0
+        tokens = _refused_items(child, container, unexpected, start)
+        found = isinstance(container, list) and len(tokens) == len(unexpected)
+    if not found or not tokens:
+        return False
+    for index, token in enumerate(tokens):
+        if index == LEAF_ERRORS:
+            leaf.report.count += len(tokens) - LEAF_ERRORS  # counted, never listed
+            break
+        _child_errors(child, container[token], (*relative, token), leaf)  # type: ignore[index]
+    return True
+
+
+def _at(value: object, path: Path) -> object:
+    """The part of ``value`` at ``path`` (None if the path leads nowhere)."""
+    found = value
+    for token in path:
+        held = isinstance(found, dict) and token in found
+        if not held and not (
+            isinstance(found, list) and isinstance(token, int) and token < len(found)
+        ):
+            return None
+        found = found[token]  # type: ignore[index]
+    return found
+
+
+def _refused_items(
+    child: ValueNode, items: object, unexpected: list[Any], start: int
+) -> list[int]:
+    """The indexes of the items the engine called unevaluated and refused.
+
+    They are the items past the position's own ``prefixItems`` (``start``) the
+    keyword's schema refuses, unless an item it refuses was evaluated elsewhere (an
+    ``allOf`` branch's ``prefixItems``, ``contains``): then the engine's JSON of
+    each, in order, tells them apart.
+    """
+    if not isinstance(items, list):
+        return []
+    refused = [
+        i for i in range(start, len(items)) if not is_valid(child.validator, items[i])
+    ]
+    if len(refused) == len(unexpected):
+        return refused
+    told: list[int] = []
+    texts = iter(unexpected)
+    wanted = next(texts, None)
+    for index in refused:
+        if wanted is None:
+            break
+        if _json_text(items[index]) == wanted:
+            told.append(index)
+            wanted = next(texts, None)
+    return told
+
+
+def _json_text(item: object) -> str | None:
+    """An item as the engine writes it in its messages (compact JSON)."""
+    try:
+        return json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _child_errors(child: ValueNode, sub: object, at: Path, leaf: _Leaf) -> None:
+    """The problems of one refused value, at its path and below (bounded)."""
+    errors = itertools.islice(child.validator.iter_errors(sub), max(leaf.budget, 1))
+    for error in errors:
+        leaf.budget -= 1
+        path = (*at, *instance_path(sub, error.instance_path))
+        leaf.extras.setdefault(path, []).append(problem_text(error))
 
 
 def instance_path(value: object, tokens: Any) -> Path:
@@ -496,10 +729,12 @@ def cast_integers(node: ValueNode, value: object) -> object:
     items, patterns, ``additionalProperties``, ``allOf`` branches and ``$ref``
     targets, the ``anyOf``/``oneOf`` branch that accepted it, the ``then``/``else``
     the ``if`` chose. Containers are copied only where something changed; the
-    caller's data is never modified.
+    caller's data is never modified. Each value read here past the fast lanes spends
+    one unit of the running work budget.
     """
     if not node.casts:
         return value
+    spend_work()
     if not node.plain:
         return _cast_set([node], value)
     kind = value.__class__
@@ -515,8 +750,20 @@ def cast_integers(node: ValueNode, value: object) -> object:
 def _cast_number(node: ValueNode, value: float) -> object:
     """A whole float where the schema says integer becomes an int."""
     if node.integer and value.is_integer():
-        return int(value)
+        return whole(value)
     return value
+
+
+def whole(number: float) -> int:
+    """The integer a whole float stands for: the decimal its repr spells.
+
+    Below 2**53 that is ``int(number)``; above, the shortest repr names the number
+    the client wrote (``1.1060260653197889e18`` is ``1106026065319788900``), the one
+    ``multipleOf`` decided on.
+    """
+    if -_EXACT < number < _EXACT:
+        return int(number)
+    return int(Decimal(repr(number)))
 
 
 def _cast_object(node: ValueNode, value: dict[Any, Any]) -> dict[Any, Any]:
@@ -525,7 +772,7 @@ def _cast_object(node: ValueNode, value: dict[Any, Any]) -> dict[Any, Any]:
     for key in node.integer_keys:
         number = value.get(key)
         if number.__class__ is float and number.is_integer():
-            result = replaced(result, value, key, int(number))
+            result = replaced(result, value, key, whole(number))
     for key, child in node.deeper_keys:
         if key in value:
             sub = value[key]
@@ -543,6 +790,8 @@ def _cast_array(node: ValueNode, value: list[Any]) -> list[Any]:
     result = value
     prefix = node.prefix_items
     for index, item in enumerate(value):
+        if item.__class__ not in _HOLDERS:
+            continue
         child = prefix[index] if index < len(prefix) else items
         if child is not None and child.casts:
             new = cast_integers(child, item)
@@ -568,6 +817,8 @@ def _cast_flat_items(items: ValueNode, value: list[Any]) -> list[Any]:
     """
     keys = items.integer_keys
     if not keys:
+        if float not in map(type, value):  # one pass in C: nothing to cast
+            return value
         hits = [i for i, item in enumerate(value) if item.__class__ is float]
     elif len(keys) == 1 and not items.integer:
         key = keys[0]
@@ -596,11 +847,12 @@ def _cast_flat_items(items: ValueNode, value: list[Any]) -> list[Any]:
 
 def _cast_set(nodes: list[ValueNode], value: object) -> object:
     """Cast through every position that accepted ``value`` (the general lane)."""
+    spend_work()
     applying = _accepting(nodes, value)
     kind = value.__class__
     if kind is float:
         if any(node.integer for node in applying) and value.is_integer():  # type: ignore[attr-defined]
-            return int(value)  # type: ignore[call-overload]
+            return whole(value)  # type: ignore[arg-type]
         return value
     if kind is dict:
         return _cast_keys(applying, value)  # type: ignore[arg-type]
@@ -636,18 +888,35 @@ def _accepting(nodes: list[ValueNode], value: object) -> list[ValueNode]:
 
 
 def _cast_keys(applying: list[ValueNode], value: dict[Any, Any]) -> dict[Any, Any]:
-    """Cast each key's value through the positions that apply to it."""
+    """Cast each key's value through the positions that apply to it.
+
+    Only the keys holding a float, an object or an array can have something to
+    cast; the others (an accepted object of 300,000 integers) are never matched
+    against the patterns.
+    """
+    held = [key for key, sub in value.items() if sub.__class__ in _HOLDERS]
+    if not held:
+        return value
+    spend_work(len(held))
     children: dict[Any, list[ValueNode]] = {}
     for node in applying:
-        for key, child in _children_of(node, value):
+        for key, child in _children_of(node, value, held):
             if child.casts:
                 children.setdefault(key, []).append(child)
-    result = value
+    changes: dict[Any, object] = {}
     for key, nodes in children.items():
         sub = value[key]
+        if sub.__class__ is float and len(nodes) == 1 and nodes[0].plain:
+            if nodes[0].integer and sub.is_integer():
+                changes[key] = whole(sub)
+            continue
         new = _cast_set(nodes, sub)
         if new is not sub:
-            result = replaced(result, value, key, new)
+            changes[key] = new
+    if not changes:
+        return value
+    result = value.copy()
+    result.update(changes)
     return result
 
 
@@ -655,6 +924,8 @@ def _cast_items(applying: list[ValueNode], value: list[Any]) -> list[Any]:
     """Cast each item through the positions that apply to it."""
     result = value
     for index, item in enumerate(value):
+        if item.__class__ not in _HOLDERS:
+            continue
         nodes = [
             child
             for child in (_item_node(node, index) for node in applying)

@@ -28,6 +28,7 @@ from wymcp.core.schema._header_annotations import (
 from wymcp.core.schema._header_codec import decode_header_value, encode_header_value
 from wymcp.core.schema._input_schema import action_summaries, build_input_schema
 from wymcp.core.schema._key_set import close_properties, close_schema
+from wymcp.core.schema._multiple_of import multiple_of_problem
 from wymcp.core.schema._registration import RESERVED_NAME, prepare, prepare_all
 from wymcp.core.schema._scopes import SCOPE_TOKEN, required_scopes
 from wymcp.core.schema._spec import ActionSpec, ToolSpec
@@ -35,6 +36,7 @@ from wymcp.core.schema._task_support import TASK_SUPPORT, published_task_support
 from wymcp.core.schema._tool import Tool
 from wymcp.core.schema._unreadable import UnreadableDataError
 from wymcp.core.schema._value_root import ValueNode
+from wymcp.core.schema._work_budget import OverBudgetError, spend_work, work_budget
 
 __all__ = [
     "ECHO_LIMIT",
@@ -46,6 +48,7 @@ __all__ = [
     "ConfigurationError",
     "Context",
     "HeaderAnnotation",
+    "OverBudgetError",
     "Prompt",
     "PromptArgument",
     "Resource",
@@ -67,8 +70,11 @@ __all__ = [
     "encode_header_value",
     "header_annotation_problems",
     "header_annotations",
+    "multiple_of_problem",
     "prepare",
     "prepare_all",
     "published_task_support",
     "required_scopes",
+    "spend_work",
+    "work_budget",
 ]

@@ -7,7 +7,6 @@ offending path and each cast without asking the engine for its error messages.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, unquote
@@ -15,7 +14,11 @@ from urllib.parse import quote, unquote
 import attrs
 import jsonschema_rs
 
-from wymcp.core.schema._multiple_of import ExactMultipleOf
+from wymcp.core.schema._multiple_of import (
+    KEYWORD,
+    DecimalMultipleOf,
+    decimal_multiples,
+)
 from wymcp.core.schema._references import refuse_retrieval
 
 _URN = "urn:wymcp:value-root"
@@ -70,9 +73,8 @@ class ValueNode:
         properties: the nodes of the declared properties.
         prefix_items: the nodes of ``prefixItems``.
         items: the node of ``items`` (applies past ``prefixItems``), or None.
-        closed: whether the unknown-key gate refuses a key outside the declared ones.
-        patterns: the ``patternProperties`` patterns as Python reads them (for the
-            unknown-key gate).
+        closed: whether the unknown-key gate refuses a key outside the declared ones
+            (and outside ``pattern_nodes``, matched as the engine matches them).
         integer: whether the schema here says integer (a whole float is cast).
         casts: whether this node or one reached from it says integer.
         integer_keys: declared properties that are integers with nothing else to
@@ -94,7 +96,11 @@ class ValueNode:
         dependent: ``dependentSchemas`` as (key, node) pairs.
         opaque: whether the position cannot be split (``unevaluated*``, a dynamic
             or remote reference): then the engine's own errors describe it.
+        unevaluated: the nodes of ``unevaluatedProperties`` and ``unevaluatedItems``
+            (by keyword), so each value they refuse is read on its own.
         plain: whether properties and items are all the position applies.
+        python_checks: whether the engine may call back into Python here (the
+            decimal ``multipleOf``): a walk then checks equal scalar items once.
     """
 
     schema: Any
@@ -103,7 +109,6 @@ class ValueNode:
     prefix_items: tuple[ValueNode, ...] = ()
     items: ValueNode | None = None
     closed: bool = False
-    patterns: tuple[re.Pattern[str], ...] = ()
     integer: bool = False
     casts: bool = False
     integer_keys: tuple[str, ...] = ()
@@ -122,7 +127,9 @@ class ValueNode:
     else_: ValueNode | None = None
     dependent: tuple[tuple[str, ValueNode], ...] = ()
     opaque: bool = False
+    unevaluated: tuple[tuple[str, ValueNode], ...] = ()
     plain: bool = True
+    python_checks: bool = False
 
     def links(self) -> list[ValueNode]:
         """Every node a value accepted here may also be read through (not ``not``)."""
@@ -149,14 +156,18 @@ def compile_schema(
 ) -> Any:
     """Build a jsonschema-rs validator; ``format`` asserted (input) or annotation.
 
-    ``multipleOf`` is wymcp's exact keyword wherever the schema (or, with
-    ``exact``, the document a registry holds) uses it; a schema without it is
-    built without custom keywords, which the engine checks faster. Nothing is
-    ever fetched: a reference to another document fails to build.
+    ``multipleOf`` is decided on decimals wherever the schema (or, with ``exact``,
+    the document a registry holds, rewritten by ``decimal_multiples``) uses it; a
+    schema without it is built without custom keywords, which the engine checks
+    faster. Nothing is ever fetched: a reference to another document fails to
+    build.
     """
     options: dict[str, Any] = {}
-    if exact or (exact is None and _uses_multiple_of(schema)):
-        options["keywords"] = {"multipleOf": ExactMultipleOf}
+    if exact is None and _uses_multiple_of(schema):
+        schema = decimal_multiples(schema)
+        exact = True
+    if exact:
+        options["keywords"] = {KEYWORD: DecimalMultipleOf}
     if registry is not None:
         options["registry"] = registry
     return jsonschema_rs.validator_for(
@@ -193,17 +204,18 @@ class _Builder:
         self.root_validator = validator
         self.exact = _uses_multiple_of(document)
         keywords: dict[str, Any] | None = (
-            {"multipleOf": ExactMultipleOf} if self.exact else None
+            {KEYWORD: DecimalMultipleOf} if self.exact else None
         )
+        compiled: Any = decimal_multiples(document) if self.exact else document
         self.validators = jsonschema_rs.validator_map_for(
-            document,
+            compiled,
             validate_formats=True,
             ignore_unknown_formats=False,
             keywords=keywords,
             retriever=refuse_retrieval,
         )
         self.registry = jsonschema_rs.Registry(
-            [(_URN, document)], retriever=refuse_retrieval
+            [(_URN, compiled)], retriever=refuse_retrieval
         )
         self.local_refs = not _has_nested_identifiers(document)
         self.nodes: dict[int, ValueNode] = {}
@@ -220,7 +232,11 @@ class _Builder:
         known = self.nodes.get(id(schema))
         if known is not None:
             return known
-        node = ValueNode(schema=schema, validator=self.validator(pointer))
+        node = ValueNode(
+            schema=schema,
+            validator=self.validator(pointer),
+            python_checks=self.exact,
+        )
         self.nodes[id(schema)] = node
         self.built.append(node)
         if isinstance(schema, dict):
@@ -287,6 +303,11 @@ class _Builder:
             (str(key), at.child(sub, "dependentSchemas", key))
             for key, sub in _mapping(schema.get("dependentSchemas")).items()
         )
+        node.unevaluated = tuple(
+            (keyword, child)
+            for keyword in ("unevaluatedProperties", "unevaluatedItems")
+            if (child := at.optional(keyword)) is not None
+        )
         target = self.target(schema.get("$ref"))
         if target is not None:
             node.all_of = (*node.all_of, target)
@@ -297,9 +318,7 @@ class _Builder:
         )
         node.assertions = at.assertions()
         node.children_valid = at.children_valid()
-        patterns = _patterns(schema)
-        node.patterns = patterns or ()
-        node.closed = additional is False and patterns is not None
+        node.closed = additional is False
         node.integer = _says_integer(_type_of(schema, self.document))
         node.plain = not (
             node.pattern_nodes
@@ -449,17 +468,6 @@ def _settle(nodes: list[ValueNode]) -> None:
 def _casts_below(node: ValueNode) -> bool:
     """Whether a node reached from ``node`` has something to cast."""
     return any(link.casts for link in node.links())
-
-
-def _patterns(schema: dict[str, Any]) -> tuple[re.Pattern[str], ...] | None:
-    """Compile the patternProperties patterns; None if Python cannot read one."""
-    compiled = []
-    for pattern in _mapping(schema.get("patternProperties")):
-        try:
-            compiled.append(re.compile(str(pattern)))
-        except re.error:
-            return None
-    return tuple(compiled)
 
 
 def _type_of(schema: dict[str, Any], document: object) -> object:
