@@ -268,7 +268,9 @@ def test_a_typo_costs_one_round_missing_and_did_you_mean_ride_along():
     ]
     assert refusal["also"] == {
         "invalid_values": {
-            "errors": [{"path": "data.url", "problems": ["value is not of type string"]}],
+            "errors": [
+                {"path": "data.url", "problems": ["value is not of type string"]}
+            ],
             "error_count": 1,
         }
     }

@@ -14,8 +14,8 @@ from typing import Any
 from wymcp.core.gates import _refusal
 from wymcp.core.gates._also import attach, of_refusal
 from wymcp.core.gates._bound import FIRST, echo
-from wymcp.core.gates._did_you_mean import Budget, closest
 from wymcp.core.gates._check import gated
+from wymcp.core.gates._did_you_mean import Budget, closest
 from wymcp.core.gates._paths import render_path
 from wymcp.core.schema import ActionSpec, ToolSpec, prepare
 

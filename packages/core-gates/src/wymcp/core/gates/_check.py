@@ -18,18 +18,18 @@ from wymcp.core.gates._also import (
     of_refusal,
     sections,
 )
-from wymcp.core.gates._bound import FIRST, Path
+from wymcp.core.gates._bound import FIRST
 from wymcp.core.gates._catalogue import UNCHECKABLE
 from wymcp.core.gates._did_you_mean import Budget, closest, data_matches
-from wymcp.core.gates._key_gate import unknown_keys
+from wymcp.core.gates._key_gate import KeyReport, unknown_keys
 from wymcp.core.gates._paths import render_path
+from wymcp.core.gates._refusal import REQUEST_PART, help_pointer, request_part_size
 from wymcp.core.gates._value_gate import (
     ValueReport,
     cast_integers,
     is_valid,
     value_errors,
 )
-from wymcp.core.gates._refusal import REQUEST_PART, help_pointer, request_part_size
 from wymcp.core.gates._verdict import Verdict
 from wymcp.core.schema import ActionSpec, ToolSpec, prepare
 
@@ -157,7 +157,7 @@ def _slow(
         if strict:
             return Verdict(
                 accepted=False,
-                refusal=_unknown_params(spec, target, kept, count, data, pruned),
+                refusal=_unknown_params(spec, target, found, data, pruned),
             )
         name = _refusal.root_name(target)
         dropped = tuple(render_path(path, name) for path in kept)
@@ -180,11 +180,10 @@ def _slow(
     return _accept(spec, target, data, dropped)
 
 
-def _unknown_params(  # noqa: PLR0913 - the key gate's findings, as it found them
+def _unknown_params(
     spec: ToolSpec,
     target: ActionSpec,
-    kept: list[Path],
-    count: int,
+    found: KeyReport,
     data: dict[str, Any],
     pruned: object,
 ) -> dict[str, Any]:
@@ -194,12 +193,11 @@ def _unknown_params(  # noqa: PLR0913 - the key gate's findings, as it found the
     the key it maps to and every other unknown key left out.
     """
     name = _refusal.root_name(target)
+    kept, count = found.kept, found.count
     matches = data_matches(target.root, data, kept, Budget())
-    refusal = _refusal.unknown_params(spec, target, kept, count, data, matches)
+    refusal = _refusal.unknown_params(spec, target, kept, count, data, matches=matches)
     shown = refusal.get("did_you_mean", {})
-    renames = [
-        (path, key) for path, key in matches if render_path(path, name) in shown
-    ]
+    renames = [(path, key) for path, key in matches if render_path(path, name) in shown]
     rest = moved(pruned, data, renames)
     _also(refusal, sections(target, rest, skip=(MISSING,)))
     return refusal

@@ -87,6 +87,7 @@ def unknown_params(
     kept: list[Path],
     count: int,
     data: object = None,
+    *,
     matches: Sequence[tuple[Path, str]] | None = None,
 ) -> dict[str, Any]:
     """The refusal of keys outside a closed key set (first ten paths and a count).
