@@ -79,7 +79,9 @@ def names_fault(refusal: dict[str, Any], fault: tuple[str, ...]) -> bool:
     found = named(refusal)
     kind = fault[0]
     if kind == "rename":
-        return fault[1] in found["unknown"] and found["renames"].get(fault[1]) == fault[2]
+        return (
+            fault[1] in found["unknown"] and found["renames"].get(fault[1]) == fault[2]
+        )
     if kind == "unknown":
         return fault[1] in found["unknown"]
     if kind == "missing":
@@ -94,7 +96,9 @@ def names_fault(refusal: dict[str, Any], fault: tuple[str, ...]) -> bool:
 def fix(arguments: dict[str, Any], refusal: dict[str, Any]) -> dict[str, Any]:
     """The call repaired as the refusal says."""
     call = copy.deepcopy(arguments)
-    schema = refusal.get("input_schema") if refusal["error"] != "invalid_arguments" else None
+    schema = (
+        refusal.get("input_schema") if refusal["error"] != "invalid_arguments" else None
+    )
     if refusal["error"] == "invalid_arguments":
         call = _fix_envelope(call, refusal)
     elif refusal["error"] == "unknown_action":
@@ -102,7 +106,7 @@ def fix(arguments: dict[str, Any], refusal: dict[str, Any]) -> dict[str, Any]:
         call["action"] = meant or _nearest(call["action"], refusal["valid_actions"])
     data = call.setdefault("data", {})
     for code, section in sections(refusal).items():
-        if code in {"unknown_params"}:
+        if code == "unknown_params":
             _fix_unknown(data, section, schema)
     for section in sections(refusal).values():
         for name in section.get("missing", []):
@@ -165,7 +169,8 @@ def _declared_elsewhere(schema: dict[str, Any] | None, tokens: Path) -> Path | N
     places = [
         path
         for path in _object_paths({"properties": schema["properties"]}, ())
-        if key in _node({"properties": schema["properties"]}, path).get("properties", {})
+        if key
+        in _node({"properties": schema["properties"]}, path).get("properties", {})
     ]
     if len(places) != 1:
         return None
@@ -210,7 +215,7 @@ def _fix_value(
         return
 
 
-def _repaired(value: Any, problem: str, node: dict[str, Any]) -> Any:  # noqa: PLR0911
+def _repaired(value: Any, problem: str, node: dict[str, Any]) -> Any:
     wanted = re.fullmatch(r"value is not of type (.+)", problem)
     if wanted:
         kinds = wanted.group(1).split(" or ")
@@ -239,12 +244,14 @@ def synth(schema: dict[str, Any]) -> Any:  # noqa: PLR0911
         return next((v for v in schema["enum"] if v is not None), None)
     kinds = schema.get("type", "string")
     kind = kinds if isinstance(kinds, str) else next(k for k in kinds if k != "null")
-    if kind == "integer" or kind == "number":
+    if kind in {"integer", "number"}:
         return schema.get("minimum", 1)
     if kind == "boolean":
         return False
     if kind == "array":
-        return [synth(schema.get("items", {})) for _ in range(schema.get("minItems", 0))]
+        return [
+            synth(schema.get("items", {})) for _ in range(schema.get("minItems", 0))
+        ]
     if kind == "object":
         props = schema.get("properties", {})
         return {name: synth(props[name]) for name in schema.get("required", [])}
@@ -260,9 +267,9 @@ def synth(schema: dict[str, Any]) -> Any:  # noqa: PLR0911
 
 def _get(data: Any, tokens: Path) -> Any:
     for token in tokens:
-        if isinstance(data, dict) and token in data:
-            data = data[token]
-        elif isinstance(data, list) and isinstance(token, int) and token < len(data):
+        if (isinstance(data, dict) and token in data) or (
+            isinstance(data, list) and isinstance(token, int) and token < len(data)
+        ):
             data = data[token]
         else:
             return _MISSING
@@ -273,10 +280,7 @@ def _set(data: Any, tokens: Path, value: Any, *, only_new: bool = False) -> None
     if not tokens:
         return
     for token in tokens[:-1]:
-        if isinstance(data, dict):
-            data = data.setdefault(token, {})
-        else:
-            data = data[token]
+        data = data.setdefault(token, {}) if isinstance(data, dict) else data[token]
     if only_new and isinstance(data, dict) and tokens[-1] in data:
         return
     data[tokens[-1]] = value

@@ -1,4 +1,4 @@
-"""The mistake corpus: every injected fault named in the first refusal, fixed in one round.
+"""The mistake corpus: every injected fault named at once, the call fixed in one round.
 
 A scripted fixer reads only the refusal (and the call it sent) and repairs the call;
 the share fixed per kind is the table in `docs/refusals.md`, which this test keeps
@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from mistake_corpus import KINDS, Mistake, corpus, spec_of
 from refusal_fixer import first_refusal, fix, names_fault
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
-from refusal_fixer import parse
 
+from refusal_fixer import parse
 from wymcp.core.gates import check
 from wymcp.core.schema import Action, Tool
 
@@ -71,7 +71,7 @@ def actions(draw: st.DrawFn) -> tuple[Action, dict[str, Any], dict[str, Any]]:
     required = schema["required"]
     optional = [n for n in names if n not in required]
     groups: list[list[str]] = []
-    if len(optional) >= 2 and draw(st.booleans()):  # noqa: PLR2004
+    if len(optional) >= 2 and draw(st.booleans()):
         groups = [[optional[0]], [optional[1]]]
     action = Action(
         description="Generated",
@@ -83,7 +83,7 @@ def actions(draw: st.DrawFn) -> tuple[Action, dict[str, Any], dict[str, Any]]:
 
 
 def _typo(key: str) -> str:
-    if len(key) < 3:  # noqa: PLR2004
+    if len(key) < 3:
         return key + "q"
     return key[0] + key[2] + key[1] + key[3:]
 
@@ -157,29 +157,42 @@ def _rounds(
         if code in seen:  # see test_unknown_keys_inside_a_moved_value
             return {}, set()
         seen[code] = refusal
-        if code == "unknown_params":
-            assert refusal["unknown_count"] == len(refusal["unknown"])
-            moves = refusal.get("did_you_mean", {})
-            values = {p: _take(call, parse(p)[1]) for p in refusal["unknown"]}
-            for path in refusal["unknown"]:
-                _drop(call, parse(path)[1])
-            for path in refusal["unknown"]:
-                if path in moves:
-                    tokens = parse(moves[path])[1]
-                    parent = _take(call, tokens[:-1])
-                    if tokens[-1] not in parent:
-                        parent[tokens[-1]] = values[path]
-                        if len(tokens) == 1:
-                            renamed_root.add(str(tokens[0]))
-        elif code == "missing_required_fields":
-            for name in refusal["missing"]:
-                call[name] = copy.deepcopy(fill[name])
-        elif code == "missing_required_group":
-            for name in refusal["required_one_of"][0]:
-                call.setdefault(name, copy.deepcopy(fill[name]))
-        else:
+        if code == "invalid_values":
             break
+        _repair(call, refusal, fill, renamed_root)
     return seen, renamed_root
+
+
+def _repair(
+    call: dict[str, Any],
+    refusal: dict[str, Any],
+    fill: dict[str, Any],
+    renamed_root: set[str],
+) -> None:
+    """Do what one refusal says: move typos, drop unknown keys, send the missing."""
+    code = refusal["error"]
+    if code == "missing_required_fields":
+        for name in refusal["missing"]:
+            call[name] = copy.deepcopy(fill[name])
+        return
+    if code == "missing_required_group":
+        for name in refusal["required_one_of"][0]:
+            call.setdefault(name, copy.deepcopy(fill[name]))
+        return
+    assert refusal["unknown_count"] == len(refusal["unknown"])
+    moves = refusal.get("did_you_mean", {})
+    values = {p: _take(call, parse(p)[1]) for p in refusal["unknown"]}
+    for path in refusal["unknown"]:
+        _drop(call, parse(path)[1])
+    for path in refusal["unknown"]:
+        if path not in moves:
+            continue
+        tokens = parse(moves[path])[1]
+        parent = _take(call, tokens[:-1])
+        if tokens[-1] not in parent:
+            parent[tokens[-1]] = values[path]
+            if len(tokens) == 1:
+                renamed_root.add(str(tokens[0]))
 
 
 def _take(value: Any, tokens: tuple[str | int, ...]) -> Any:
@@ -193,7 +206,9 @@ def _drop(value: Any, tokens: tuple[str | int, ...]) -> None:
 
 
 def _request_part(refusal: dict[str, Any]) -> int:
-    kept = {k: v for k, v in refusal.items() if k not in ("input_schema", "valid_actions")}
+    kept = {
+        k: v for k, v in refusal.items() if k not in ("input_schema", "valid_actions")
+    }
     return len(json.dumps(kept).encode())
 
 

@@ -27,7 +27,8 @@ def plain_refusal(verdict: Verdict, *, schema: bool = False) -> dict[str, Any] |
     Returns:
         ``error`` and ``message`` first, then the code's own fields (``unknown``,
         ``missing``, ``did_you_mean``, ``errors``, ``also``, ...) with every path
-        relative to the body: ``items[3].qty``, ``["a.b"]``, and ``""`` for the body itself.
+        relative to the body: ``items[3].qty``, ``["a.b"]``, and ``""`` for the
+        body itself.
     """
     refusal = verdict.refusal
     if refusal is None:
