@@ -51,7 +51,9 @@ def check(
             in ``Verdict.dropped``.
 
     Returns:
-        The verdict; ``check`` never raises on any JSON input.
+        The verdict; ``check`` never raises on any JSON input. A refusal names the
+        first gate that refuses and adds ``also``: what the later gates find in
+        the rest of the call (docs/refusals.md).
     """
     spec = prepare(tool)
     target = _target(spec, action)
