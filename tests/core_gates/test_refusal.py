@@ -262,9 +262,18 @@ def test_a_typo_costs_one_round_missing_and_did_you_mean_ride_along():
         "unknown_count",
         "missing",
         "did_you_mean",
+        "also",
         "input_schema",
         "help",
     ]
+    assert refusal["also"] == {
+        "invalid_values": {
+            "errors": [
+                {"path": "data.url", "problems": ["value is not of type string"]}
+            ],
+            "error_count": 1,
+        }
+    }
 
 
 def test_missing_keeps_declaration_order_and_is_left_out_when_empty():

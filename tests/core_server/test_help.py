@@ -140,6 +140,13 @@ async def test_an_unknown_action_is_the_shared_unknown_action_refusal(wire):
     assert payload["valid_actions"] == ["create", "list"]
 
 
+async def test_a_misspelt_action_points_at_the_one_meant_and_gates_no_data(wire):
+    payload = wire.result_json(await ask(wire, {"tool": "widgets", "action": "Create"}))
+    assert payload["error"] == "unknown_action"
+    assert payload["did_you_mean"] == {"action": "create"}
+    assert "also" not in payload  # help sent no data: no missing field to name
+
+
 @pytest.mark.parametrize(
     ("arguments", "error", "paths"),
     [

@@ -66,6 +66,29 @@ def test_assert_refused_fails_with_the_answer_in_the_message(kwargs, message):
     assert "data.items[3].qty" in str(failed.value)
 
 
+def test_the_paths_of_also_are_named_too():
+    refusal = {
+        "error": "invalid_arguments",
+        "action": "place",
+        "unknown": ["arguments.qty"],
+        "also": {
+            "missing_required_fields": {"missing": ["customer"]},
+            "invalid_values": {
+                "errors": [
+                    {"path": "data.qty", "problems": ["value is not of type integer"]}
+                ],
+                "error_count": 1,
+            },
+        },
+        "help": 'help {tool: "orders"}',
+    }
+    refused = result(refusal, is_error=True)
+    assert_refused(refused, "invalid_arguments", path="data.customer")
+    assert_refused(refused, path="data.qty", problem="value is not of type integer")
+    with pytest.raises(AssertionError, match="expected the refusal to name"):
+        assert_refused(refused, path="data.note")
+
+
 def test_missing_fields_and_unknown_keys_are_paths_too():
     pointer = {"help": 'help {tool: "orders", action: "place"}'}
     missing = {

@@ -44,16 +44,24 @@ def assert_succeeded(answer: Answer | Mapping[str, Any]) -> Any:
 
 
 def _paths(refusal: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Every path a refusal names, with the problems listed for it."""
+    """Every path a refusal names, its `also` sections' included, with the problems."""
     root = "arguments" if refusal.get("action") is None else "data"
     paths: dict[str, list[str]] = {}
-    for entry in refusal.get("errors") or ():
-        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-            paths[entry["path"]] = [str(p) for p in entry.get("problems") or ()]
-    for path in refusal.get("unknown") or ():
-        paths.setdefault(str(path), [])
-    for name in refusal.get("missing") or ():
-        paths.setdefault(f"{root}.{name}", [])
+    also = refusal.get("also")
+    sections = [refusal, *(also.values() if isinstance(also, Mapping) else ())]
+    for section in sections:
+        if not isinstance(section, Mapping):
+            continue
+        # a section of `also` is about the action's data, whatever the refusal's root
+        where = root if section is refusal else "data"
+        for entry in section.get("errors") or ():
+            if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                texts = paths.setdefault(entry["path"], [])
+                texts.extend(str(p) for p in entry.get("problems") or ())
+        for path in section.get("unknown") or ():
+            paths.setdefault(str(path), [])
+        for name in section.get("missing") or ():
+            paths.setdefault(f"{where}.{name}", [])
     return paths
 
 
@@ -70,8 +78,9 @@ def assert_refused(
     `missing_required_fields`, `missing_required_group`, `unknown_action`,
     `invalid_arguments`);
     `path` a path the refusal names (`data.items[3].qty`: in `errors`,
-    `unknown`, or a missing field); `problem` a text listed for `path` (or
-    for any path when `path` is not given).
+    `unknown`, or a missing field, in the refusal or in its `also` sections);
+    `problem` a text listed for `path` (or for any path when `path` is not
+    given).
     """
     __tracebackhide__ = True
     found = _answer(answer)

@@ -7,14 +7,17 @@ non-string action, non-object data) is refused ``invalid_arguments`` in one answ
 from __future__ import annotations
 
 import heapq
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from wymcp.core.gates import _refusal
+from wymcp.core.gates._also import attach, of_refusal
 from wymcp.core.gates._bound import FIRST, echo
+from wymcp.core.gates._check import gated
 from wymcp.core.gates._did_you_mean import Budget, closest
 from wymcp.core.gates._paths import render_path
-from wymcp.core.schema import ToolSpec, prepare
+from wymcp.core.schema import ActionSpec, ToolSpec, prepare
 
 _ENVELOPE = ("action", "data")
 _IN_MESSAGE = 3
@@ -61,7 +64,7 @@ def arguments_refusal(
         problems.append(_stray_clause(kept, len(stray)))
         if any(right.startswith("data") for right in found.values()):
             problems.append("an action's fields go inside 'data'")
-    return _refusal.invalid_arguments(
+    refusal = _refusal.invalid_arguments(
         spec,
         action,
         problems=problems,
@@ -69,6 +72,77 @@ def arguments_refusal(
         stray_count=len(stray),
         found=found,
     )
+    _also(spec, arguments, refusal)
+    return refusal
+
+
+def _also(
+    spec: ToolSpec, arguments: Mapping[str, Any], refusal: dict[str, Any]
+) -> None:
+    """Add what the action's gates find in the call read as the refusal says.
+
+    The call read so is: the sent action (or the one ``did_you_mean`` names), and
+    ``data`` (an object, or the object a JSON text holds) with each stray key that
+    ``did_you_mean`` points into ``data`` moved there. Nothing is added when no
+    action or no object can be read.
+    """
+    shown = refusal.get("did_you_mean", {})
+    target = _action_read(spec, arguments, shown)
+    data = _data_read(arguments.get("data"))
+    if target is None or data is None:
+        return
+    for key in arguments:
+        right = shown.get(render_path((str(key),), "arguments"))
+        if isinstance(right, str) and right.startswith("data"):
+            field = _field(spec.actions[target], right)
+            if field is not None and field not in data:
+                data[field] = arguments[key]
+    verdict = gated(spec, spec.actions[target], data)
+    if verdict.refusal is not None:
+        budget = _refusal.REQUEST_PART - _refusal.request_part_size(refusal)
+        attach(
+            refusal, of_refusal(verdict.refusal), budget=budget, before="input_schema"
+        )
+
+
+def _action_read(
+    spec: ToolSpec, arguments: Mapping[str, Any], shown: Mapping[str, str]
+) -> str | None:
+    """The action the call means: as sent, moved from a typo'd key, or the nearest."""
+    action = arguments.get("action")
+    if not isinstance(action, str):
+        for key, value in arguments.items():
+            moved = shown.get(render_path((str(key),), "arguments"))
+            if moved == "arguments.action" and isinstance(value, str):
+                action = value
+    if not isinstance(action, str):
+        return None
+    if action in spec.actions:
+        return action
+    return closest(action, sorted(spec.actions), Budget())
+
+
+def _data_read(data: object) -> dict[str, Any] | None:
+    """``data`` as an object: a copy of it, the object a JSON text holds, or ``{}``."""
+    if data is None:
+        return {}
+    if isinstance(data, dict):
+        return dict(data)
+    if isinstance(data, str):
+        try:
+            parsed = json.loads(data)
+        except (ValueError, RecursionError):
+            return None
+        return parsed if isinstance(parsed, dict) else None
+    return None
+
+
+def _field(target: ActionSpec, rendered: str) -> str | None:
+    """The field a ``data.<field>`` path names, if the action declares it."""
+    for name in target.root.properties:
+        if render_path((name,), "data") == rendered:
+            return str(name)
+    return None
 
 
 def _first(stray: list[Any]) -> list[str]:

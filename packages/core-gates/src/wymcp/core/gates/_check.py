@@ -10,10 +10,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from wymcp.core.gates import _refusal
+from wymcp.core.gates._also import (
+    GROUP,
+    MISSING,
+    attach,
+    moved,
+    of_refusal,
+    sections,
+)
 from wymcp.core.gates._bound import FIRST
 from wymcp.core.gates._catalogue import UNCHECKABLE
-from wymcp.core.gates._key_gate import unknown_keys
+from wymcp.core.gates._did_you_mean import Budget, closest, data_matches
+from wymcp.core.gates._key_gate import KeyReport, unknown_keys
 from wymcp.core.gates._paths import render_path
+from wymcp.core.gates._refusal import REQUEST_PART, help_pointer, request_part_size
 from wymcp.core.gates._value_gate import (
     ValueReport,
     cast_integers,
@@ -50,12 +60,21 @@ def check(
             in ``Verdict.dropped``.
 
     Returns:
-        The verdict; ``check`` never raises on any JSON input.
+        The verdict; ``check`` never raises on any JSON input. A refusal names the
+        first gate that refuses and adds ``also``: what the later gates find in
+        the rest of the call (docs/refusals.md).
     """
     spec = prepare(tool)
     target = _target(spec, action)
     if target is None:
-        return Verdict(accepted=False, refusal=_refusal.unknown_action(spec, action))
+        return _unknown_action(spec, action, data, strict=strict)
+    return gated(spec, target, data, strict=strict)
+
+
+def gated(
+    spec: ToolSpec, target: ActionSpec, data: object, *, strict: bool = True
+) -> Verdict:
+    """Pass one call's data through the gates of a known action (or plain tool)."""
     if data is None:
         data = {}
     fast = _fast(spec, target, data)
@@ -102,6 +121,30 @@ def _fast(spec: ToolSpec, target: ActionSpec, data: object) -> Verdict | None:
     return None
 
 
+def _unknown_action(
+    spec: ToolSpec, action: object, data: object, *, strict: bool
+) -> Verdict:
+    """Refuse an unknown action; name the action it is probably a typo of.
+
+    When one is found (``did_you_mean: {"action": ...}``), ``also`` says what that
+    action's gates find in the data, so the call is fixed in one round.
+    """
+    refusal = _refusal.unknown_action(spec, action)
+    match = None
+    if spec.plain is None and isinstance(action, str) and spec.actions:
+        match = closest(action, sorted(spec.actions), Budget())
+    if match is not None:
+        refusal = {k: v for k, v in refusal.items() if k != "help"}
+        refusal["did_you_mean"] = {"action": match}
+        refusal["help"] = help_pointer(spec.name)
+        verdict = gated(spec, spec.actions[match], data, strict=strict)
+        if verdict.refusal is not None:
+            budget = REQUEST_PART - request_part_size(refusal)
+            found = of_refusal(verdict.refusal)
+            attach(refusal, found, budget=budget, before="help")
+    return Verdict(accepted=False, refusal=refusal)
+
+
 def _target(spec: ToolSpec, action: object) -> ActionSpec | None:
     """The action (or plain arguments) a call addresses; None if there is none."""
     if spec.plain is not None:
@@ -124,14 +167,14 @@ def _slow(
 ) -> Verdict:
     """Walk the gates in order on a call the fast path did not accept."""
     root = target.root
-    found, pruned = unknown_keys(root, data, drop=not strict)
+    found, pruned = unknown_keys(root, data, drop=True)
     dropped: tuple[str, ...] = ()
     if found.count:
         kept, count = found.kept, found.count
         if strict:
             return Verdict(
                 accepted=False,
-                refusal=_refusal.unknown_params(spec, target, kept, count, data),
+                refusal=_unknown_params(spec, target, found, data, pruned),
             )
         name = _refusal.root_name(target)
         dropped = tuple(render_path(path, name) for path in kept)
@@ -141,15 +184,45 @@ def _slow(
     missing = [name for name in target.required if name not in data]
     if missing:
         refusal = _refusal.missing_required(spec, target, missing)
+        _also(refusal, sections(target, data, skip=(MISSING,)))
         return Verdict(accepted=False, refusal=refusal, dropped=dropped)
     if not _keys_present(target, data):
         refusal = _refusal.missing_group(spec, target)
+        _also(refusal, sections(target, data, skip=(MISSING, GROUP)))
         return Verdict(accepted=False, refusal=refusal, dropped=dropped)
     report = value_errors(root, data)
     if report is not None:
         refusal = _refusal.invalid_values(spec, target, report)
         return Verdict(accepted=False, refusal=refusal, dropped=dropped)
     return _accept(spec, target, data, dropped)
+
+
+def _unknown_params(
+    spec: ToolSpec,
+    target: ActionSpec,
+    found: KeyReport,
+    data: dict[str, Any],
+    pruned: object,
+) -> dict[str, Any]:
+    """Refuse unknown keys; ``also`` reads the rest as if ``did_you_mean`` were taken.
+
+    The rest of the call is the data with each key ``did_you_mean`` shows moved to
+    the key it maps to and every other unknown key left out.
+    """
+    name = _refusal.root_name(target)
+    kept, count = found.kept, found.count
+    matches = data_matches(target.root, data, kept, Budget())
+    refusal = _refusal.unknown_params(spec, target, kept, count, data, matches=matches)
+    shown = refusal.get("did_you_mean", {})
+    renames = [(path, key) for path, key in matches if render_path(path, name) in shown]
+    rest = moved(pruned, data, renames)
+    _also(refusal, sections(target, rest, skip=(MISSING,)))
+    return refusal
+
+
+def _also(refusal: dict[str, Any], found: dict[str, dict[str, Any]]) -> None:
+    budget = REQUEST_PART - request_part_size(refusal)
+    attach(refusal, found, budget=budget, before="input_schema")
 
 
 def _accept(

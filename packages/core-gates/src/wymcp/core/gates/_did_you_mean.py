@@ -12,7 +12,6 @@ from typing import Any
 import attrs
 
 from wymcp.core.gates._bound import FIRST, Path
-from wymcp.core.gates._paths import render_path
 from wymcp.core.schema import ValueNode
 
 LONGEST = 64
@@ -94,15 +93,11 @@ def closest(key: str, candidates: Iterable[str], budget: Budget) -> str | None:
     return None if best is None else best[1]
 
 
-def data_suggestions(
-    root: ValueNode, data: object, kept: Sequence[Path], name: str, budget: Budget
-) -> dict[str, str]:
-    """``{rendered unknown path: rendered declared path}`` for the kept unknown keys.
-
-    A key is compared with the keys declared at its own position and not already
-    sent there; at most ten entries.
-    """
-    found: dict[str, str] = {}
+def data_matches(
+    root: ValueNode, data: object, kept: Sequence[Path], budget: Budget
+) -> list[tuple[Path, str]]:
+    """``(unknown path, declared key it probably meant)`` for the kept unknown keys."""
+    found: list[tuple[Path, str]] = []
     for path in kept[:FIRST]:
         if not path:
             continue
@@ -114,7 +109,7 @@ def data_suggestions(
         free = [k for k in node.properties if k not in sent]
         match = closest(key, free, budget)
         if match is not None:
-            found[render_path(path, name)] = render_path((*path[:-1], match), name)
+            found.append((path, match))
     return found
 
 

@@ -26,8 +26,9 @@ def plain_refusal(verdict: Verdict, *, schema: bool = False) -> dict[str, Any] |
 
     Returns:
         ``error`` and ``message`` first, then the code's own fields (``unknown``,
-        ``missing``, ``did_you_mean``, ``errors``, ...) with every path relative to
-        the body: ``items[3].qty``, ``["a.b"]``, and ``""`` for the body itself.
+        ``missing``, ``did_you_mean``, ``errors``, ``also``, ...) with every path
+        relative to the body: ``items[3].qty``, ``["a.b"]``, and ``""`` for the
+        body itself.
     """
     refusal = verdict.refusal
     if refusal is None:
@@ -73,6 +74,13 @@ def _strip_field(key: str, value: Any, root: str) -> Any:
         ]
     if key == "did_you_mean" and isinstance(value, Mapping):
         return {strip_root(k, root): strip_root(v, root) for k, v in value.items()}
+    if key == "also" and isinstance(value, Mapping):
+        return {
+            code: {k: _strip_field(k, v, root) for k, v in section.items()}
+            if isinstance(section, Mapping)
+            else section
+            for code, section in value.items()
+        }
     return value
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wymcp.core.gates._bound import FIRST, Path, echo
-from wymcp.core.gates._did_you_mean import Budget, data_suggestions
+from wymcp.core.gates._did_you_mean import Budget, data_matches
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._value_gate import ValueReport
 from wymcp.core.schema import ActionSpec, ToolSpec
@@ -87,13 +87,16 @@ def unknown_params(
     kept: list[Path],
     count: int,
     data: object = None,
+    *,
+    matches: Sequence[tuple[Path, str]] | None = None,
 ) -> dict[str, Any]:
     """The refusal of keys outside a closed key set (first ten paths and a count).
 
     With the sent ``data``, it also names the required fields absent (``missing``,
     declaration order) and the declared key each unknown key is probably a typo of
     (``did_you_mean``), each field only when it has something to say, so one round
-    fixes what the later gates would refuse next.
+    fixes what the later gates would refuse next. ``matches`` are the typos
+    already found (``data_matches``); without them they are looked for here.
     """
     name = _root(target)
     rendered = [render_path(path, name) for path in kept]
@@ -112,7 +115,12 @@ def unknown_params(
         extra,
     )
     if isinstance(data, dict):
-        found = data_suggestions(target.root, data, kept, name, Budget())
+        if matches is None:
+            matches = data_matches(target.root, data, kept, Budget())
+        found = {
+            render_path(path, name): render_path((*path[:-1], match), name)
+            for path, match in matches
+        }
         suggest(payload, found, before="input_schema")
     return payload
 

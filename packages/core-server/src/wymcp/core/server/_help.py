@@ -178,7 +178,9 @@ def answer_help(
     action_spec = spec.actions.get(action)
     if action_spec is None:
         verdict = check(spec.tool, action, None)
-        return HelpAnswer(dict(verdict.refusal or {}), is_error=True)
+        refusal = dict(verdict.refusal or {})
+        refusal.pop("also", None)  # help sends no data: nothing to gate beyond
+        return HelpAnswer(refusal, is_error=True)
     payload = {"tool": spec.name, "action": action, **render_action(action_spec)}
     output = action_output_schema(spec.tool, action)
     if output is not None:

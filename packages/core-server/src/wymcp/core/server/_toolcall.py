@@ -116,8 +116,8 @@ async def open_call(
     ):
         if data is None:
             data = {}
-    else:
-        split = _split(spec, arguments)
+    else:  # `also` gates the data the refusal reads: off the loop, as `check`
+        split = await asyncio.to_thread(_split, spec, arguments)
         if isinstance(split, dict):
             return split
         action, data = split
