@@ -387,7 +387,8 @@ class Twice(Tool):
                 "action 'sets': field 'bad': the type set[int] cannot be expressed",
                 (
                     "action 'sync': an @action method must be"
-                    " 'async def name(self, data, ctx)'"
+                    " 'async def name(self, data, ctx)' or"
+                    " 'async def name(self, ctx: Context, field: type, ...)'"
                 ),
                 (
                     "action 'unions': field 'either': a union other than Optional[X] /"

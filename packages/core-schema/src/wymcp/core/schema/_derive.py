@@ -16,6 +16,8 @@ from typing import Any
 
 import attrs
 
+from wymcp.core.schema._constraints import constrained
+
 JSON_SCHEMA_METADATA = "json_schema"
 """The attrs field metadata key whose mapping is merged into the field's schema."""
 
@@ -187,19 +189,35 @@ def _schema(  # noqa: C901 - one branch per supported type
         raise DerivationError(path, "nested too deeply (a recursive class?)")
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        schema, unknown = constrained(
+            _schema(args[0], path, depth, sink), annotation.__metadata__
+        )
+        if unknown:
+            raise DerivationError(
+                path,
+                f"Annotated carries {', '.join(unknown)}, which is no constraint"
+                " marker (MinLen, MaxLen, Ge, Le, Gt, Lt, Pattern, Format,"
+                " Description) nor a JSON Schema mapping",
+            )
+        return schema
     if origin is typing.Union or origin is types.UnionType:
         rest = [a for a in args if a is not type(None)]
         if len(rest) != 1 or len(rest) == len(args):
             raise DerivationError(
                 path, "a union other than Optional[X] / X | None cannot be expressed"
             )
-        return _nullable(_schema(rest[0], path, depth, sink))
+        inner = _schema(rest[0], path, depth, sink)
+        return _nullable(inner) if sink is not None else _or_null(inner)
     if origin is typing.Literal:
         if not args or not all(
             isinstance(a, (str, int, bool)) or a is None for a in args
         ):
             raise DerivationError(path, "Literal values must be str, int, bool or None")
-        return _literal(list(args))
+        literal = _literal(list(args))
+        if sink is None and isinstance(literal.get("type"), list):
+            return {"enum": literal["enum"]}  # an output is never cast: enum says all
+        return literal
     if origin in _LISTS:
         if origin is tuple and (len(args) != 2 or args[1] is not Ellipsis):  # noqa: PLR2004 - tuple[X, ...]
             raise DerivationError(path, "only tuple[X, ...] can be expressed")
@@ -273,6 +291,22 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     if "null" not in kinds:
         kinds = [*kinds, "null"]
     return {**schema, "type": kinds}
+
+
+def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """An output's ``X | None``: ``anyOf`` a branch of one ``type`` each.
+
+    Outputs are never gated by key, so the combinator costs nothing there, and a
+    client mapping schemas onto a single-``type`` dialect (Gemini's OpenAPI
+    subset; the Inspector's ``--strict`` lint) reads it where ``["string",
+    "null"]`` is refused.
+    """
+    if "enum" in schema and "type" not in schema:
+        values = list(schema["enum"])
+        return {"enum": values if None in values else [*values, None]}
+    if schema.get("type") == "null":
+        return schema
+    return {"anyOf": [schema, {"type": "null"}]}
 
 
 def _default_value(field: attrs.Attribute[Any], path: str) -> object:
