@@ -190,34 +190,11 @@ def _schema(  # noqa: C901 - one branch per supported type
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is typing.Annotated:
-        schema, unknown = constrained(
-            _schema(args[0], path, depth, sink), annotation.__metadata__
-        )
-        if unknown:
-            raise DerivationError(
-                path,
-                f"Annotated carries {', '.join(unknown)}, which is no constraint"
-                " marker (MinLen, MaxLen, Ge, Le, Gt, Lt, Pattern, Format,"
-                " Description) nor a JSON Schema mapping",
-            )
-        return schema
+        return _annotated(annotation, path, depth, sink)
     if origin is typing.Union or origin is types.UnionType:
-        rest = [a for a in args if a is not type(None)]
-        if len(rest) != 1 or len(rest) == len(args):
-            raise DerivationError(
-                path, "a union other than Optional[X] / X | None cannot be expressed"
-            )
-        inner = _schema(rest[0], path, depth, sink)
-        return _nullable(inner) if sink is not None else _or_null(inner)
+        return _optional(args, path, depth, sink)
     if origin is typing.Literal:
-        if not args or not all(
-            isinstance(a, (str, int, bool)) or a is None for a in args
-        ):
-            raise DerivationError(path, "Literal values must be str, int, bool or None")
-        literal = _literal(list(args))
-        if sink is None and isinstance(literal.get("type"), list):
-            return {"enum": literal["enum"]}  # an output is never cast: enum says all
-        return literal
+        return _literal_of(args, path, output=sink is None)
     if origin in _LISTS:
         if origin is tuple and (len(args) != 2 or args[1] is not Ellipsis):  # noqa: PLR2004 - tuple[X, ...]
             raise DerivationError(path, "only tuple[X, ...] can be expressed")
@@ -235,6 +212,43 @@ def _schema(  # noqa: C901 - one branch per supported type
     if origin is not None or not isinstance(annotation, type):
         raise DerivationError(path, f"the type {annotation!r} cannot be expressed")
     return _plain(annotation, path, depth, sink)
+
+
+def _annotated(
+    annotation: Any, path: str, depth: int, sink: _Sink | None
+) -> dict[str, Any]:
+    """``Annotated[X, ...]``: X's schema with the constraint markers' keywords."""
+    base = _schema(typing.get_args(annotation)[0], path, depth, sink)
+    schema, unknown = constrained(base, annotation.__metadata__)
+    if unknown:
+        raise DerivationError(
+            path,
+            f"Annotated carries {', '.join(unknown)}, which is no constraint"
+            " marker (MinLen, MaxLen, Ge, Le, Gt, Lt, Pattern, Format,"
+            " Description) nor a JSON Schema mapping",
+        )
+    return schema
+
+
+def _optional(
+    args: tuple[Any, ...], path: str, depth: int, sink: _Sink | None
+) -> dict[str, Any]:
+    rest = [a for a in args if a is not type(None)]
+    if len(rest) != 1 or len(rest) == len(args):
+        raise DerivationError(
+            path, "a union other than Optional[X] / X | None cannot be expressed"
+        )
+    inner = _schema(rest[0], path, depth, sink)
+    return _nullable(inner) if sink is not None else _or_null(inner)
+
+
+def _literal_of(args: tuple[Any, ...], path: str, *, output: bool) -> dict[str, Any]:
+    if not args or not all(isinstance(a, (str, int, bool)) or a is None for a in args):
+        raise DerivationError(path, "Literal values must be str, int, bool or None")
+    literal = _literal(list(args))
+    if output and isinstance(literal.get("type"), list):
+        return {"enum": literal["enum"]}  # an output is never cast: enum says all
+    return literal
 
 
 def _plain(

@@ -46,7 +46,7 @@ class Fields:
             arguments = {name: getattr(data, name) for name in names}
             if ctx_name is not None:
                 arguments[ctx_name] = ctx
-            return function(tool, **arguments)  # type: ignore[no-any-return]
+            return function(tool, **arguments)
 
         return call
 
@@ -112,7 +112,8 @@ def signature_fields(function: Callable[..., Any], label: str) -> Fields:
             )
         if isinstance(annotation, str):
             raise SignatureError(
-                f"the annotation of {parameter.name!r} cannot be resolved ({annotation})"
+                f"the annotation of {parameter.name!r} cannot be resolved"
+                f" ({annotation})"
             )
         fields[parameter.name] = _field(annotation, parameter.default)
     data_class = attrs.make_class(
@@ -122,7 +123,7 @@ def signature_fields(function: Callable[..., Any], label: str) -> Fields:
     return Fields(data_class, ctx, tuple(fields))
 
 
-def _field(annotation: object, default: object) -> Any:
+def _field(annotation: Any, default: Any) -> Any:
     if default is inspect.Parameter.empty:
         return attrs.field(type=annotation)
     if isinstance(default, (list, dict, set)):
