@@ -20,6 +20,8 @@ from wymcp.core.schema._constraints import constrained
 
 JSON_SCHEMA_METADATA = "json_schema"
 """The attrs field metadata key whose mapping is merged into the field's schema."""
+CONSTRAINTS_METADATA = "wymcp_constraints"
+"""The attrs field metadata key holding ``Annotated`` extras lifted off its type."""
 
 _SCALARS: dict[type, str] = {str: "string", bool: "boolean", int: "integer"}
 _FORMATS: dict[type, str] = {dt.datetime: "date-time", dt.date: "date"}
@@ -172,6 +174,9 @@ def _field_schema(
     if field.type is None:
         raise DerivationError(path, "has no type annotation")
     schema = _schema(field.type, path, depth, sink)
+    lifted = field.metadata.get(CONSTRAINTS_METADATA)
+    if lifted is not None:
+        schema = _constrained(schema, lifted, path)
     extra = field.metadata.get(JSON_SCHEMA_METADATA)
     if extra is not None:
         if not isinstance(extra, Mapping) or not all(isinstance(k, str) for k in extra):
@@ -219,7 +224,13 @@ def _annotated(
 ) -> dict[str, Any]:
     """``Annotated[X, ...]``: X's schema with the constraint markers' keywords."""
     base = _schema(typing.get_args(annotation)[0], path, depth, sink)
-    schema, unknown = constrained(base, annotation.__metadata__)
+    return _constrained(base, annotation.__metadata__, path)
+
+
+def _constrained(
+    base: dict[str, Any], extras: tuple[Any, ...], path: str
+) -> dict[str, Any]:
+    schema, unknown = constrained(base, extras)
     if unknown:
         raise DerivationError(
             path,

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from wymcp.core.schema._context import Context
+from wymcp.core.schema._derive import CONSTRAINTS_METADATA
 
 _CTX_TEXT = re.compile(r"(?:[A-Za-z_]\w*\.)*Context(?:\[.*\])?")
 """A ``ctx`` annotation written as text that names ``Context`` (``Context[State]``)."""
@@ -124,10 +125,20 @@ def signature_fields(function: Callable[..., Any], label: str) -> Fields:
 
 
 def _field(annotation: Any, default: Any) -> Any:
+    """One field; a parameter's own ``Annotated`` extras go to its metadata.
+
+    cattrs then reads the plain type (a mapping among the extras is unhashable).
+    """
+    metadata: dict[str, Any] = {}
+    if typing.get_origin(annotation) is typing.Annotated:
+        metadata[CONSTRAINTS_METADATA] = annotation.__metadata__
+        annotation = typing.get_args(annotation)[0]
     if default is inspect.Parameter.empty:
-        return attrs.field(type=annotation)
+        return attrs.field(type=annotation, metadata=metadata)
     if isinstance(default, (list, dict, set)):
         return attrs.field(
-            type=annotation, default=attrs.Factory(lambda: copy.deepcopy(default))
+            type=annotation,
+            default=attrs.Factory(lambda: copy.deepcopy(default)),
+            metadata=metadata,
         )
-    return attrs.field(type=annotation, default=default)
+    return attrs.field(type=annotation, default=default, metadata=metadata)
