@@ -71,7 +71,10 @@ def test_the_guide_s_python_blocks_pass_mypy_strict(
         path.write_text(source, encoding="utf-8")
         files.append(str(path))
     (tmp_path / "mypy.ini").write_text(CONFIG, encoding="utf-8")
-    env = {**os.environ, "MYPYPATH": os.pathsep.join([str(tree), str(ROOT / "examples")])}
+    env = {
+        **os.environ,
+        "MYPYPATH": os.pathsep.join([str(tree), str(ROOT / "examples")]),
+    }
     run = subprocess.run(  # noqa: S603 - mypy over files this test wrote
         [
             sys.executable,

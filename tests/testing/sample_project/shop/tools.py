@@ -38,7 +38,9 @@ class Stock(Tool):
         ),
     }
 
-    async def run_action(self, action: str, data: dict[str, Any], ctx: Context) -> object:
+    async def run_action(
+        self, action: str, data: dict[str, Any], ctx: Context
+    ) -> object:
         if action == "lookup":
             if data["sku"] not in SHELF:
                 raise ToolError(f"No article {data['sku']!r} in this shop.")

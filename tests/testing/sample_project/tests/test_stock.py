@@ -25,7 +25,9 @@ async def test_an_unknown_article_is_a_tool_error(wymcp_client: Client) -> None:
     assert_tool_error(answer, "No article 'kiwi' in this shop.")
 
 
-async def test_a_quantity_over_the_maximum_is_refused_with_its_path(wymcp_client: Client) -> None:
+async def test_a_quantity_over_the_maximum_is_refused_with_its_path(
+    wymcp_client: Client,
+) -> None:
     items = [{"sku": "apple", "qty": 1}] * 3 + [{"sku": "pear", "qty": 5000}]
     answer = await wymcp_client.call("stock", "reserve", {"items": items})
     assert_refused(
@@ -61,7 +63,9 @@ async def test_help_describes_the_action(
 
 
 @pytest.mark.wymcp(tools=[Stock], SERVER_NAME="other")
-async def test_a_marker_can_serve_tools_without_a_settings_module(wymcp_client: Client) -> None:
+async def test_a_marker_can_serve_tools_without_a_settings_module(
+    wymcp_client: Client,
+) -> None:
     answer = await wymcp_client.request("server/discover")
     assert answer.result is not None
     assert answer.result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == (
