@@ -54,6 +54,23 @@ def test_both_styles_publish_the_same_add(tools_md: ModuleType) -> None:
     assert typed.output_schema == plain.output_schema
 
 
+def test_the_parameters_form_publishes_the_typed_add(tools_md: ModuleType) -> None:
+    typed, short = prepare(tools_md.Notes), prepare(tools_md.ShortNotes)
+    assert short.actions["add"].published == typed.actions["add"].published
+    assert short.output_schema == typed.output_schema
+
+
+async def test_the_parameters_form_answers_and_refuses_as_the_typed_one(
+    tools_md: ModuleType,
+) -> None:
+    for tool in (tools_md.Notes(), tools_md.ShortNotes()):
+        added = await call(tool, "add", {"text": "Buy milk", "pinned": True})
+        assert added.value == {"id": 1, "text": "Buy milk", "pinned": True}
+        refused = await call(tool, "add", {"txt": "x"})
+        refusal = assert_refused(refused, "unknown_params", path="data.txt")
+        assert refusal["did_you_mean"] == {"data.txt": "data.text"}
+
+
 async def test_both_styles_answer_and_refuse_alike(tools_md: ModuleType) -> None:
     for tool in (tools_md.Notes(), tools_md.DictNotes()):
         added = await call(tool, "add", {"text": "Buy milk"})
