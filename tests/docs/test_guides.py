@@ -1,7 +1,8 @@
 """The guides' examples run as printed and answer as the guides say.
 
 Each guide's ```python blocks are written, in order, into one module of its own
-(so annotations resolve as in a user's file), imported, and exercised.
+(so annotations resolve as in a user's file), imported, and exercised; a block
+that opens with a file name (`# bookmarks_fastmcp.py`) is another file, left out.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 def _module(doc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     text = (DOCS / doc).read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    found = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    # a block opening with a file name (`# bookmarks_fastmcp.py`) is another file
+    blocks = [b for b in found if not re.match(r"# [\w/]+\.py\b", b)]
     assert blocks, doc
     name = "guide_" + doc.removesuffix(".md").replace("-", "_")
     (tmp_path / f"{name}.py").write_text("\n\n".join(blocks), encoding="utf-8")
