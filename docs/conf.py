@@ -60,6 +60,7 @@ facade_api_facades = [
     "wymcp.core.schema",
     "wymcp.core.gates",
     "wymcp.core.server",
+    "wymcp.core.server.tools",
     "wymcp.conf",
     "wymcp.transport.stdio",
     "wymcp.transport.aiohttp",

@@ -35,8 +35,10 @@ PAGES = "facade_api_pages"  # on the environment: {docname: facade}
 
 
 def _modules(facade: str) -> list[ModuleType]:
-    """The facade's package and each of its `_modules`."""
+    """The facade's package and each of its `_modules` (a facade module: itself)."""
     package = importlib.import_module(facade)
+    if not hasattr(package, "__path__"):
+        return [package]
     found = pkgutil.iter_modules(package.__path__, f"{facade}.")
     return [package, *(importlib.import_module(m.name) for m in found)]
 

@@ -163,6 +163,30 @@ def test_the_derived_output_schema_combines_every_action():
     jsonschema.Draft202012Validator.check_schema(schema)
 
 
+def test_an_optional_output_field_is_anyof_branches_of_one_type_each():
+    receipt = prepare(Shop).output_schema["anyOf"][0]  # type: ignore[index]
+    assert receipt["properties"]["due"] == {
+        "anyOf": [{"type": "string", "format": "date"}, {"type": "null"}]
+    }
+    assert receipt["properties"]["colour"] == {"enum": ["red", "blue"]}
+    for found in _types(receipt):
+        assert not isinstance(found, list), found  # no "type": [..., "null"]
+    validator = jsonschema.Draft202012Validator(receipt)
+    sample = {"customer": "c", "total": 1, "colour": "red"}
+    assert validator.is_valid({**sample, "due": None})
+    assert validator.is_valid({**sample, "due": "2026-01-02"})
+    assert not validator.is_valid({**sample, "due": 5})
+
+
+def _types(schema: object) -> list[object]:
+    if isinstance(schema, dict):
+        own = [schema["type"]] if "type" in schema else []
+        return own + [t for value in schema.values() for t in _types(value)]
+    if isinstance(schema, list):
+        return [t for value in schema for t in _types(value)]
+    return []
+
+
 def test_the_same_gates_refuse_typed_data_naming_every_path():
     verdict = check(
         Shop,
@@ -387,7 +411,8 @@ class Twice(Tool):
                 "action 'sets': field 'bad': the type set[int] cannot be expressed",
                 (
                     "action 'sync': an @action method must be"
-                    " 'async def name(self, data, ctx)'"
+                    " 'async def name(self, data, ctx)' or"
+                    " 'async def name(self, ctx: Context, field: type, ...)'"
                 ),
                 (
                     "action 'unions': field 'either': a union other than Optional[X] /"

@@ -1,7 +1,8 @@
 """The guides' examples run as printed and answer as the guides say.
 
 Each guide's ```python blocks are written, in order, into one module of its own
-(so annotations resolve as in a user's file), imported, and exercised.
+(so annotations resolve as in a user's file), imported, and exercised; a block
+that opens with a file name (`# bookmarks_fastmcp.py`) is another file, left out.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 def _module(doc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     text = (DOCS / doc).read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    found = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    # a block opening with a file name (`# bookmarks_fastmcp.py`) is another file
+    blocks = [b for b in found if not re.match(r"# [\w/]+\.py\b", b)]
     assert blocks, doc
     name = "guide_" + doc.removesuffix(".md").replace("-", "_")
     (tmp_path / f"{name}.py").write_text("\n\n".join(blocks), encoding="utf-8")
@@ -52,6 +55,23 @@ def test_both_styles_publish_the_same_add(tools_md: ModuleType) -> None:
     typed, plain = prepare(tools_md.Notes), prepare(tools_md.DictNotes)
     assert typed.actions["add"].published == plain.actions["add"].published
     assert typed.output_schema == plain.output_schema
+
+
+def test_the_parameters_form_publishes_the_typed_add(tools_md: ModuleType) -> None:
+    typed, short = prepare(tools_md.Notes), prepare(tools_md.ShortNotes)
+    assert short.actions["add"].published == typed.actions["add"].published
+    assert short.output_schema == typed.output_schema
+
+
+async def test_the_parameters_form_answers_and_refuses_as_the_typed_one(
+    tools_md: ModuleType,
+) -> None:
+    for tool in (tools_md.Notes(), tools_md.ShortNotes()):
+        added = await call(tool, "add", {"text": "Buy milk", "pinned": True})
+        assert added.value == {"id": 1, "text": "Buy milk", "pinned": True}
+        refused = await call(tool, "add", {"txt": "x"})
+        refusal = assert_refused(refused, "unknown_params", path="data.txt")
+        assert refusal["did_you_mean"] == {"data.txt": "data.text"}
 
 
 async def test_both_styles_answer_and_refuse_alike(tools_md: ModuleType) -> None:

@@ -1,4 +1,4 @@
-"""The README's 20-line example runs as printed and answers as the README says."""
+"""The README's one-file server runs as printed and answers as the README says."""
 
 from __future__ import annotations
 
@@ -10,49 +10,59 @@ from pathlib import Path
 import pytest
 
 from wymcp.conf import load_settings
-from wymcp.testing import assert_refused, assert_succeeded, assert_tool_error, call
+from wymcp.testing import (
+    assert_refused,
+    assert_succeeded,
+    assert_tool_error,
+    call,
+    connect,
+)
 
 README = Path(__file__).resolve().parents[2] / "README.md"
+EXAMPLE = README.parent / "examples" / "bookmarks.py"
 
 
 @pytest.fixture
-def myapp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def bookmarks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     text = README.read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
-    tools, settings = blocks[0], blocks[1]
-    assert tools.startswith("# myapp/tools.py")
-    assert settings.startswith("# myapp/settings.py")
-    package = tmp_path / "myapp"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "tools.py").write_text(tools)
-    (package / "settings.py").write_text(settings)
+    server = blocks[0]
+    assert server.startswith("# bookmarks.py")
+    assert server == EXAMPLE.read_text(encoding="utf-8"), "README and example differ"
+    (tmp_path / "bookmarks.py").write_text(server)
     monkeypatch.syspath_prepend(str(tmp_path))
-    yield "myapp.settings"
-    for name in [m for m in sys.modules if m == "myapp" or m.startswith("myapp.")]:
-        del sys.modules[name]
+    sys.modules.pop("bookmarks", None)
+    yield "bookmarks"
+    sys.modules.pop("bookmarks", None)
 
 
-async def test_the_example_tool_serves_adds_and_gets(myapp: str) -> None:
-    settings = load_settings(myapp)
-    answer = await call("notes", "add", {"text": "hi"}, settings=settings)
-    assert assert_succeeded(answer) == {"id": 1}
+async def test_the_one_file_server_adds_and_finds(bookmarks: str) -> None:
+    async with connect(bookmarks) as client:
+        data = {"title": "A", "url": "https://a.io"}
+        added = await client.call("bookmarks", "add", data)
+        assert assert_succeeded(added) == {**data, "tags": None}
+        found = await client.call("bookmarks", "find", {})
+        assert assert_succeeded(found) == {"items": [{**data, "tags": None}]}
 
 
-async def test_a_misspelt_key_is_refused_as_the_readme_says(myapp: str) -> None:
-    settings = load_settings(myapp)
-    answer = await call("notes", "add", {"txt": "hi"}, settings=settings)
-    refusal = assert_refused(answer, "unknown_params", path="data.txt")
-    assert refusal["missing"] == ["text"]
-    assert refusal["did_you_mean"] == {"data.txt": "data.text"}
-    assert refusal["help"] == 'help {tool: "notes", action: "add"}'
+async def test_a_misspelt_key_is_refused_as_the_readme_says(bookmarks: str) -> None:
+    settings = load_settings(bookmarks)
+    answer = await call(
+        "bookmarks", "add", {"titel": "X", "url": "https://x.io"}, settings=settings
+    )
+    refusal = assert_refused(answer, "unknown_params", path="data.titel")
+    assert refusal["missing"] == ["title"]
+    assert refusal["did_you_mean"] == {"data.titel": "data.title"}
+    assert refusal["help"] == 'help {tool: "bookmarks", action: "add"}'
     assert "input_schema" in refusal
 
 
-async def test_a_missing_note_is_a_tool_error(myapp: str) -> None:
-    settings = load_settings(myapp)
-    answer = await call("notes", "get", {"id": 5}, settings=settings)
-    assert "no note 5" in assert_tool_error(answer)
+async def test_a_saved_url_is_a_tool_error(bookmarks: str) -> None:
+    async with connect(bookmarks) as client:
+        data = {"title": "A", "url": "https://a.io"}
+        assert_succeeded(await client.call("bookmarks", "add", data))
+        answer = await client.call("bookmarks", "add", data)
+        assert "is saved already" in assert_tool_error(answer)
 
 
 def test_the_readme_links_every_guide() -> None:

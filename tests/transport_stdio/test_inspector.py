@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -133,8 +132,9 @@ def test_the_inspector_reads_a_resource_and_gets_a_prompt(inspector):
 
 def test_the_demo_s_strict_report_is_the_one_docs_demo_md_tells(tmp_path):
     page = " ".join((ROOT / "docs" / "demo.md").read_text(encoding="utf-8").split())
-    told = re.search(r"the demo's report holds (\d+) warnings, all of one kind", page)
-    assert told is not None, "docs/demo.md no longer tells the --strict report"
+    assert "the demo's report is empty: no error, no warning" in page, (
+        "docs/demo.md no longer tells the --strict report"
+    )
     node, launcher = install()
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join((str(node.parent), env["PATH"]))
@@ -160,17 +160,10 @@ def test_the_demo_s_strict_report_is_the_one_docs_demo_md_tells(tmp_path):
         cwd=str(tmp_path),
         check=False,
     )
-    assert done.returncode == 0, done.stderr[-3000:]  # warnings do not fail it
-    assert [t["name"] for t in json.loads(done.stdout)["tools"]] == [
-        "tasks",
-        "projects",
-        "help",
-    ]
-    warnings = re.findall(
-        r"^Warning: tool .*\n\s+Path: (\S+)\n\s+Issue: (.*)$", done.stderr, re.MULTILINE
-    )
-    assert len(warnings) == int(told.group(1)), done.stderr[-3000:]
-    assert done.stderr.count("Warning:") == len(warnings)
-    for path, issue in warnings:
-        assert path.startswith("outputSchema."), path  # no input schema flagged
-        assert issue.startswith('`type` is an array (["string","null"])'), issue
+    assert done.returncode == 0, done.stderr[-3000:]
+    tools = json.loads(done.stdout)["tools"]
+    assert [t["name"] for t in tools] == ["tasks", "projects", "help"]
+    # the nullable output fields are still published, as anyOf branches
+    assert '"anyOf": [{"type": "string"' in json.dumps(tools)
+    assert "Warning:" not in done.stderr, done.stderr[-3000:]
+    assert "Error:" not in done.stderr, done.stderr[-3000:]

@@ -43,3 +43,14 @@ def test_mypy_strict_reports_the_type_errors_in_a_handler():
     assert 'Unsupported operand types for + ("int" and "str")' in run.stdout
     assert 'Argument 1 to "report_progress" of "Context"' in run.stdout
     assert all("broken_tool.py:26" in e or "broken_tool.py:27" in e for e in errors)
+
+
+def test_ctx_state_is_typed_by_context_s_parameter():
+    run = _mypy("state_tool.py")
+    assert run.returncode == 1, run.stdout + run.stderr
+    errors = [line for line in run.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1, run.stdout
+    assert errors[0].endswith(
+        'state_tool.py:25: error: "AppState" has no attribute "greting";'
+        ' maybe "greeting"?  [attr-defined]'
+    ), run.stdout

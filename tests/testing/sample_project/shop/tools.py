@@ -1,8 +1,8 @@
 """The shop's stock tool: look an article up, reserve a batch of articles."""
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from wymcp.core.schema import Action, Tool, ToolError
+from wymcp.core.server.tools import Action, Context, Tool, ToolError
 
 SHELF = {"apple": 120, "pear": 40, "plum": 0}
 
@@ -38,12 +38,14 @@ class Stock(Tool):
         ),
     }
 
-    async def run_action(self, action, data, ctx):
+    async def run_action(
+        self, action: str, data: dict[str, Any], ctx: Context
+    ) -> object:
         if action == "lookup":
             if data["sku"] not in SHELF:
                 raise ToolError(f"No article {data['sku']!r} in this shop.")
             return {"sku": data["sku"], "on_shelf": SHELF[data["sku"]]}
-        reserved = []
+        reserved: list[str] = []
         for done, item in enumerate(data["items"], start=1):
             await ctx.report_progress(done, len(data["items"]))
             if SHELF.get(item["sku"], 0) < item["qty"]:

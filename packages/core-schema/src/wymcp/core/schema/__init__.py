@@ -11,6 +11,17 @@ from wymcp.core.schema._bindings import (
     action_reader,
     dispatch_action,
 )
+from wymcp.core.schema._constraints import (
+    Description,
+    Format,
+    Ge,
+    Gt,
+    Le,
+    Lt,
+    MaxLen,
+    MinLen,
+    Pattern,
+)
 from wymcp.core.schema._context import Context
 from wymcp.core.schema._declarations import (
     Prompt,
@@ -47,8 +58,17 @@ __all__ = [
     "ActionSpec",
     "ConfigurationError",
     "Context",
+    "Description",
+    "Format",
+    "Ge",
+    "Gt",
     "HeaderAnnotation",
+    "Le",
+    "Lt",
+    "MaxLen",
+    "MinLen",
     "OverBudgetError",
+    "Pattern",
     "Prompt",
     "PromptArgument",
     "Resource",

@@ -27,6 +27,12 @@ from wymcp.core.schema._nested_defaults import (
     NestedDefaultsError,
     prove_nested_defaults,
 )
+from wymcp.core.schema._signature import (
+    SignatureError,
+    is_context,
+    resolve,
+    signature_fields,
+)
 from wymcp.core.schema._tool import Tool
 from wymcp.core.schema._unreadable import UnreadableDataError
 
@@ -249,9 +255,21 @@ def _bind(
         unstructurer,
     )
 
-    data_type, returned = _annotations(function)
-    typed_input = isinstance(data_type, type) and attrs.has(data_type)
-    _check_mark(mark, typed_input=typed_input, bound=dict_declaration is not None)
+    method: Callable[..., Awaitable[Any]] = function
+    if _takes_data(function, mark):
+        data_type, returned = _annotations(function)
+        typed_input = isinstance(data_type, type) and attrs.has(data_type)
+        _check_mark(mark, typed_input=typed_input, bound=dict_declaration is not None)
+    else:
+        try:
+            fields = signature_fields(function, _class_label(function, name))
+            returned = resolve(function, "return")
+        except SignatureError as error:
+            raise BindError(str(error)) from None
+        if isinstance(returned, str):
+            raise BindError(f"the return annotation cannot be resolved ({returned})")
+        data_type, typed_input = fields.data_class, True
+        method = fields.caller(function)
     converter = make_converter()
     binding_kwargs: dict[str, Any] = {}
     derived = None
@@ -270,7 +288,7 @@ def _bind(
             )
     except (cattrs.errors.StructureHandlerNotFoundError, TypeError) as error:
         raise BindError(f"cattrs cannot convert it ({error})") from None
-    binding = Binding(name=name, method=function, **binding_kwargs)
+    binding = Binding(name=name, method=method, **binding_kwargs)
     if mark.description is None:
         return binding, None
     return binding, Action(
@@ -286,10 +304,48 @@ def _bind(
     )
 
 
+def _takes_data(function: Callable[..., Any], mark: ActionMark) -> bool:
+    """Whether the method takes ``(self, data, ctx)``, not its fields as parameters.
+
+    A bare ``@action``, one given ``properties``, or ``(self, data, ctx)`` with
+    ``data`` an attrs class and ``ctx`` not a field (named ``ctx``, unannotated
+    or annotated ``Context``) takes ``data``; any other
+    ``@action(description=...)`` method declares its fields by its parameters.
+    """
+    if not inspect.iscoroutinefunction(function):
+        raise BindError(
+            "an @action method must be 'async def name(self, data, ctx)' or"
+            " 'async def name(self, ctx: Context, field: type, ...)'"
+        )
+    if mark.description is None or mark.properties is not None:
+        return True
+    parameters = list(inspect.signature(function).parameters.values())
+    if len(parameters) != 3:  # noqa: PLR2004 - self, data, ctx
+        return False
+    try:
+        data = resolve(function, parameters[1].name)
+        ctx = resolve(function, parameters[2].name)
+    except SignatureError:
+        return False
+    return (
+        isinstance(data, type)
+        and attrs.has(data)
+        and (
+            parameters[2].name == "ctx"
+            or ctx is inspect.Parameter.empty
+            or is_context(ctx)
+        )
+    )
+
+
+def _class_label(function: Callable[..., Any], name: str) -> str:
+    """The name of the data class a method's parameters make: ``Bookmarks.add``."""
+    owner = getattr(function, "__qualname__", name).rpartition(".")[0]
+    return f"{owner.rpartition('.')[2] or 'Action'}_{name}_"
+
+
 def _annotations(function: Callable[..., Any]) -> tuple[Any, Any]:
     """The annotations of ``data`` and of the return value of an @action method."""
-    if not inspect.iscoroutinefunction(function):
-        raise BindError("an @action method must be 'async def name(self, data, ctx)'")
     parameters = list(inspect.signature(function).parameters.values())
     if len(parameters) != 3:  # noqa: PLR2004 - self, data, ctx
         raise BindError("an @action method takes exactly (self, data, ctx)")

@@ -7,13 +7,53 @@ The server's ``ToolContext`` implements it; annotating ``ctx: Context`` lets
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    # PEP 696: a bare ``Context`` means ``Context[Any]`` (typing has it from 3.13)
+    from typing_extensions import TypeVar
+
+    StateT_co = TypeVar("StateT_co", covariant=True, default=Any)
+else:
+    from typing import TypeVar
+
+    StateT_co = TypeVar("StateT_co", covariant=True)
 
 
-class Context(Protocol):
+class Server(Protocol):
+    """What a call may change on the engine serving it (``ctx.server``).
+
+    Tools, resources and prompts added or removed at runtime, and the
+    ``notifications/resources/updated`` a subscribed client gets.
+    """
+
+    def add_tool(self, tool: object) -> None:
+        """Serve one more tool (a ``Tool`` class or instance)."""
+
+    def remove_tool(self, name: str) -> bool:
+        """Stop serving a tool; whether it was served."""
+
+    def add_resource(self, resource: object) -> None:
+        """Serve one more resource or template."""
+
+    def remove_resource(self, key: str) -> bool:
+        """Stop serving a resource (by URI or template); whether it was served."""
+
+    def add_prompt(self, prompt: object) -> None:
+        """Serve one more prompt."""
+
+    def remove_prompt(self, name: str) -> bool:
+        """Stop serving a prompt; whether it was served."""
+
+    def resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to ``uri`` that it changed."""
+
+
+class Context(Protocol[StateT_co]):
     """What a call knows about its request, and its side channel to the client.
 
-    ``state`` is what the ``LIFESPAN`` factory yielded (None without one);
+    ``state`` is what the ``LIFESPAN`` factory yielded (None without one):
+    ``ctx: Context[AppState]`` types it, a bare ``Context`` leaves it ``Any``;
     ``request_state`` is what this call sealed into its previous round (2026-07-28).
     """
 
@@ -42,8 +82,12 @@ class Context(Protocol):
         """Who called, as the AUTH hook returned it (a ``Principal``), or None."""
 
     @property
-    def state(self) -> Any:
+    def state(self) -> StateT_co:
         """What the ``LIFESPAN`` factory yielded, shared by every call (None)."""
+
+    @property
+    def server(self) -> Server:
+        """The engine serving the call (``wymcp.core.server.Engine``)."""
 
     @property
     def request_state(self) -> Any:
@@ -68,6 +112,15 @@ class Context(Protocol):
         message: str | None = None,
     ) -> None:
         """Send ``notifications/progress`` when the caller asked for progress."""
+
+    async def close_stream(self) -> bool:
+        """End this call's SSE response now; the call goes on (SEP-1699 polling).
+
+        False where the call's stream cannot be resumed (a JSON answer, stdio).
+        """
+
+    async def start_task(self) -> bool:
+        """Go on as a task (SEP-2663) if this call may be one; whether it is."""
 
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
         """Send ``notifications/message`` when the caller's log level lets it out."""

@@ -7,9 +7,12 @@ declares everything from ``wymcp.core.schema`` (the server re-exports them).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
+
+if TYPE_CHECKING:
+    from wymcp.core.schema._context import Context
 
 
 @attrs.frozen(kw_only=True)
@@ -37,7 +40,7 @@ class Prompt:
     description: ClassVar[str | None] = None
     arguments: ClassVar[Sequence[PromptArgument]] = ()
 
-    async def render(self, arguments: dict[str, str], ctx: Any) -> object:
+    async def render(self, arguments: dict[str, str], ctx: Context) -> object:
         """Return the prompt's messages."""
         raise NotImplementedError
 
@@ -76,7 +79,7 @@ class Resource:
     size: ClassVar[int | None] = None
     annotations: ClassVar[Mapping[str, Any] | None] = None
 
-    async def read(self, uri: str, params: Mapping[str, str], ctx: Any) -> object:
+    async def read(self, uri: str, params: Mapping[str, str], ctx: Context) -> object:
         """Return the resource's contents."""
         raise NotImplementedError
 

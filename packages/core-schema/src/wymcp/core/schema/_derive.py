@@ -16,8 +16,12 @@ from typing import Any
 
 import attrs
 
+from wymcp.core.schema._constraints import constrained
+
 JSON_SCHEMA_METADATA = "json_schema"
 """The attrs field metadata key whose mapping is merged into the field's schema."""
+CONSTRAINTS_METADATA = "wymcp_constraints"
+"""The attrs field metadata key holding ``Annotated`` extras lifted off its type."""
 
 _SCALARS: dict[type, str] = {str: "string", bool: "boolean", int: "integer"}
 _FORMATS: dict[type, str] = {dt.datetime: "date-time", dt.date: "date"}
@@ -170,6 +174,9 @@ def _field_schema(
     if field.type is None:
         raise DerivationError(path, "has no type annotation")
     schema = _schema(field.type, path, depth, sink)
+    lifted = field.metadata.get(CONSTRAINTS_METADATA)
+    if lifted is not None:
+        schema = _constrained(schema, lifted, path)
     extra = field.metadata.get(JSON_SCHEMA_METADATA)
     if extra is not None:
         if not isinstance(extra, Mapping) or not all(isinstance(k, str) for k in extra):
@@ -187,19 +194,12 @@ def _schema(  # noqa: C901 - one branch per supported type
         raise DerivationError(path, "nested too deeply (a recursive class?)")
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _annotated(annotation, path, depth, sink)
     if origin is typing.Union or origin is types.UnionType:
-        rest = [a for a in args if a is not type(None)]
-        if len(rest) != 1 or len(rest) == len(args):
-            raise DerivationError(
-                path, "a union other than Optional[X] / X | None cannot be expressed"
-            )
-        return _nullable(_schema(rest[0], path, depth, sink))
+        return _optional(args, path, depth, sink)
     if origin is typing.Literal:
-        if not args or not all(
-            isinstance(a, (str, int, bool)) or a is None for a in args
-        ):
-            raise DerivationError(path, "Literal values must be str, int, bool or None")
-        return _literal(list(args))
+        return _literal_of(args, path, output=sink is None)
     if origin in _LISTS:
         if origin is tuple and (len(args) != 2 or args[1] is not Ellipsis):  # noqa: PLR2004 - tuple[X, ...]
             raise DerivationError(path, "only tuple[X, ...] can be expressed")
@@ -217,6 +217,49 @@ def _schema(  # noqa: C901 - one branch per supported type
     if origin is not None or not isinstance(annotation, type):
         raise DerivationError(path, f"the type {annotation!r} cannot be expressed")
     return _plain(annotation, path, depth, sink)
+
+
+def _annotated(
+    annotation: Any, path: str, depth: int, sink: _Sink | None
+) -> dict[str, Any]:
+    """``Annotated[X, ...]``: X's schema with the constraint markers' keywords."""
+    base = _schema(typing.get_args(annotation)[0], path, depth, sink)
+    return _constrained(base, annotation.__metadata__, path)
+
+
+def _constrained(
+    base: dict[str, Any], extras: tuple[Any, ...], path: str
+) -> dict[str, Any]:
+    schema, unknown = constrained(base, extras)
+    if unknown:
+        raise DerivationError(
+            path,
+            f"Annotated carries {', '.join(unknown)}, which is no constraint"
+            " marker (MinLen, MaxLen, Ge, Le, Gt, Lt, Pattern, Format,"
+            " Description) nor a JSON Schema mapping",
+        )
+    return schema
+
+
+def _optional(
+    args: tuple[Any, ...], path: str, depth: int, sink: _Sink | None
+) -> dict[str, Any]:
+    rest = [a for a in args if a is not type(None)]
+    if len(rest) != 1 or len(rest) == len(args):
+        raise DerivationError(
+            path, "a union other than Optional[X] / X | None cannot be expressed"
+        )
+    inner = _schema(rest[0], path, depth, sink)
+    return _nullable(inner) if sink is not None else _or_null(inner)
+
+
+def _literal_of(args: tuple[Any, ...], path: str, *, output: bool) -> dict[str, Any]:
+    if not args or not all(isinstance(a, (str, int, bool)) or a is None for a in args):
+        raise DerivationError(path, "Literal values must be str, int, bool or None")
+    literal = _literal(list(args))
+    if output and isinstance(literal.get("type"), list):
+        return {"enum": literal["enum"]}  # an output is never cast: enum says all
+    return literal
 
 
 def _plain(
@@ -273,6 +316,22 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     if "null" not in kinds:
         kinds = [*kinds, "null"]
     return {**schema, "type": kinds}
+
+
+def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """An output's ``X | None``: ``anyOf`` a branch of one ``type`` each.
+
+    Outputs are never gated by key, so the combinator costs nothing there, and a
+    client mapping schemas onto a single-``type`` dialect (Gemini's OpenAPI
+    subset; the Inspector's ``--strict`` lint) reads it where ``["string",
+    "null"]`` is refused.
+    """
+    if "enum" in schema and "type" not in schema:
+        values = list(schema["enum"])
+        return {"enum": values if None in values else [*values, None]}
+    if schema.get("type") == "null":
+        return schema
+    return {"anyOf": [schema, {"type": "null"}]}
 
 
 def _default_value(field: attrs.Attribute[Any], path: str) -> object:

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from wymcp.core.schema._action import Action
+from wymcp.core.schema._context import Context
 
 
 class Tool:
@@ -36,7 +37,9 @@ class Tool:
     task_support: ClassVar[str | None] = None
     task_prelude: ClassVar[bool] = False
 
-    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+    async def run_action(
+        self, action: str, data: dict[str, Any], ctx: Context
+    ) -> object:
         """Run one action of a multi-action tool with data that passed every gate.
 
         By default, the action's ``@action`` method (the tool is prepared first if
@@ -46,7 +49,7 @@ class Tool:
 
         return await run_bound(self, action, data, ctx)
 
-    async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+    async def run(self, arguments: dict[str, Any], ctx: Context) -> object:
         """Run a plain tool with arguments that passed every gate."""
         raise NotImplementedError
 
@@ -55,7 +58,7 @@ class Tool:
         del action, hint_context
         return []
 
-    def action_context(self, action: str, ctx: Any) -> Mapping[str, Any] | None:
+    def action_context(self, action: str, ctx: Context) -> Mapping[str, Any] | None:
         """Return runtime context help and answers carry under ``context`` (none)."""
         del action, ctx
         return None
