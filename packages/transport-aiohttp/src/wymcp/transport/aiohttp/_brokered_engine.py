@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -21,6 +20,7 @@ from redis.exceptions import RedisError
 from wymcp.conf import Settings, build_engine
 from wymcp.core.server import (
     INTERNAL_ERROR,
+    INVALID_REQUEST,
     RETRY_AFTER,
     SESSION_HEADER,
     Exchange,
@@ -48,6 +48,14 @@ from wymcp.transport.aiohttp._redis_sessions import (
     is_session_id,
 )
 from wymcp.transport.aiohttp._redis_task_store import RedisTaskStore
+from wymcp.transport.aiohttp._relay import (
+    RELAY_LIMIT,
+    Kind,
+    body_of,
+    pack,
+    relay_key,
+    unpack,
+)
 
 if TYPE_CHECKING:
     from wymcp.core.schema import ToolSpec
@@ -100,32 +108,21 @@ class _NoStream:
         raise RuntimeError("a relayed client message has no stream")
 
 
-def _runs_here(session: Session, body: Any) -> bool | None:
-    """Whether the call `body` answers or cancels runs on this worker.
-
-    None when `body` is neither a client's answer nor a cancel.
-    """
-    if not isinstance(body, dict):
-        return None
-    if "method" not in body:
-        rid = body.get("id")
-        return rid in session.pending if isinstance(rid, str) else None
-    if body.get("method") == "notifications/cancelled":
-        params = body.get("params")
-        rid = params.get("requestId") if isinstance(params, dict) else None
-        if isinstance(rid, str | int) and not isinstance(rid, bool):
-            return rid in session.in_flight
-    return None
+def _held_here(session: Session, kind: Kind, key: str | int) -> bool:
+    """Whether the question or call a client message answers or cancels is here."""
+    return key in (session.pending if kind == "a" else session.in_flight)
 
 
-def _for_another_worker(session: Session, body: Any) -> bool:
-    """Whether `body` answers or cancels a call this worker is not running."""
-    return _runs_here(session, body) is False
-
-
-def _wanted_here(session: Session, message: Any) -> bool:
-    """Whether a relayed message answers or cancels a call running here."""
-    return _runs_here(session, message) is True
+def _too_large(body: Any) -> Reply:
+    return Reply(
+        413,
+        error_message(
+            echoable_id(body),
+            INVALID_REQUEST,
+            "Payload too large: an answer or cancel for a call running on "
+            f"another worker may take at most {RELAY_LIMIT} bytes.",
+        ),
+    )
 
 
 def _fields(session: Session) -> tuple[object, ...]:
@@ -200,10 +197,16 @@ class BrokeredEngine:
             before = None if local is None else _fields(local)
             if local is not None:
                 stream = KeptPostStream(stream, self._events, local.id)
+            target = None if local is None else relay_key(exchange.body)
+            if local is not None and target is not None and _held_here(local, *target):
+                target = None
             reply = await self.engine.post(exchange, stream)
             await self._write_back(reply, local, before)
-            if local is not None and _for_another_worker(local, exchange.body):
-                await self._relay(local.id, exchange.body)
+            if local is not None and target is not None:
+                packed = pack(local.id, *target, exchange.body)
+                if packed is None:
+                    return _too_large(exchange.body)
+                await self._relay(packed)
         except _BrokerDown:
             return _unavailable(exchange.body)
         return reply
@@ -350,26 +353,28 @@ class BrokeredEngine:
             logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
             raise _BrokerDown from None
 
-    async def _relay(self, sid: str, body: Any) -> None:
+    async def _relay(self, payload: bytes) -> None:
         try:
-            await self._sessions.relay(sid, body)
+            await self._sessions.relay(payload)
         except RedisError:
             logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
             raise _BrokerDown from None
 
     async def _relayed(self, payload: bytes) -> None:
-        """Serve a client message relayed by another worker, if ours to serve."""
-        try:
-            relayed = json.loads(payload)
-            sid, message = relayed["s"], relayed["m"]
-        except (ValueError, KeyError, TypeError):
+        """Serve a client message relayed by another worker, if ours to serve.
+
+        Only its head is read unless the question or call it names is here.
+        """
+        head = unpack(payload)
+        session = None if head is None else self._store.get(head.session_id)
+        if head is None or session is None or not head.wanted_by(session):
             return
-        session = self._store.get(sid) if isinstance(sid, str) else None
-        if session is None or not _wanted_here(session, message):
-            return
+        message = await body_of(payload, head)
+        if relay_key(message) != (head.kind, head.key):
+            return  # not the message its head names
         exchange = Exchange(
             "POST",
-            Headers.of([(SESSION_HEADER, sid)]),
+            Headers.of([(SESSION_HEADER, session.id)]),
             message,
             session.principal,
         )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from typing import Any, Final
 
 import redis.asyncio as aioredis
@@ -123,9 +122,8 @@ class RedisSessions:
         await self.client.delete(KEY_PREFIX + session_id)
         await self.client.publish(ENDED_CHANNEL, session_id)
 
-    async def relay(self, session_id: str, message: Mapping[str, Any]) -> None:
-        """Hand a client message of the session to every other worker."""
-        payload = json.dumps({"s": session_id, "m": message}, separators=(",", ":"))
+    async def relay(self, payload: bytes) -> None:
+        """Hand a client message (packed by `_relay.pack`) to every other worker."""
         await self.client.publish(RELAY_CHANNEL, payload)
 
     async def aclose(self) -> None:
