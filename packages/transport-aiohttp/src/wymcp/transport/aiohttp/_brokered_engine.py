@@ -19,10 +19,14 @@ from redis.exceptions import RedisError
 
 from wymcp.conf import Settings, build_engine
 from wymcp.core.server import (
+    HANDSHAKE,
     INTERNAL_ERROR,
     INVALID_REQUEST,
+    META_CAPABILITIES,
+    META_VERSION,
     RETRY_AFTER,
     SESSION_HEADER,
+    VERSION_HEADER,
     Exchange,
     Headers,
     MemorySessionStore,
@@ -73,6 +77,8 @@ worker's copy without asking Redis again (a quarter of the idle timeout when
 that is shorter), while this worker listens for ended and changed sessions."""
 _FOLLOW_MS: Final = 1000
 """How long one read of a resumed POST stream waits for its next events."""
+_REREADS: Final = 3
+"""Most times a session's record is read again, changed while it was read."""
 _FRESH_LIMIT: Final = 100_000
 """Most sessions remembered as fresh; past it, every one is fetched again."""
 
@@ -125,6 +131,32 @@ def _too_large(body: Any) -> Reply:
     )
 
 
+def _stateless(exchange: Exchange) -> bool:
+    """Whether the engine serves `exchange` the 2026-07-28 way, without a session.
+
+    As the engine's ladder decides: a POST whose `_meta` carries the 2026
+    fields, or whose `MCP-Protocol-Version` names no handshake revision.
+    """
+    if exchange.method != "POST":
+        return False
+    body = exchange.body
+    params = body.get("params") if isinstance(body, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and (META_VERSION in meta or META_CAPABILITIES in meta):
+        return True
+    versions = exchange.headers.getall(VERSION_HEADER)
+    return bool(versions) and versions[0].strip() not in HANDSHAKE
+
+
+def _named_session(exchange: Exchange) -> str | None:
+    """The id of the session a request names, if it is one to look up."""
+    if _stateless(exchange):
+        return None  # it names no session, whatever its headers say
+    sids = exchange.headers.getall(SESSION_HEADER)
+    sid = sids[0].strip() if len(sids) == 1 else ""
+    return sid if is_session_id(sid) else None
+
+
 def _fields(session: Session) -> tuple[object, ...]:
     return (
         session.initialized,
@@ -169,6 +201,8 @@ class BrokeredEngine:
         self._listening = False  # subscribed: ends and changes reach us
         self._subscribed = asyncio.Event()  # set while `_listening`
         self._fresh: dict[str, float] = {}  # session id -> trusted until
+        # session id -> [its reads in flight, changes to it heard meanwhile]
+        self._reading: dict[str, list[int]] = {}
         self._validity = min(FRESH, sessions.ttl_ms / 4000)
         self._bus = NotificationBus(sessions.client, engine)
         self._events = RedisEvents(sessions.client, ttl_ms=sessions.ttl_ms)
@@ -293,30 +327,58 @@ class BrokeredEngine:
     async def _hydrate(self, exchange: Exchange) -> Session | None:
         """The session the request names, fetched into the local store."""
         self._listen()
-        sids = exchange.headers.getall(SESSION_HEADER)
-        if len(sids) != 1 or not is_session_id(sids[0].strip()):
+        sid = _named_session(exchange)
+        if sid is None:
             return None  # the engine answers these
-        sid = sids[0].strip()
         await self._heard()
         local = self._store.get(sid)
         now = time.monotonic()
         if local is not None and self._listening and self._fresh.get(sid, 0.0) > now:
             return local  # fetched a moment ago; an end or change would be heard
+        shared = await self._read(sid)
+        if shared is not None and shared.initialized:
+            self._trust(sid, now)
+        return self._place(sid, shared)
+
+    async def _read(self, sid: str) -> Session | None:
+        """The session's record, its idle timer restarted; None when gone.
+
+        A change to it heard while it was read may be newer than what was
+        read (the copy was not yet here to refresh, or is refreshed before
+        this older read lands): it is read again, so no change is undone.
+        """
+        watch = self._reading.setdefault(sid, [0, 0])
+        watch[0] += 1
         try:
+            heard = watch[1]
             shared = await self._sessions.fetch(sid)
+            for _ in range(_REREADS):
+                if watch[1] == heard:
+                    break
+                heard = watch[1]
+                shared = await self._sessions.peek(sid)
         except RedisError:
             logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
             raise _BrokerDown from None
-        if shared is not None and shared.initialized:
-            self._trust(sid, now)
+        finally:
+            watch[0] -= 1
+            if not watch[0]:
+                del self._reading[sid]
+        return shared
+
+    def _place(self, sid: str, shared: Session | None) -> Session | None:
+        """This worker's copy of the session, brought up to its record `shared`.
+
+        The copy is looked up again: another request may have placed one
+        while the record was read, and a stream may hold it already.
+        """
+        local = self._store.get(sid)
         if shared is None:
             if local is not None:  # ended or expired elsewhere
                 self._drop(sid)
             return None
         if local is None:
-            if not self._store.add(shared):
-                return None  # this worker is full: the engine answers 404
-            return shared
+            return shared if self._store.add(shared) else None
         if principal_key(local.principal) == principal_key(shared.principal):
             _refresh(local, shared)
         return local
@@ -398,6 +460,9 @@ class BrokeredEngine:
 
     async def _changed(self, sid: str) -> None:
         """Refresh this worker's copy of a session another worker changed."""
+        watch = self._reading.get(sid)
+        if watch is not None:
+            watch[1] += 1  # a read of it in flight may predate the change
         local = self._store.get(sid) if is_session_id(sid) else None
         if local is None:
             return

@@ -1,0 +1,119 @@
+"""BROKER: each worker's copies of the shared sessions, and when Redis is asked.
+
+A stateless 2026-07-28 call never asks Redis, whatever `Mcp-Session-Id` it
+carries. A change to a session heard while a worker reads its record is
+never undone by that older read (a subscription made on another worker
+reaches the stream this worker holds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from broker.test_notifications import WATCHED, open_get, served, worker
+from broker.test_shared_sessions import (
+    initialize,
+    initialized,
+    modern_call,
+    post,
+)
+from redis_server import free_port
+from sse_events import next_event
+from wymcp.transport.aiohttp._setup import get_endpoint
+
+SESSION_SHAPED = "A" * 43
+
+
+@pytest.fixture
+def dead_broker() -> str:
+    return f"redis://127.0.0.1:{free_port()}/0"
+
+
+def modern_call_naming_a_session() -> tuple[str, dict[str, str]]:
+    data, headers = modern_call()
+    return data, {**headers, "Mcp-Session-Id": SESSION_SHAPED}
+
+
+async def test_a_2026_call_naming_a_session_sends_redis_no_command(
+    aiohttp_client, redis_url
+):
+    one = await worker(aiohttp_client, redis_url)
+    data, headers = modern_call_naming_a_session()
+    assert (await one.post("/mcp", data=data, headers=headers)).status == 200
+    await asyncio.sleep(0.2)  # the listener's SUBSCRIBE is done by now
+    probe = aioredis.Redis.from_url(redis_url)
+    try:
+        before = (await probe.info("stats"))["total_commands_processed"]
+        for _ in range(5):
+            response = await one.post("/mcp", data=data, headers=headers)
+            assert response.status == 200
+        after = (await probe.info("stats"))["total_commands_processed"]
+    finally:
+        await probe.aclose()
+    assert after - before == 1  # the first INFO itself, and nothing else
+
+
+async def test_a_2026_call_naming_a_session_is_served_with_redis_down(
+    aiohttp_client, dead_broker
+):
+    one = await worker(aiohttp_client, dead_broker)
+    data, headers = modern_call_naming_a_session()
+    response = await one.post("/mcp", data=data, headers=headers)
+    assert response.status == 200
+    assert "Hello, Ada!" in json.dumps(await response.json())
+
+
+async def test_a_subscription_heard_while_the_stream_fetches_the_session_counts(
+    aiohttp_client, redis_url
+):
+    """The race of a lost resource update, forced step by step.
+
+    Worker one fetches the session for a GET stream; before its read lands,
+    the session subscribes on worker two and worker one hears the change
+    (it has no copy to refresh yet). The read it then keeps predates the
+    subscription: the update made on worker two must still arrive.
+    """
+    one = await worker(aiohttp_client, redis_url)
+    two = await worker(aiohttp_client, redis_url)
+    sid = await initialize(two)
+    await initialized(two, sid)
+    brokered = get_endpoint(one.app).engine
+    fetched, release, heard = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    real_fetch, real_changed = brokered._sessions.fetch, brokered._changed
+
+    async def held_fetch(session_id: str) -> Any:
+        shared = await real_fetch(session_id)
+        fetched.set()
+        await release.wait()
+        return shared
+
+    async def noted_change(session_id: str) -> None:
+        await real_changed(session_id)
+        heard.set()
+
+    brokered._sessions.fetch = held_fetch
+    brokered._changed = noted_change
+    opening = asyncio.ensure_future(open_get(one, sid))
+    await asyncio.wait_for(fetched.wait(), 5)  # the GET's read is done, not landed
+    subscribe = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "resources/subscribe",
+        "params": {"uri": WATCHED},
+    }
+    assert (await post(two, sid, subscribe)).status == 200
+    await asyncio.wait_for(heard.wait(), 5)  # worker one heard the change
+    release.set()
+    stream = await opening
+    await next_event(stream)  # the priming event
+    served(two).resource_updated(WATCHED)
+    event = await asyncio.wait_for(next_event(stream), 5)
+    message = json.loads(event["data"])
+    assert message["method"] == "notifications/resources/updated"
+    assert message["params"] == {"uri": WATCHED}
+    stream.close()
