@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,12 +19,14 @@ import redis.asyncio as aioredis
 
 from broker.test_notifications import WATCHED, open_get, served, worker
 from broker.test_shared_sessions import (
+    JSON_HEADERS,
+    LEGACY,
     initialize,
     initialized,
     modern_call,
     post,
 )
-from redis_server import free_port
+from redis_server import free_port, server_binary, start_server, stop_server
 from sse_events import next_event
 from wymcp.transport.aiohttp._setup import get_endpoint
 
@@ -117,3 +121,74 @@ async def test_a_subscription_heard_while_the_stream_fetches_the_session_counts(
     assert message["method"] == "notifications/resources/updated"
     assert message["params"] == {"uri": WATCHED}
     stream.close()
+
+
+@pytest.fixture
+async def stalled_broker() -> AsyncIterator[str]:
+    """A server that accepts connections and never answers (a stalled Redis)."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        del reader
+        held.append(writer)
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        for writer in held:
+            writer.close()
+        server.close()
+
+
+async def test_initialize_during_a_redis_stall_answers_503_within_about_2_s(
+    aiohttp_client, stalled_broker
+):
+    one = await worker(aiohttp_client, stalled_broker)
+    started = time.monotonic()
+    response = await one.post(
+        "/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "initialize",
+            "params": {"protocolVersion": LEGACY, "capabilities": {}},
+        },
+        headers=JSON_HEADERS,
+    )
+    waited = time.monotonic() - started
+    assert response.status == 503
+    assert response.headers["Retry-After"] == "5"
+    assert (await response.json())["id"] == 4
+    # the documented bound: the client's 2 s socket timeout, not two of them
+    assert waited < 3.0, waited
+
+
+async def test_initialize_during_a_paused_redis_answers_503_within_about_2_s(
+    aiohttp_client, tmp_path
+):
+    """The same with a real server paused 6 s (its pooled connections kept)."""
+    server = start_server(server_binary(), tmp_path)
+    probe = aioredis.Redis.from_url(server.url)
+    try:
+        one = await worker(aiohttp_client, server.url)
+        await initialized(one, await initialize(one))  # connections pooled
+        await probe.execute_command("CLIENT", "PAUSE", "6000", "ALL")
+        started = time.monotonic()
+        response = await one.post(
+            "/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "initialize",
+                "params": {"protocolVersion": LEGACY, "capabilities": {}},
+            },
+            headers=JSON_HEADERS,
+        )
+        waited = time.monotonic() - started
+        assert response.status == 503
+        assert waited < 3.0, waited
+    finally:
+        await probe.aclose()
+        stop_server(server)

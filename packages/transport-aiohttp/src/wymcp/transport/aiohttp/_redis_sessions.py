@@ -15,6 +15,7 @@ from typing import Any, Final
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError  # noqa: A004 - redis-py's own
 
 from wymcp.core.server import Session, principal_key, watch_cost
 
@@ -85,8 +86,9 @@ class RedisSessions:
             socket_connect_timeout=_TIMEOUT,
             health_check_interval=30,
             # a pooled connection Redis dropped (a restart) fails once: retry
-            # it once on a fresh connection rather than answer 503
-            retry=Retry(NoBackoff(), 1),
+            # it once on a fresh connection rather than answer 503; a timeout
+            # is not retried (a stalled Redis answers 503 within _TIMEOUT)
+            retry=Retry(NoBackoff(), 1, supported_errors=(ConnectionError,)),
         )
         self._ttl_ms = max(1, round(idle_timeout * 1000))
         self.ttl_ms = self._ttl_ms
