@@ -21,6 +21,8 @@ from broker.test_notifications import WATCHED, open_get, served, worker
 from broker.test_shared_sessions import (
     JSON_HEADERS,
     LEGACY,
+    app,
+    call,
     initialize,
     initialized,
     modern_call,
@@ -28,6 +30,8 @@ from broker.test_shared_sessions import (
 )
 from redis_server import free_port, server_binary, start_server, stop_server
 from sse_events import next_event
+from wymcp.core.server import Session
+from wymcp.transport.aiohttp._session_cache import SessionCache
 from wymcp.transport.aiohttp._setup import get_endpoint
 
 SESSION_SHAPED = "A" * 43
@@ -192,3 +196,88 @@ async def test_initialize_during_a_paused_redis_answers_503_within_about_2_s(
     finally:
         await probe.aclose()
         stop_server(server)
+
+
+# ------------------------------------------------ the cache of session copies
+
+
+def cache(limit: int, clock: list[float]) -> SessionCache:
+    return SessionCache(idle_timeout=60, max_sessions=limit, clock=lambda: clock[0])
+
+
+def copy(sid: str) -> Session:
+    return Session(id=sid, protocol_version=LEGACY)
+
+
+def test_a_full_cache_evicts_the_copy_used_least_recently():
+    now = [0.0]
+    copies = cache(3, now)
+    for sid in "abc":
+        assert copies.add(copy(sid))
+        now[0] += 1
+    assert copies.get("a") is not None  # a is now the most recently used
+    assert copies.add(copy("d"))
+    assert {s.id for s in copies.sessions()} == {"a", "c", "d"}
+    assert copies.evicted == 1
+
+
+def test_busy_copies_are_never_evicted_and_a_cache_all_busy_refuses():
+    now = [0.0]
+    copies = cache(2, now)
+    streaming, calling = copy("s"), copy("c")
+    streaming.stream = object()  # type: ignore[assignment]
+    calling.in_flight[1] = object()  # type: ignore[assignment]
+    assert copies.add(streaming)
+    assert copies.add(calling)
+    assert not copies.add(copy("n"))
+    assert {s.id for s in copies.sessions()} == {"s", "c"}
+    del calling.in_flight[1]
+    assert copies.add(copy("n"))
+    assert {s.id for s in copies.sessions()} == {"s", "n"}
+
+
+def test_the_cache_holds_at_most_its_limit_whatever_is_added():
+    now = [0.0]
+    for limit in (50, 100):
+        copies = cache(limit, now)
+        for n in range(limit * 20):
+            assert copies.add(copy(str(n)))
+            assert len(copies.sessions()) <= limit
+        assert copies.evicted == limit * 19
+
+
+async def test_a_worker_full_of_its_own_sessions_serves_one_made_elsewhere(
+    aiohttp_client, redis_url
+):
+    one = await worker(aiohttp_client, redis_url)
+    two = await aiohttp_client(app(redis_url, MAX_SESSIONS=3))
+    for _ in range(3):  # anonymous initialize calls fill worker two
+        await initialized(two, await initialize(two))
+    made_elsewhere = await initialize(one)
+    await initialized(one, made_elsewhere)
+    assert (await call(two, made_elsewhere)).status == 200
+    # and one more initialize on the full worker is served too
+    fresh = await initialize(two)
+    await initialized(two, fresh)
+    assert (await call(two, fresh)).status == 200
+    assert get_endpoint(two.app).engine._store.evicted >= 2
+
+
+async def test_a_worker_whose_copies_all_hold_streams_answers_503_not_404(
+    aiohttp_client, redis_url
+):
+    one = await worker(aiohttp_client, redis_url)
+    two = await aiohttp_client(
+        app(redis_url, RESOURCES=["wymcp_conformance.WatchedResource"], MAX_SESSIONS=1)
+    )
+    held = await initialize(two)
+    await initialized(two, held)
+    stream = await open_get(two, held)
+    await next_event(stream)
+    made_elsewhere = await initialize(one)
+    await initialized(one, made_elsewhere)
+    response = await call(two, made_elsewhere)
+    assert response.status == 503
+    assert response.headers["Retry-After"] == "5"
+    assert "MAX_SESSIONS" in (await response.json())["error"]["message"]
+    stream.close()

@@ -29,7 +29,6 @@ from wymcp.core.server import (
     VERSION_HEADER,
     Exchange,
     Headers,
-    MemorySessionStore,
     Reply,
     Session,
     Stream,
@@ -60,6 +59,7 @@ from wymcp.transport.aiohttp._relay import (
     relay_key,
     unpack,
 )
+from wymcp.transport.aiohttp._session_cache import SessionCache
 
 if TYPE_CHECKING:
     from wymcp.core.schema import ToolSpec
@@ -86,15 +86,23 @@ _FRESH_LIMIT: Final = 100_000
 class _BrokerDown(Exception):  # noqa: N818 - an answer, not a failure
     """Redis could not be reached for a request that needs a session."""
 
+    reason = "the session store (BROKER) cannot be reached"
 
-def _unavailable(body: Any) -> Reply:
+
+class _Full(_BrokerDown):
+    """Every session copy this worker holds is busy: no room for one more."""
+
+    reason = "this worker's sessions are all busy (MAX_SESSIONS)"
+
+
+def _unavailable(body: Any, down: _BrokerDown | None = None) -> Reply:
+    reason = (down or _BrokerDown()).reason
     return Reply(
         503,
         error_message(
             echoable_id(body),
             INTERNAL_ERROR,
-            "Service unavailable: the session store (BROKER) cannot be reached. "
-            "Retry later.",
+            f"Service unavailable: {reason}. Retry later.",
         ),
         {"Retry-After": str(RETRY_AFTER)},
     )
@@ -188,11 +196,12 @@ class BrokeredEngine:
     """Serves `engine` with its sessions shared through `sessions` (Redis).
 
     `store` is the engine's own session store: a cache of the sessions this
-    worker serves, filled from Redis on each request that names one.
+    worker serves, filled from Redis on each request that names one (least
+    recently used idle copies evicted when full).
     """
 
     def __init__(
-        self, engine: Engine, store: MemorySessionStore, sessions: RedisSessions
+        self, engine: Engine, store: SessionCache, sessions: RedisSessions
     ) -> None:
         self.engine = engine
         self._store = store
@@ -241,8 +250,8 @@ class BrokeredEngine:
                 if packed is None:
                     return _too_large(exchange.body)
                 await self._relay(packed)
-        except _BrokerDown:
-            return _unavailable(exchange.body)
+        except _BrokerDown as down:
+            return _unavailable(exchange.body, down)
         return reply
 
     async def get(self, exchange: Exchange, stream: Stream) -> Reply:
@@ -253,8 +262,8 @@ class BrokeredEngine:
         """
         try:
             local = await self._hydrate(exchange)
-        except _BrokerDown:
-            return _unavailable(None)
+        except _BrokerDown as down:
+            return _unavailable(None, down)
         if local is None:
             return await self.engine.get(exchange, stream)
         entry = redis_event_id(exchange.headers.get("Last-Event-ID"))
@@ -300,8 +309,8 @@ class BrokeredEngine:
         """End a session on every worker."""
         try:
             local = await self._hydrate(exchange)
-        except _BrokerDown:
-            return _unavailable(None)
+        except _BrokerDown as down:
+            return _unavailable(None, down)
         reply = await self.engine.delete(exchange)
         if local is not None and reply.status == 200:  # noqa: PLR2004 - HTTP OK
             try:
@@ -378,7 +387,9 @@ class BrokeredEngine:
                 self._drop(sid)
             return None
         if local is None:
-            return shared if self._store.add(shared) else None
+            if not self._store.add(shared):
+                raise _Full
+            return shared
         if principal_key(local.principal) == principal_key(shared.principal):
             _refresh(local, shared)
         return local
@@ -527,7 +538,7 @@ class BrokeredEngine:
 
 def brokered_engine(settings: Settings, broker: str) -> tuple[Engine, BrokeredEngine]:
     """The engine for `settings`, and it with its sessions shared via `broker`."""
-    store = MemorySessionStore(
+    store = SessionCache(
         idle_timeout=settings.SESSION_IDLE_TIMEOUT,
         max_sessions=settings.MAX_SESSIONS,
         clock=time.monotonic,
