@@ -180,3 +180,21 @@ async def test_a_flood_of_big_answers_on_one_worker_leaves_the_other_answering(
     await asyncio.gather(*flooding)
     assert sorted(set(statuses)) == [202, 413]  # relayed; too large to relay
     assert max(latencies) < 1.5, latencies
+
+
+def test_reading_a_head_costs_the_same_whatever_the_body():
+    """A worker not holding the question reads the head only: body size is free."""
+
+    def cost(body_size: int) -> float:
+        payload = pack("S" * 43, "c", "x" * 200, {"t": "y" * body_size})
+        assert payload is not None
+        best = float("inf")
+        for _ in range(5):
+            started = time.perf_counter()
+            for _ in range(200):
+                unpack(payload)
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    small, large = cost(1_000), cost(RELAY_LIMIT - 1_000)
+    assert large < 3 * small, (small, large)  # 1,000 times the body, same cost

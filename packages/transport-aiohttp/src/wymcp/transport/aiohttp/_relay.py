@@ -1,10 +1,8 @@
 """The relay of a client's answer or cancel to the worker running its call.
 
-A relayed message is published as a head (a line with the session id, a line
-with the kind and the id answered or cancelled) and the body: every worker
-reads the head, and only the one holding the question or the call decodes the
-body (off the loop when large). Only answers to questions this server asked,
-and cancels, are relayed, each of at most `RELAY_LIMIT` bytes.
+A head (the session, the id answered or cancelled) precedes the body: every
+worker reads the head, only the one holding that question or call decodes the
+body. Only answers to ids this server asks with, and cancels, are relayed.
 """
 
 from __future__ import annotations
