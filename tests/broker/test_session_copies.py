@@ -31,6 +31,7 @@ from broker.test_shared_sessions import (
 from redis_server import free_port, server_binary, start_server, stop_server
 from sse_events import next_event
 from wymcp.core.server import Session
+from wymcp.transport.aiohttp._redis_sessions import CHANGED_CHANNEL
 from wymcp.transport.aiohttp._session_cache import SessionCache
 from wymcp.transport.aiohttp._setup import get_endpoint
 
@@ -280,4 +281,64 @@ async def test_a_worker_whose_copies_all_hold_streams_answers_503_not_404(
     assert response.status == 503
     assert response.headers["Retry-After"] == "5"
     assert "MAX_SESSIONS" in (await response.json())["error"]["message"]
+    stream.close()
+
+
+async def test_a_subscription_made_while_a_worker_was_deaf_reaches_its_stream(
+    aiohttp_client, redis_url
+):
+    """The other race: the change is published while worker one is not subscribed.
+
+    Worker one holds the GET stream. Redis drops its pub/sub connection;
+    redis-py reconnects and subscribes again by itself, but before it does
+    (held here) the session subscribes on worker two. Once worker one hears
+    its channels again, the update made on worker two must reach its stream.
+    """
+    one = await worker(aiohttp_client, redis_url)
+    brokered = get_endpoint(one.app).engine
+    closed, held = asyncio.Event(), asyncio.Event()
+    closed.set()  # open until the test closes it
+    real_pubsub = brokered._sessions.client.pubsub
+
+    def gated_pubsub() -> Any:
+        pubsub = real_pubsub()
+        real_subscribe = pubsub.subscribe
+
+        async def subscribe(*args: Any, **kwargs: Any) -> Any:
+            if not closed.is_set():
+                held.set()
+                await closed.wait()
+            return await real_subscribe(*args, **kwargs)
+
+        pubsub.subscribe = subscribe  # redis-py's reconnect calls it too
+        return pubsub
+
+    brokered._sessions.client.pubsub = gated_pubsub
+    two = await worker(aiohttp_client, redis_url)
+    sid = await initialize(two)
+    await initialized(two, sid)
+    stream = await open_get(one, sid)
+    await next_event(stream)  # the priming event
+    probe = aioredis.Redis.from_url(redis_url)
+    try:
+        closed.clear()
+        await probe.client_kill_filter(_type="pubsub")
+        await asyncio.wait_for(held.wait(), 5)  # worker one is deaf, held
+        subscribe = {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "resources/subscribe",
+            "params": {"uri": WATCHED},
+        }
+        assert (await post(two, sid, subscribe)).status == 200
+        closed.set()
+        async with asyncio.timeout(5):  # both workers hear the channels again
+            while (await probe.pubsub_numsub(CHANGED_CHANNEL))[0][1] < 2:  # noqa: ASYNC110
+                await asyncio.sleep(0.01)
+    finally:
+        await probe.aclose()
+    served(two).resource_updated(WATCHED)
+    event = await asyncio.wait_for(next_event(stream), 5)
+    message = json.loads(event["data"])
+    assert message["method"] == "notifications/resources/updated"
     stream.close()

@@ -77,6 +77,7 @@ worker's copy without asking Redis again (a quarter of the idle timeout when
 that is shorter), while this worker listens for ended and changed sessions."""
 _FOLLOW_MS: Final = 1000
 """How long one read of a resumed POST stream waits for its next events."""
+_CHANNELS: Final = (ENDED_CHANNEL, RELAY_CHANNEL, NOTIFY_CHANNEL, CHANGED_CHANNEL)
 _REREADS: Final = 3
 """Most times a session's record is read again, changed while it was read."""
 _FRESH_LIMIT: Final = 100_000
@@ -487,6 +488,25 @@ class BrokeredEngine:
         ):
             _refresh(local, shared)
 
+    async def _catch_up(self) -> None:
+        """Bring each copy serving a stream up to its record, once subscribed.
+
+        While this worker was not subscribed, a change or an end made
+        elsewhere went unheard, and a copy serving a stream gets no request
+        that would read it again: its subscriptions would stay stale.
+        """
+        for local in self._store.sessions():
+            if local.stream is None:
+                continue
+            try:
+                shared = await self._sessions.peek(local.id)
+            except RedisError:
+                return  # deaf again: the next subscription catches up
+            if shared is None:
+                self._drop(local.id)
+            elif principal_key(local.principal) == principal_key(shared.principal):
+                _refresh(local, shared)
+
     # ------------------------------------------------------------ ended
 
     def _listen(self) -> None:
@@ -494,35 +514,27 @@ class BrokeredEngine:
             self._listener = asyncio.get_running_loop().create_task(self._ended())
 
     async def _ended(self) -> None:
-        """Drop each session another worker ended, for as long as we serve."""
+        """Drop each session another worker ended, for as long as we serve.
+
+        Serving from fresh copies starts once Redis confirmed every channel,
+        and stops while it has not: redis-py reconnects a dropped pub/sub
+        connection by itself and subscribes again, so each confirmation of
+        every channel (again) means messages may have been missed meanwhile.
+        """
         while True:
             try:
                 pubsub = self._sessions.client.pubsub()
                 try:
-                    await pubsub.subscribe(
-                        ENDED_CHANNEL, RELAY_CHANNEL, NOTIFY_CHANNEL, CHANGED_CHANNEL
-                    )
-                    self._fresh.clear()  # what was missed while deaf is unknown
-                    self._listening = True
-                    self._subscribed.set()
+                    await pubsub.subscribe(*_CHANNELS)
+                    confirmed: set[object] = set()
                     async for message in pubsub.listen():
-                        data = message.get("data")
-                        if message.get("type") != "message" or not isinstance(
-                            data, bytes
-                        ):
-                            continue
-                        channel = message.get("channel")
-                        if channel == NOTIFY_CHANNEL.encode():
-                            self._bus.received(data)
-                        elif channel == CHANGED_CHANNEL.encode():
-                            await self._changed(data.decode("ascii", "replace"))
-                        elif channel == RELAY_CHANNEL.encode():
-                            try:
-                                await self._relayed(data)
-                            except Exception:
-                                logger.exception("wymcp: a relayed message failed")
+                        if message.get("type") == "subscribe":
+                            confirmed.add(message.get("channel"))
+                            if len(confirmed) == len(_CHANNELS):
+                                confirmed.clear()
+                                await self._resubscribed()
                         else:
-                            self._drop(data.decode("ascii", "replace"))
+                            await self._heard_message(message)
                 finally:
                     self._listening = False
                     self._subscribed.clear()
@@ -534,6 +546,31 @@ class BrokeredEngine:
             except (RedisError, OSError):
                 logger.debug("wymcp: listening for ended sessions failed; retrying")
             await asyncio.sleep(_RECONNECT)
+
+    async def _resubscribed(self) -> None:
+        """Every channel is heard (again): catch up on what went unheard."""
+        self._fresh.clear()  # what was missed while deaf is unknown
+        await self._catch_up()
+        self._listening = True
+        self._subscribed.set()
+
+    async def _heard_message(self, message: dict[str, Any]) -> None:
+        """Act on one message of the session channels."""
+        data = message.get("data")
+        if message.get("type") != "message" or not isinstance(data, bytes):
+            return
+        channel = message.get("channel")
+        if channel == NOTIFY_CHANNEL.encode():
+            self._bus.received(data)
+        elif channel == CHANGED_CHANNEL.encode():
+            await self._changed(data.decode("ascii", "replace"))
+        elif channel == RELAY_CHANNEL.encode():
+            try:
+                await self._relayed(data)
+            except Exception:
+                logger.exception("wymcp: a relayed message failed")
+        else:
+            self._drop(data.decode("ascii", "replace"))
 
 
 def brokered_engine(settings: Settings, broker: str) -> tuple[Engine, BrokeredEngine]:
