@@ -94,6 +94,24 @@ def test_a_head_is_read_without_its_body():
         assert unpack(broken) is None
 
 
+def test_the_longest_id_of_the_widest_characters_fits_a_head():
+    rid = "\U0001f600" * 200  # 200 characters, each two escapes as ASCII JSON
+    assert relay_key(_cancel_of(rid)) == ("c", rid)
+    payload = pack("S" * 43, "c", rid, _cancel_of(rid))
+    assert payload is not None
+    head = unpack(payload)
+    assert head is not None
+    assert head.key == rid
+
+
+def _cancel_of(rid: str | int) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": rid},
+    }
+
+
 def test_a_message_over_the_limit_is_not_packed():
     assert pack("S" * 43, "a", ASKED, answer(ASKED, {"t": "x" * RELAY_LIMIT})) is None
     small = pack("S" * 43, "a", ASKED, answer(ASKED, {"t": "x" * 1000}))

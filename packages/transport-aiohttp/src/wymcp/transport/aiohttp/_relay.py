@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 
 RELAY_LIMIT: Final = 1024 * 1024
 """Most bytes of one relayed message (its JSON); a larger one is refused (413)."""
-_HEAD_LIMIT: Final = 64 + 6 * ID_TEXT_LIMIT
-"""Most bytes of a head: a session id, a kind, an id as ASCII JSON."""
+_HEAD_LIMIT: Final = 64 + 12 * ID_TEXT_LIMIT
+"""Most bytes of a head: a session id, a kind, an id as ASCII JSON (a character
+outside the BMP takes 12 bytes: two `\\u` escapes)."""
 _OFF_LOOP: Final = 64 * 1024
 """Bodies above this many bytes are decoded in a worker thread."""
 _ANSWER: Final = "a"
