@@ -516,10 +516,10 @@ class BrokeredEngine:
     async def _ended(self) -> None:
         """Drop each session another worker ended, for as long as we serve.
 
-        Serving from fresh copies starts once Redis confirmed every channel,
-        and stops while it has not: redis-py reconnects a dropped pub/sub
-        connection by itself and subscribes again, so each confirmation of
-        every channel (again) means messages may have been missed meanwhile.
+        Serving from fresh copies starts once Redis confirmed every channel.
+        redis-py reconnects a dropped pub/sub connection by itself and
+        subscribes again: each new confirmation of every channel means
+        messages may have been missed meanwhile, so it catches up again.
         """
         while True:
             try:
