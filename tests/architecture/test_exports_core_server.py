@@ -6,6 +6,7 @@ from wymcp.core import server
 
 EXPECTED = [
     "ECHO_LIMIT",
+    "HANDSHAKE",
     "ID_TEXT_LIMIT",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -68,6 +69,7 @@ EXPECTED = [
     "encode_json",
     "error_message",
     "image",
+    "is_asked_id",
     "is_stateless",
     "mirrored_headers",
     "nesting_depth",

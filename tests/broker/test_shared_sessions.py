@@ -491,31 +491,6 @@ async def test_a_cancel_sent_to_the_other_worker_stops_the_call(
     assert (await prompts(two, sid)).status == 200
 
 
-@pytest.mark.parametrize(
-    ("body", "expected"),
-    [
-        ({"jsonrpc": "2.0", "id": "srv-here", "result": {}}, True),
-        ({"jsonrpc": "2.0", "id": "srv-else", "result": {}}, False),
-        ({"jsonrpc": "2.0", "id": 3, "result": {}}, None),
-        (_cancel := {"jsonrpc": "2.0", "method": "notifications/cancelled"}, None),
-        ({**_cancel, "params": {"requestId": 7}}, True),
-        ({**_cancel, "params": {"requestId": 8}}, False),
-        ({**_cancel, "params": {"requestId": True}}, None),
-        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, None),
-        ({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}, None),
-        (["not", "a", "message"], None),
-    ],
-)
-def test_only_answers_and_cancels_are_relayed_or_served_from_the_relay(body, expected):
-    from wymcp.core.server import Session
-    from wymcp.transport.aiohttp._brokered_engine import _runs_here
-
-    session = Session(id="s", protocol_version=LEGACY)
-    session.pending["srv-here"] = object()
-    session.in_flight[7] = object()
-    assert _runs_here(session, body) is expected
-
-
 async def test_a_session_fetched_a_moment_ago_is_served_without_redis(
     aiohttp_client, redis_url
 ):

@@ -524,7 +524,10 @@ class Settings:
         Integer(low=1),
         (
             "The most sessions alive at once; an `initialize` beyond it is answered"
-            " 503 with `Retry-After: {RETRY_AFTER}`."
+            " 503 with `Retry-After: {RETRY_AFTER}`. With `BROKER`, the most copies"
+            " of the shared sessions one worker holds: past it the least recently"
+            " used copy holding no stream, call or question is dropped (fetched"
+            " again when used)."
         ),
         engine="max_sessions",
     )

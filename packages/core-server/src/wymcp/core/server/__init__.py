@@ -6,6 +6,7 @@ A transport hands `Engine` an `Exchange` per HTTP request and sends back the
 
 from wymcp.core.gates import ECHO_LIMIT
 from wymcp.core.schema import Prompt, PromptArgument, Resource, ResourceNotFoundError
+from wymcp.core.server._asking import is_asked_id
 from wymcp.core.server._authorization import InvalidToken, Principal, TokenValidator
 from wymcp.core.server._challenge import BearerChallenge
 from wymcp.core.server._content import (
@@ -66,6 +67,7 @@ from wymcp.core.server._off_loop import yielding
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._replay import REPLAY_BYTES
 from wymcp.core.server._revision import (
+    HANDSHAKE,
     LEGACY,
     META_CAPABILITIES,
     META_VERSION,
@@ -95,6 +97,7 @@ from wymcp.core.server._tasks import EXTENSION as TASKS_EXTENSION
 
 __all__ = [
     "ECHO_LIMIT",
+    "HANDSHAKE",
     "ID_TEXT_LIMIT",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -157,6 +160,7 @@ __all__ = [
     "encode_json",
     "error_message",
     "image",
+    "is_asked_id",
     "is_stateless",
     "mirrored_headers",
     "nesting_depth",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
@@ -39,6 +40,9 @@ from wymcp.core.server._state import (
     unseal,
 )
 from wymcp.core.server._toolcall import InputRequired
+
+_ASKED_ID: Final = re.compile(r"srv-[A-Za-z0-9_-]{11}")
+"""The id of a question asked at 2025: `srv-` and 8 random bytes, base64url."""
 
 MAX_ROUNDS: Final = 10
 """Most input_required results one call may answer (the SDK client's default
@@ -147,6 +151,19 @@ class _Replay:
         raise self._input_required(pending, given, state)
 
 
+def asked_id() -> str:
+    """A new id for a question this server asks a 2025 client."""
+    return f"srv-{secrets.token_urlsafe(8)}"
+
+
+def is_asked_id(value: object) -> bool:
+    """Whether `value` has the shape of an id `asked_id` makes.
+
+    A response whose id has another shape answers nothing this server asked.
+    """
+    return isinstance(value, str) and _ASKED_ID.fullmatch(value) is not None
+
+
 def session_asker(
     session: Session, revision: Revision, stream: Stream, timeout: float
 ) -> Asker:
@@ -163,7 +180,7 @@ def session_asker(
                 "not_supported",
                 f"The client did not declare the '{needed}' capability.",
             )
-        rid = f"srv-{secrets.token_urlsafe(8)}"
+        rid = asked_id()
         future: asyncio.Future[dict[str, Any]] = (
             asyncio.get_running_loop().create_future()
         )

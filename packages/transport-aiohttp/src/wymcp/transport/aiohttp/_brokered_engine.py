@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -20,12 +19,16 @@ from redis.exceptions import RedisError
 
 from wymcp.conf import Settings, build_engine
 from wymcp.core.server import (
+    HANDSHAKE,
     INTERNAL_ERROR,
+    INVALID_REQUEST,
+    META_CAPABILITIES,
+    META_VERSION,
     RETRY_AFTER,
     SESSION_HEADER,
+    VERSION_HEADER,
     Exchange,
     Headers,
-    MemorySessionStore,
     Reply,
     Session,
     Stream,
@@ -49,6 +52,15 @@ from wymcp.transport.aiohttp._redis_sessions import (
     is_session_id,
 )
 from wymcp.transport.aiohttp._redis_task_store import RedisTaskStore
+from wymcp.transport.aiohttp._relay import (
+    RELAY_LIMIT,
+    Kind,
+    body_of,
+    pack,
+    relay_key,
+    unpack,
+)
+from wymcp.transport.aiohttp._session_cache import SessionCache
 from wymcp.transport.aiohttp._stream_waits import StreamWaits
 
 if TYPE_CHECKING:
@@ -69,6 +81,9 @@ _FOLLOW_WAIT: Final = 1.0
 """Seconds a resumed POST stream waits for news before it looks at its session."""
 _LEASE_CHECK: Final = 5.0
 """Seconds without news after which a resumed POST stream asks if its call runs."""
+_CHANNELS: Final = (ENDED_CHANNEL, RELAY_CHANNEL, NOTIFY_CHANNEL, CHANGED_CHANNEL)
+_REREADS: Final = 3
+"""Most times a session's record is read again, changed while it was read."""
 _FRESH_LIMIT: Final = 100_000
 """Most sessions remembered as fresh; past it, every one is fetched again."""
 
@@ -76,15 +91,23 @@ _FRESH_LIMIT: Final = 100_000
 class _BrokerDown(Exception):  # noqa: N818 - an answer, not a failure
     """Redis could not be reached for a request that needs a session."""
 
+    reason = "the session store (BROKER) cannot be reached"
 
-def _unavailable(body: Any) -> Reply:
+
+class _Full(_BrokerDown):
+    """Every session copy this worker holds is busy: no room for one more."""
+
+    reason = "this worker's sessions are all busy (MAX_SESSIONS)"
+
+
+def _unavailable(body: Any, down: _BrokerDown | None = None) -> Reply:
+    reason = (down or _BrokerDown()).reason
     return Reply(
         503,
         error_message(
             echoable_id(body),
             INTERNAL_ERROR,
-            "Service unavailable: the session store (BROKER) cannot be reached. "
-            "Retry later.",
+            f"Service unavailable: {reason}. Retry later.",
         ),
         {"Retry-After": str(RETRY_AFTER)},
     )
@@ -104,32 +127,47 @@ class _NoStream:
         raise RuntimeError("a relayed client message has no stream")
 
 
-def _runs_here(session: Session, body: Any) -> bool | None:
-    """Whether the call `body` answers or cancels runs on this worker.
+def _held_here(session: Session, kind: Kind, key: str | int) -> bool:
+    """Whether the question or call a client message answers or cancels is here."""
+    return key in (session.pending if kind == "a" else session.in_flight)
 
-    None when `body` is neither a client's answer nor a cancel.
+
+def _too_large(body: Any) -> Reply:
+    return Reply(
+        413,
+        error_message(
+            echoable_id(body),
+            INVALID_REQUEST,
+            "Payload too large: an answer or cancel for a call running on "
+            f"another worker may take at most {RELAY_LIMIT} bytes.",
+        ),
+    )
+
+
+def _stateless(exchange: Exchange) -> bool:
+    """Whether the engine serves `exchange` the 2026-07-28 way, without a session.
+
+    As the engine's ladder decides: a POST whose `_meta` carries the 2026
+    fields, or whose `MCP-Protocol-Version` names no handshake revision.
     """
-    if not isinstance(body, dict):
-        return None
-    if "method" not in body:
-        rid = body.get("id")
-        return rid in session.pending if isinstance(rid, str) else None
-    if body.get("method") == "notifications/cancelled":
-        params = body.get("params")
-        rid = params.get("requestId") if isinstance(params, dict) else None
-        if isinstance(rid, str | int) and not isinstance(rid, bool):
-            return rid in session.in_flight
-    return None
+    if exchange.method != "POST":
+        return False
+    body = exchange.body
+    params = body.get("params") if isinstance(body, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and (META_VERSION in meta or META_CAPABILITIES in meta):
+        return True
+    versions = exchange.headers.getall(VERSION_HEADER)
+    return bool(versions) and versions[0].strip() not in HANDSHAKE
 
 
-def _for_another_worker(session: Session, body: Any) -> bool:
-    """Whether `body` answers or cancels a call this worker is not running."""
-    return _runs_here(session, body) is False
-
-
-def _wanted_here(session: Session, message: Any) -> bool:
-    """Whether a relayed message answers or cancels a call running here."""
-    return _runs_here(session, message) is True
+def _named_session(exchange: Exchange) -> str | None:
+    """The id of the session a request names, if it is one to look up."""
+    if _stateless(exchange):
+        return None  # it names no session, whatever its headers say
+    sids = exchange.headers.getall(SESSION_HEADER)
+    sid = sids[0].strip() if len(sids) == 1 else ""
+    return sid if is_session_id(sid) else None
 
 
 def _fields(session: Session) -> tuple[object, ...]:
@@ -163,11 +201,12 @@ class BrokeredEngine:
     """Serves `engine` with its sessions shared through `sessions` (Redis).
 
     `store` is the engine's own session store: a cache of the sessions this
-    worker serves, filled from Redis on each request that names one.
+    worker serves, filled from Redis on each request that names one (least
+    recently used idle copies evicted when full).
     """
 
     def __init__(
-        self, engine: Engine, store: MemorySessionStore, sessions: RedisSessions
+        self, engine: Engine, store: SessionCache, sessions: RedisSessions
     ) -> None:
         self.engine = engine
         self._store = store
@@ -176,6 +215,8 @@ class BrokeredEngine:
         self._listening = False  # subscribed: ends and changes reach us
         self._subscribed = asyncio.Event()  # set while `_listening`
         self._fresh: dict[str, float] = {}  # session id -> trusted until
+        # session id -> [its reads in flight, changes to it heard meanwhile]
+        self._reading: dict[str, list[int]] = {}
         self._validity = min(FRESH, sessions.ttl_ms / 4000)
         self._bus = NotificationBus(sessions.client, engine)
         self._events = RedisEvents(sessions.client, ttl_ms=sessions.ttl_ms)
@@ -205,12 +246,18 @@ class BrokeredEngine:
             before = None if local is None else _fields(local)
             if local is not None:
                 stream = KeptPostStream(stream, self._events, local.id)
+            target = None if local is None else relay_key(exchange.body)
+            if local is not None and target is not None and _held_here(local, *target):
+                target = None
             reply = await self.engine.post(exchange, stream)
             await self._write_back(reply, local, before)
-            if local is not None and _for_another_worker(local, exchange.body):
-                await self._relay(local.id, exchange.body)
-        except _BrokerDown:
-            return _unavailable(exchange.body)
+            if local is not None and target is not None:
+                packed = pack(local.id, *target, exchange.body)
+                if packed is None:
+                    return _too_large(exchange.body)
+                await self._relay(packed)
+        except _BrokerDown as down:
+            return _unavailable(exchange.body, down)
         return reply
 
     async def get(self, exchange: Exchange, stream: Stream) -> Reply:
@@ -224,8 +271,8 @@ class BrokeredEngine:
         """
         try:
             local = await self._hydrate(exchange)
-        except _BrokerDown:
-            return _unavailable(None)
+        except _BrokerDown as down:
+            return _unavailable(None, down)
         if local is None:
             return await self.engine.get(exchange, stream)
         entry = redis_event_id(exchange.headers.get("Last-Event-ID"))
@@ -304,8 +351,8 @@ class BrokeredEngine:
         """End a session on every worker."""
         try:
             local = await self._hydrate(exchange)
-        except _BrokerDown:
-            return _unavailable(None)
+        except _BrokerDown as down:
+            return _unavailable(None, down)
         reply = await self.engine.delete(exchange)
         if local is not None and reply.status == 200:  # noqa: PLR2004 - HTTP OK
             try:
@@ -333,29 +380,59 @@ class BrokeredEngine:
     async def _hydrate(self, exchange: Exchange) -> Session | None:
         """The session the request names, fetched into the local store."""
         self._listen()
-        sids = exchange.headers.getall(SESSION_HEADER)
-        if len(sids) != 1 or not is_session_id(sids[0].strip()):
+        sid = _named_session(exchange)
+        if sid is None:
             return None  # the engine answers these
-        sid = sids[0].strip()
         await self._heard()
         local = self._store.get(sid)
         now = time.monotonic()
         if local is not None and self._listening and self._fresh.get(sid, 0.0) > now:
             return local  # fetched a moment ago; an end or change would be heard
+        shared = await self._read(sid)
+        if shared is not None and shared.initialized:
+            self._trust(sid, now)
+        return self._place(sid, shared)
+
+    async def _read(self, sid: str) -> Session | None:
+        """The session's record, its idle timer restarted; None when gone.
+
+        A change to it heard while it was read may be newer than what was
+        read (the copy was not yet here to refresh, or is refreshed before
+        this older read lands): it is read again, so no change is undone.
+        """
+        watch = self._reading.setdefault(sid, [0, 0])
+        watch[0] += 1
         try:
+            heard = watch[1]
             shared = await self._sessions.fetch(sid)
+            for _ in range(_REREADS):
+                if watch[1] == heard:
+                    break
+                heard = watch[1]
+                shared = await self._sessions.peek(sid)
         except RedisError:
             logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
             raise _BrokerDown from None
-        if shared is not None and shared.initialized:
-            self._trust(sid, now)
+        finally:
+            watch[0] -= 1
+            if not watch[0]:
+                del self._reading[sid]
+        return shared
+
+    def _place(self, sid: str, shared: Session | None) -> Session | None:
+        """This worker's copy of the session, brought up to its record `shared`.
+
+        The copy is looked up again: another request may have placed one
+        while the record was read, and a stream may hold it already.
+        """
+        local = self._store.get(sid)
         if shared is None:
             if local is not None:  # ended or expired elsewhere
                 self._drop(sid)
             return None
         if local is None:
             if not self._store.add(shared):
-                return None  # this worker is full: the engine answers 404
+                raise _Full
             return shared
         if principal_key(local.principal) == principal_key(shared.principal):
             _refresh(local, shared)
@@ -393,26 +470,28 @@ class BrokeredEngine:
             logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
             raise _BrokerDown from None
 
-    async def _relay(self, sid: str, body: Any) -> None:
+    async def _relay(self, payload: bytes) -> None:
         try:
-            await self._sessions.relay(sid, body)
+            await self._sessions.relay(payload)
         except RedisError:
             logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
             raise _BrokerDown from None
 
     async def _relayed(self, payload: bytes) -> None:
-        """Serve a client message relayed by another worker, if ours to serve."""
-        try:
-            relayed = json.loads(payload)
-            sid, message = relayed["s"], relayed["m"]
-        except (ValueError, KeyError, TypeError):
+        """Serve a client message relayed by another worker, if ours to serve.
+
+        Only its head is read unless the question or call it names is here.
+        """
+        head = unpack(payload)
+        session = None if head is None else self._store.get(head.session_id)
+        if head is None or session is None or not head.wanted_by(session):
             return
-        session = self._store.get(sid) if isinstance(sid, str) else None
-        if session is None or not _wanted_here(session, message):
-            return
+        message = await body_of(payload, head)
+        if relay_key(message) != (head.kind, head.key):
+            return  # not the message its head names
         exchange = Exchange(
             "POST",
-            Headers.of([(SESSION_HEADER, sid)]),
+            Headers.of([(SESSION_HEADER, session.id)]),
             message,
             session.principal,
         )
@@ -436,6 +515,9 @@ class BrokeredEngine:
 
     async def _changed(self, sid: str) -> None:
         """Refresh this worker's copy of a session another worker changed."""
+        watch = self._reading.get(sid)
+        if watch is not None:
+            watch[1] += 1  # a read of it in flight may predate the change
         local = self._store.get(sid) if is_session_id(sid) else None
         if local is None:
             return
@@ -449,6 +531,25 @@ class BrokeredEngine:
         ):
             _refresh(local, shared)
 
+    async def _catch_up(self) -> None:
+        """Bring each copy serving a stream up to its record, once subscribed.
+
+        While this worker was not subscribed, a change or an end made
+        elsewhere went unheard, and a copy serving a stream gets no request
+        that would read it again: its subscriptions would stay stale.
+        """
+        for local in self._store.sessions():
+            if local.stream is None:
+                continue
+            try:
+                shared = await self._sessions.peek(local.id)
+            except RedisError:
+                return  # deaf again: the next subscription catches up
+            if shared is None:
+                self._drop(local.id)
+            elif principal_key(local.principal) == principal_key(shared.principal):
+                _refresh(local, shared)
+
     # ------------------------------------------------------------ ended
 
     def _listen(self) -> None:
@@ -456,35 +557,27 @@ class BrokeredEngine:
             self._listener = asyncio.get_running_loop().create_task(self._ended())
 
     async def _ended(self) -> None:
-        """Drop each session another worker ended, for as long as we serve."""
+        """Drop each session another worker ended, for as long as we serve.
+
+        Serving from fresh copies starts once Redis confirmed every channel.
+        redis-py reconnects a dropped pub/sub connection by itself and
+        subscribes again: each new confirmation of every channel means
+        messages may have been missed meanwhile, so it catches up again.
+        """
         while True:
             try:
                 pubsub = self._sessions.client.pubsub()
                 try:
-                    await pubsub.subscribe(
-                        ENDED_CHANNEL, RELAY_CHANNEL, NOTIFY_CHANNEL, CHANGED_CHANNEL
-                    )
-                    self._fresh.clear()  # what was missed while deaf is unknown
-                    self._listening = True
-                    self._subscribed.set()
+                    await pubsub.subscribe(*_CHANNELS)
+                    confirmed: set[object] = set()
                     async for message in pubsub.listen():
-                        data = message.get("data")
-                        if message.get("type") != "message" or not isinstance(
-                            data, bytes
-                        ):
-                            continue
-                        channel = message.get("channel")
-                        if channel == NOTIFY_CHANNEL.encode():
-                            self._bus.received(data)
-                        elif channel == CHANGED_CHANNEL.encode():
-                            await self._changed(data.decode("ascii", "replace"))
-                        elif channel == RELAY_CHANNEL.encode():
-                            try:
-                                await self._relayed(data)
-                            except Exception:
-                                logger.exception("wymcp: a relayed message failed")
+                        if message.get("type") == "subscribe":
+                            confirmed.add(message.get("channel"))
+                            if len(confirmed) == len(_CHANNELS):
+                                confirmed.clear()
+                                await self._resubscribed()
                         else:
-                            self._drop(data.decode("ascii", "replace"))
+                            await self._heard_message(message)
                 finally:
                     self._listening = False
                     self._subscribed.clear()
@@ -497,10 +590,35 @@ class BrokeredEngine:
                 logger.debug("wymcp: listening for ended sessions failed; retrying")
             await asyncio.sleep(_RECONNECT)
 
+    async def _resubscribed(self) -> None:
+        """Every channel is heard (again): catch up on what went unheard."""
+        self._fresh.clear()  # what was missed while deaf is unknown
+        await self._catch_up()
+        self._listening = True
+        self._subscribed.set()
+
+    async def _heard_message(self, message: dict[str, Any]) -> None:
+        """Act on one message of the session channels."""
+        data = message.get("data")
+        if message.get("type") != "message" or not isinstance(data, bytes):
+            return
+        channel = message.get("channel")
+        if channel == NOTIFY_CHANNEL.encode():
+            self._bus.received(data)
+        elif channel == CHANGED_CHANNEL.encode():
+            await self._changed(data.decode("ascii", "replace"))
+        elif channel == RELAY_CHANNEL.encode():
+            try:
+                await self._relayed(data)
+            except Exception:
+                logger.exception("wymcp: a relayed message failed")
+        else:
+            self._drop(data.decode("ascii", "replace"))
+
 
 def brokered_engine(settings: Settings, broker: str) -> tuple[Engine, BrokeredEngine]:
     """The engine for `settings`, and it with its sessions shared via `broker`."""
-    store = MemorySessionStore(
+    store = SessionCache(
         idle_timeout=settings.SESSION_IDLE_TIMEOUT,
         max_sessions=settings.MAX_SESSIONS,
         clock=time.monotonic,

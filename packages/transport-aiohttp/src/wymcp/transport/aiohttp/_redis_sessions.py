@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from typing import Any, Final
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError  # noqa: A004 - redis-py's own
 
 from wymcp.core.server import Session, principal_key, watch_cost
 
@@ -86,8 +86,9 @@ class RedisSessions:
             socket_connect_timeout=_TIMEOUT,
             health_check_interval=30,
             # a pooled connection Redis dropped (a restart) fails once: retry
-            # it once on a fresh connection rather than answer 503
-            retry=Retry(NoBackoff(), 1),
+            # it once on a fresh connection rather than answer 503; a timeout
+            # is not retried (a stalled Redis answers 503 within _TIMEOUT)
+            retry=Retry(NoBackoff(), 1, supported_errors=(ConnectionError,)),
         )
         self._ttl_ms = max(1, round(idle_timeout * 1000))
         self.ttl_ms = self._ttl_ms
@@ -123,9 +124,8 @@ class RedisSessions:
         await self.client.delete(KEY_PREFIX + session_id)
         await self.client.publish(ENDED_CHANNEL, session_id)
 
-    async def relay(self, session_id: str, message: Mapping[str, Any]) -> None:
-        """Hand a client message of the session to every other worker."""
-        payload = json.dumps({"s": session_id, "m": message}, separators=(",", ":"))
+    async def relay(self, payload: bytes) -> None:
+        """Hand a client message (packed by `_relay.pack`) to every other worker."""
         await self.client.publish(RELAY_CHANNEL, payload)
 
     async def aclose(self) -> None:

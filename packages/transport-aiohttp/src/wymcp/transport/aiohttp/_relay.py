@@ -1,0 +1,110 @@
+"""The relay of a client's answer or cancel to the worker running its call.
+
+A head (the session, the id answered or cancelled) precedes the body: every
+worker reads the head, only the one holding that question or call decodes the
+body. Only answers to ids this server asks with, and cancels, are relayed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import attrs
+
+from wymcp.core.server import ID_TEXT_LIMIT, is_asked_id, yielding
+from wymcp.transport.aiohttp._answers import encode
+
+if TYPE_CHECKING:
+    from wymcp.core.server import Session
+
+RELAY_LIMIT: Final = 1024 * 1024
+"""Most bytes of one relayed message (its JSON); a larger one is refused (413)."""
+_HEAD_LIMIT: Final = 64 + 12 * ID_TEXT_LIMIT
+"""Most bytes of a head: a session id, a kind, an id as ASCII JSON (a character
+outside the BMP takes 12 bytes: two `\\u` escapes)."""
+_OFF_LOOP: Final = 64 * 1024
+"""Bodies above this many bytes are decoded in a worker thread."""
+_ANSWER: Final = "a"
+_CANCEL: Final = "c"
+
+Kind = Literal["a", "c"]
+
+
+@attrs.frozen
+class Relayed:
+    """The head of a relayed message: whose it is, and where its body starts."""
+
+    session_id: str
+    kind: Kind
+    key: str | int
+    start: int
+
+    def wanted_by(self, session: Session) -> bool:
+        """Whether `session`'s question or call on this worker is the one meant."""
+        if self.kind == _ANSWER:
+            return self.key in session.pending
+        return self.key in session.in_flight
+
+
+def relay_key(body: Any) -> tuple[Kind, str | int] | None:
+    """What `body` answers or cancels, if it is a message ever relayed.
+
+    An answer (a response) to an id of the shape this server asks with, or
+    `notifications/cancelled` naming a valid request id; None for any other.
+    """
+    if not isinstance(body, dict):
+        return None
+    if "method" not in body:
+        rid = body.get("id")
+        return (_ANSWER, rid) if isinstance(rid, str) and is_asked_id(rid) else None
+    if body.get("method") == "notifications/cancelled":
+        params = body.get("params")
+        rid = params.get("requestId") if isinstance(params, dict) else None
+        if isinstance(rid, int) and not isinstance(rid, bool):
+            return _CANCEL, rid
+        if isinstance(rid, str) and len(rid) <= ID_TEXT_LIMIT:
+            return _CANCEL, rid
+    return None
+
+
+def pack(session_id: str, kind: Kind, key: str | int, body: Any) -> bytes | None:
+    """The relayed form of `body`; None when it is over `RELAY_LIMIT` bytes."""
+    data = encode(body)
+    if len(data) > RELAY_LIMIT:
+        return None
+    head = f"{session_id}\n{kind}{json.dumps(key)}\n".encode("ascii")
+    return head + data
+
+
+def unpack(payload: bytes) -> Relayed | None:
+    """The head of a relayed message, read without its body; None if malformed."""
+    first = payload.find(b"\n", 0, _HEAD_LIMIT)
+    second = payload.find(b"\n", first + 1, _HEAD_LIMIT) if first > 0 else -1
+    if second < 0:
+        return None
+    try:
+        session_id = payload[:first].decode("ascii")
+        kind = payload[first + 1 : first + 2].decode("ascii")
+        key = json.loads(payload[first + 2 : second])
+    except ValueError:
+        return None
+    if kind not in {_ANSWER, _CANCEL} or not (
+        isinstance(key, str) or (isinstance(key, int) and not isinstance(key, bool))
+    ):
+        return None
+    return Relayed(session_id, _ANSWER if kind == _ANSWER else _CANCEL, key, second + 1)
+
+
+async def body_of(payload: bytes, head: Relayed) -> Any:
+    """The relayed message itself, decoded off the loop when large; None if bad."""
+    data = payload[head.start :]
+    try:
+        if len(data) <= _OFF_LOOP:
+            return json.loads(data)
+        work = functools.partial(json.loads, data)
+        return await asyncio.get_running_loop().run_in_executor(None, yielding, work)
+    except (ValueError, RecursionError):
+        return None
