@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -24,21 +23,51 @@ ROOT = Path(__file__).resolve().parents[2]
 WYMCP = Path(sys.executable).parent / "wymcp"
 
 
-def readme_blocks() -> tuple[str, str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    tools, settings = re.findall(r"```python\n(.*?)```", text, re.DOTALL)[:2]
-    return tools, settings
+NOTES_TOOLS = """\
+# myapp/tools.py
+from wymcp.core.schema import Action, Tool, ToolError
+
+class Notes(Tool):
+    name = "notes"
+    description = "Keep short notes."
+    actions = {
+        "add": Action(
+            description="Add a note",
+            properties={"text": {"type": "string", "minLength": 1, "maxLength": 500},
+                        "pinned": {"type": "boolean"}},
+            required=["text"],
+            defaults={"pinned": False},
+        ),
+        "get": Action(
+            description="Get a note",
+            properties={"id": {"type": "integer", "minimum": 1}},
+            required=["id"],
+        ),
+    }
+
+    def __init__(self) -> None:
+        self.notes: list[dict[str, object]] = []
+
+    async def run_action(self, action, data, ctx):
+        if action == "add":
+            self.notes.append(data)
+            return {"id": len(self.notes)}
+        if data["id"] > len(self.notes):
+            raise ToolError(f"no note {data['id']}")
+        return self.notes[data["id"] - 1]
+"""
+"""A user's project of two modules, as the README of 0.2.0 showed it (the
+README's one-file server is served by tests/docs/test_one_file_server.py)."""
 
 
 @pytest.fixture
 def readme_project(tmp_path: Path) -> Iterator[Path]:
-    """A folder holding the README's myapp/ package, as a user would write it."""
-    tools, settings = readme_blocks()
+    """A folder holding a user's myapp/ package: a tool module and settings."""
     package = tmp_path / "project" / "myapp"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    (package / "tools.py").write_text(tools)
-    (package / "settings.py").write_text(settings)
+    (package / "tools.py").write_text(NOTES_TOOLS)
+    (package / "settings.py").write_text('TOOLS = ["myapp.tools.Notes"]\n')
     yield package.parent
     for name in [m for m in sys.modules if m == "myapp" or m.startswith("myapp.")]:
         del sys.modules[name]
