@@ -61,6 +61,7 @@ from wymcp.core.server._jsonrpc import (
     valid_id,
 )
 from wymcp.core.server._jwt_validator import JwtValidator
+from wymcp.core.server._middleware import CallRecord, CallRefused, Middleware, Next
 from wymcp.core.server._off_loop import yielding
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import (
@@ -111,6 +112,8 @@ __all__ = [
     "VERSION_HEADER",
     "BearerChallenge",
     "BodyError",
+    "CallRecord",
+    "CallRefused",
     "ClientRequestError",
     "Content",
     "Engine",
@@ -125,7 +128,9 @@ __all__ = [
     "JwtValidator",
     "MemorySessionStore",
     "MemoryTaskStore",
+    "Middleware",
     "MissingCapabilityError",
+    "Next",
     "Principal",
     "Prompt",
     "PromptArgument",

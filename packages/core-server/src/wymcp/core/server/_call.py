@@ -9,6 +9,7 @@ import attrs
 
 from wymcp.core.server._exchange import Exchange, Headers, Stream
 from wymcp.core.server._jsonrpc import Incoming, method_not_found
+from wymcp.core.server._middleware import CallRecord
 from wymcp.core.server._revision import Revision
 from wymcp.core.server._session import Session
 
@@ -35,6 +36,8 @@ class Call:
     stream: Stream | None
     capabilities: Mapping[str, Any]
     session: Session | None = None
+    record: CallRecord | None = None
+    """What the middleware, metrics and access log see of it (None: unobserved)."""
 
 
 def open_call(
