@@ -23,6 +23,11 @@ class Jobs(Tool):
             },
             required=["size"],
         ),
+        "pick": Action(
+            description="Pick by id or by name",
+            properties={"id": {"type": "integer"}, "name": {"type": "string"}},
+            required_one_of=[["id"], ["name"]],
+        ),
         "fail": Action(description="Fail on purpose", properties={}),
         "crash": Action(description="Raise on purpose", properties={}),
         "sleep": Action(description="Sleep too long", properties={}),

@@ -6,12 +6,13 @@ import json
 from typing import Any
 
 import pytest
-from ops_tools import SEEN, Jobs, NoCrash, Tagger
 
+from ops_tools import SEEN, Jobs, NoCrash, Tagger
 from wymcp.conf import ImproperlyConfigured, load_settings
 from wymcp.core.server import Engine
 from wymcp.testing import Client
 from wymcp.transport.aiohttp import create_app
+
 
 @pytest.fixture(autouse=True)
 def _fresh() -> None:
@@ -74,8 +75,8 @@ def test_middleware_is_checked_when_the_settings_load():
 async def test_without_middleware_the_engine_makes_no_record():
     """The default path: no record, the handler awaited as before."""
     engine = Engine(tools=[Jobs])
-    assert engine._middleware == ()  # noqa: SLF001 - the default chain is empty
-    from wymcp.core.server import Exchange, Headers  # noqa: PLC0415
+    assert engine._middleware == ()
+    from wymcp.core.server import Exchange, Headers
 
     body = {
         "jsonrpc": "2.0",

@@ -350,6 +350,8 @@ class Engine:
     def _handler(self, call: Call, record: CallRecord | None) -> Handler:
         """The method's handler (-32601 if the revision lacks it), observed or not."""
         revision = call.revision
+        if record is not None:
+            record.revision = call.version
         if call.method not in revision.methods:
             raise revision.method_not_found()
         handler = self._methods[call.method]
@@ -357,7 +359,6 @@ class Engine:
 
     def _observed(self, record: CallRecord, call: Call, handler: Handler) -> Handler:
         """`handler` run through the MIDDLEWARE chain, its outcome in `record`."""
-        record.revision = call.version
         record.principal = call.principal
         if call.session is not None:
             record.session = call.session.id

@@ -31,8 +31,9 @@ from wymcp.conf import (
 )
 from wymcp.core.server import ECHO_LIMIT, Engine
 from wymcp.transport.aiohttp import _client_config, _operator_commands, _reload
+from wymcp.transport.aiohttp._access_log import use_json_logs
 from wymcp.transport.aiohttp._runner import make_runner
-from wymcp.transport.aiohttp._setup import mount, served_engine
+from wymcp.transport.aiohttp._setup import get_endpoint, mount, served_engine
 from wymcp.transport.aiohttp._versions import VersionAction
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
@@ -138,6 +139,8 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_for_command(args.settings, err, overrides)
     if settings is None:
         return 1
+    if settings.LOG_FORMAT == "json":
+        use_json_logs()
     built = engine_for_command(
         settings, served_engine, err, report=_log_problem, serving="http"
     )
@@ -196,14 +199,16 @@ async def _serve_until_stopped(
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    access_log = logging.getLogger("aiohttp.access") if settings.ACCESS_LOG else None
-    runner = make_runner(app, settings, access_log=access_log)
+    # The endpoint writes its own access line (ACCESS_LOG): aiohttp's is off.
+    runner = make_runner(app, settings, access_log=None)
     await runner.setup()
     try:
         try:
             await web.TCPSite(runner, settings.HOST, settings.PORT).start()
             print("\n".join(banner), file=out, flush=True)
             await stop.wait()
+            # readiness fails from the signal on, before the listener closes
+            get_endpoint(app).health.draining = True
         except BaseException:
             await runner.cleanup()
             raise
