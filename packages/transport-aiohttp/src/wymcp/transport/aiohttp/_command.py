@@ -30,7 +30,12 @@ from wymcp.conf import (
     settings_for_command,
 )
 from wymcp.core.server import ECHO_LIMIT, Engine
-from wymcp.transport.aiohttp import _client_config, _operator_commands, _reload
+from wymcp.transport.aiohttp import (
+    _client_config,
+    _operator_commands,
+    _reload,
+    _stats_command,
+)
 from wymcp.transport.aiohttp._access_log import use_json_logs
 from wymcp.transport.aiohttp._runner import make_runner
 from wymcp.transport.aiohttp._setup import get_endpoint, mount, served_engine
@@ -72,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port to listen on (default: PORT)")
     _reload.add_parser(commands)
     _operator_commands.add_parsers(commands)
+    _stats_command.add_parser(commands)
     _client_config.add_parser(commands)
     return parser
 
@@ -274,12 +280,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_command(args: argparse.Namespace) -> int:
     """Hand the parsed arguments to the subcommand they name."""
     out, err = sys.stdout, sys.stderr
-    if args.command == "dev":
-        return _reload.dev(args, out, err)
+    tool = {
+        "dev": _reload.dev,
+        "stats": _stats_command.run,
+        "config": _client_config.run,
+    }.get(args.command)
+    if tool is not None:
+        return tool(args, out, err)
     if args.command in _operator_commands.COMMANDS:
         return _operator_commands.run(args, out, err)
-    if args.command == "config":
-        return _client_config.run(args, out, err)
     if args.command == "check":
         return check(args.settings, out, err, verbose=args.verbose)
     if args.command == "stdio":
