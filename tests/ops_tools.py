@@ -9,6 +9,10 @@ from wymcp.core.schema import Action, Tool, ToolError
 from wymcp.core.server import CallRecord, CallRefused, Next
 
 
+SLEEPING = asyncio.Event()
+"""Set when a `sleep` call has started (a test then cancels it)."""
+
+
 class Jobs(Tool):
     """A tool with an action per outcome the metrics count."""
 
@@ -39,6 +43,7 @@ class Jobs(Tool):
         if action == "crash":
             raise RuntimeError("boom")
         if action == "sleep":
+            SLEEPING.set()
             await asyncio.sleep(30)
         return {"size": data.get("size")}
 

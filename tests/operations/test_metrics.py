@@ -6,6 +6,7 @@ endpoint serves, as a Prometheus server would read it.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import string
 from typing import Any
@@ -257,3 +258,29 @@ async def test_without_metrics_there_is_no_route():
     app = create_app(TOOLS=[Jobs])
     async with Client(app) as client, client.http.get("/metrics") as response:
         assert response.status == 404
+
+
+async def test_a_call_the_client_cancels_counts_as_cancelled():
+    import ops_tools  # noqa: PLC0415
+
+    ops_tools.SLEEPING.clear()
+    app = create_app(TOOLS=[Jobs], METRICS=True)
+    async with Client(app, protocol_version="2025-11-25") as client:
+        call = asyncio.ensure_future(client.call("jobs", "sleep"))
+        await asyncio.wait_for(ops_tools.SLEEPING.wait(), 10)
+        sent_id = 2  # initialize was 1
+        await client.notify(
+            "notifications/cancelled", {"requestId": sent_id, "reason": "user"}
+        )
+        await asyncio.wait_for(call, 10)
+        found = samples(await scrape(client))
+    assert (
+        value(
+            found,
+            "wymcp_tool_calls_total",
+            tool="jobs",
+            action="sleep",
+            outcome="cancelled",
+        )
+        == 1
+    )
