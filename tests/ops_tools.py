@@ -8,7 +8,6 @@ from typing import Any
 from wymcp.core.schema import Action, Tool, ToolError
 from wymcp.core.server import CallRecord, CallRefused, Next
 
-
 SLEEPING = asyncio.Event()
 """Set when a `sleep` call has started (a test then cancels it)."""
 

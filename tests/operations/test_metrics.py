@@ -261,7 +261,7 @@ async def test_without_metrics_there_is_no_route():
 
 
 async def test_a_call_the_client_cancels_counts_as_cancelled():
-    import ops_tools  # noqa: PLC0415
+    import ops_tools
 
     ops_tools.SLEEPING.clear()
     app = create_app(TOOLS=[Jobs], METRICS=True)
