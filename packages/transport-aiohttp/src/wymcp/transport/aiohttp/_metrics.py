@@ -14,6 +14,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+import attrs
 from aiohttp import web
 
 from wymcp.core.server import INVALID_REQUEST, SUPPORTED, CallRecord
@@ -131,6 +132,14 @@ LAG_INTERVAL: Final = 0.5
 MULTIPROCESS_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
 
 
+@attrs.frozen
+class _Series:
+    """The children one label set updates: its counters and its duration."""
+
+    counters: tuple[Any, ...]
+    duration: Any
+
+
 def outcome_label(record: CallRecord) -> str:
     """The record's outcome as a label: a middleware's own code is `middleware`."""
     outcome = record.outcome
@@ -203,6 +212,7 @@ class Metrics:
             buckets=LAG_BUCKETS,
             registry=own,
         )
+        self._series: dict[tuple[str, str, str, str, str, bool], _Series] = {}
         mode: dict[str, Any] = {"multiprocess_mode": "livesum"}
         self.sessions = prom.Gauge(
             "wymcp_sessions", "Live sessions held by the worker.", registry=own, **mode
@@ -236,27 +246,40 @@ class Metrics:
     def observe(
         self, record: CallRecord, status: int, seconds: float, body_bytes: int
     ) -> None:
-        """Count one answered request (what its record says, and its status)."""
+        """Count one answered request (what its record says, and its status).
+
+        The series a label set updates are looked up once and kept: the label
+        sets are bounded, so is what is kept.
+        """
         method = record.method if record.method in METHODS else UNKNOWN
         revision = record.revision if record.revision in SUPPORTED else NONE
         if status >= 400 and record.outcome == "ok":  # noqa: PLR2004 - 4xx/5xx
             record.outcome = "refused"
         outcome = outcome_label(record)
-        self.requests.labels(method, revision, outcome).inc()
-        tool_label = ""
-        if method == "tools/call":
-            tool, action = self._tool_labels(record)
-            tool_label = tool
-            self.tool_calls.labels(tool, action, outcome).inc()
-            if record.refused:
-                gate = outcome if outcome in GATES else "middleware"
-                self.refusals.labels(tool, action, gate).inc()
-        error_type = "" if outcome == "ok" else outcome
-        self.operation.labels(method, revision, tool_label, error_type).observe(seconds)
+        tool, action = self._tool_labels(record) if method == "tools/call" else ("", "")
+        key = (method, revision, outcome, tool, action, record.refused)
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = self._make_series(key)
+        for counter in series.counters:
+            counter.inc()
+        series.duration.observe(seconds)
         if status >= 400:  # noqa: PLR2004 - 4xx/5xx
             self.http_errors.labels(str(status), REASONS.get(status, "other")).inc()
         if body_bytes:
             self.body_bytes.inc(body_bytes)
+
+    def _make_series(self, key: tuple[str, str, str, str, str, bool]) -> _Series:
+        method, revision, outcome, tool, action, refused = key
+        counters = [self.requests.labels(method, revision, outcome)]
+        if method == "tools/call":
+            counters.append(self.tool_calls.labels(tool, action, outcome))
+            if refused:
+                gate = outcome if outcome in GATES else "middleware"
+                counters.append(self.refusals.labels(tool, action, gate))
+        error_type = "" if outcome == "ok" else outcome
+        duration = self.operation.labels(method, revision, tool, error_type)
+        return _Series(tuple(counters), duration)
 
     def live(self, engine: object) -> None:
         """Set the gauges of what `engine` holds now (its `live()`, if it has one)."""
