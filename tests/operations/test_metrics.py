@@ -284,3 +284,22 @@ async def test_a_call_the_client_cancels_counts_as_cancelled():
         )
         == 1
     )
+
+
+def test_metrics_without_prometheus_client_is_a_check_error(monkeypatch):
+    import importlib.util
+
+    from wymcp.conf import load_settings, run_checks
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "prometheus_client" else real(name, *a),
+    )
+    (problem,) = [
+        p for p in run_checks(load_settings(None, METRICS=True)) if p.id == "wymcp.E011"
+    ]
+    assert problem.is_error
+    assert "[metrics]" in problem.hint
+    assert not [p for p in run_checks(load_settings(None)) if p.id == "wymcp.E011"]

@@ -749,6 +749,7 @@ class Settings:
             "and the endpoint is a surface an operator opens on purpose. With "
             "`PROMETHEUS_MULTIPROC_DIR` set, every worker's series are summed."
         ),
+        checks="needs the prometheus_client package (E011)",
     )
     METRICS_PATH: str = setting(
         "/metrics",

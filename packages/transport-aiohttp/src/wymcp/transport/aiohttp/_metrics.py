@@ -155,7 +155,13 @@ class Metrics:
     """
 
     def __init__(self, settings: Settings) -> None:
-        import prometheus_client as prom  # noqa: PLC0415 - the optional extra
+        try:
+            import prometheus_client as prom  # noqa: PLC0415 - the optional extra
+        except ImportError:
+            raise ImportError(
+                "METRICS needs prometheus_client: pip install "
+                '"wymcp-transport-aiohttp[metrics]" (wymcp check: E011)'
+            ) from None
 
         self._prom = prom
         self._token = settings.METRICS_TOKEN
