@@ -303,3 +303,22 @@ def test_metrics_without_prometheus_client_is_a_check_error(monkeypatch):
     assert problem.is_error
     assert "[metrics]" in problem.hint
     assert not [p for p in run_checks(load_settings(None)) if p.id == "wymcp.E011"]
+
+
+async def test_the_probe_measures_loop_lag_and_refreshes_the_gauges():
+    from wymcp.transport.aiohttp import _metrics
+    from wymcp.transport.aiohttp._setup import get_endpoint
+
+    app = create_app(TOOLS=[Jobs], METRICS=True)
+    async with Client(app, protocol_version="2025-11-25") as client:
+        metrics = get_endpoint(app).metrics
+        assert metrics is not None
+        # no scrape: the probe alone sets the session gauge
+        waited = 0.0
+        while metrics.registry.get_sample_value("wymcp_sessions") != 1 and waited < 20:
+            await asyncio.sleep(0.25)
+            waited += 0.25
+        assert metrics.registry.get_sample_value("wymcp_sessions") == 1
+        found = samples(await scrape(client))
+    lags = value(found, "wymcp_event_loop_lag_seconds_count")
+    assert lags >= _metrics.LIVE_TICKS

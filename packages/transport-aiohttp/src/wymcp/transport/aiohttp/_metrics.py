@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import hmac
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -128,6 +128,8 @@ DURATION_BUCKETS: Final = (
 LAG_BUCKETS: Final = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 LAG_INTERVAL: Final = 0.5
 """Seconds between two event-loop lag probes."""
+LIVE_TICKS: Final = 10
+"""Lag probes between two refreshes of the gauges (every 5 s)."""
 
 MULTIPROCESS_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -322,20 +324,32 @@ class Metrics:
             token.strip().encode("utf-8", "replace"), self._token
         )
 
-    async def lag_probe(self, _app: web.Application) -> AsyncIterator[None]:
-        """A cleanup context: measure event-loop lag while the app runs."""
-        task = asyncio.get_running_loop().create_task(self._probe())
-        yield
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    def probe(self, engine: object) -> Callable[[web.Application], AsyncIterator[None]]:
+        """A cleanup context measuring event-loop lag while the app runs.
 
-    async def _probe(self) -> None:
+        It also refreshes the gauges of `engine` every 5 s, so a worker's
+        gauges stay current in multiprocess mode, scraped or not.
+        """
+
+        async def probing(_app: web.Application) -> AsyncIterator[None]:
+            task = asyncio.get_running_loop().create_task(self._probe(engine))
+            yield
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+        return probing
+
+    async def _probe(self, engine: object) -> None:
         loop = asyncio.get_running_loop()
+        ticks = 0
         while True:
             due = loop.time() + LAG_INTERVAL
             await asyncio.sleep(LAG_INTERVAL)
             self.loop_lag.observe(max(0.0, loop.time() - due))
+            ticks += 1
+            if ticks % LIVE_TICKS == 0:
+                self.live(engine)
 
 
 def unauthorized() -> web.Response:

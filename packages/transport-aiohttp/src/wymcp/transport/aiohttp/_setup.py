@@ -69,7 +69,7 @@ def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
     app.router.add_get(READY_PATH, health.ready, allow_head=False)
     if endpoint.metrics is not None:
         app.router.add_get(settings.METRICS_PATH, endpoint.scrape, allow_head=False)
-        app.cleanup_ctx.append(endpoint.metrics.lag_probe)
+        app.cleanup_ctx.append(endpoint.metrics.probe(engine))
     if endpoint.auth is not None:
         for path in endpoint.auth.metadata.paths():
             app.router.add_get(path, endpoint.metadata)
