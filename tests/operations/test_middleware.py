@@ -72,6 +72,43 @@ def test_middleware_is_checked_when_the_settings_load():
         load_settings(None, MIDDLEWARE=["no_such_module.Middleware"])
 
 
+async def test_the_stdio_engine_runs_the_middleware_too():
+    from wymcp.transport.stdio import build_stdio_engine
+
+    settings = load_settings(
+        None, TOOLS=[Jobs], MIDDLEWARE=[NoCrash], STATE_SECRET="s" * 32
+    )
+    engine = build_stdio_engine(settings)
+    reply = await engine.post(_modern_exchange("crash"), _NoStream())
+    result = reply.body["result"]
+    assert result["isError"] is True
+    assert json.loads(result["content"][0]["text"])["error"] == "crash_forbidden"
+
+
+def _modern_exchange(action: str) -> Any:
+    from wymcp.core.server import Exchange, Headers
+
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "jobs",
+            "arguments": {"action": action, "data": {}},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    return Exchange(
+        "POST",
+        Headers.of([("mcp-protocol-version", "2026-07-28")]),
+        body,
+        mirrored_headers=False,
+    )
+
+
 async def test_without_middleware_the_engine_makes_no_record():
     """The default path: no record, the handler awaited as before."""
     engine = Engine(tools=[Jobs])
