@@ -79,7 +79,7 @@ async def test_hostile_names_and_ids_cannot_break_or_forge_a_line(
 
 
 async def test_a_line_stays_bounded_whatever_the_name(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, loop_watchdog: object
 ):
     caplog.set_level(logging.INFO, logger="wymcp.access")
     app = create_app(TOOLS=[Jobs], ACCESS_LOG=True)

@@ -39,7 +39,7 @@ async def scrape(client: Client, **headers: str) -> str:
         return await response.text()
 
 
-async def test_a_scripted_mix_of_calls_counts_exactly():
+async def test_a_scripted_mix_of_calls_counts_exactly(loop_watchdog):
     app = create_app(TOOLS=[Jobs], METRICS=True, CALL_TIMEOUT=0.3)
     async with Client(app) as client:
         for _ in range(3):
@@ -156,7 +156,7 @@ def _name(rng: random.Random) -> str:
     )
 
 
-async def test_random_unknown_names_add_no_series():
+async def test_random_unknown_names_add_no_series(loop_watchdog):
     """10,000 calls with random tool, action and method names: a fixed set of series."""
     rng = random.Random(27)  # noqa: S311 - repeatable names, not secrets
     app = create_app(TOOLS=[Jobs], METRICS=True)
