@@ -322,3 +322,38 @@ async def test_the_probe_measures_loop_lag_and_refreshes_the_gauges():
         found = samples(await scrape(client))
     lags = value(found, "wymcp_event_loop_lag_seconds_count")
     assert lags >= _metrics.LIVE_TICKS
+
+
+async def test_a_connection_refused_at_max_connections_is_counted():
+    from aiohttp import web
+
+    from wymcp.transport.aiohttp._runner import make_runner
+    from wymcp.transport.aiohttp._setup import get_endpoint
+
+    app = create_app(TOOLS=[Jobs], METRICS=True, MAX_CONNECTIONS=1)
+    runner = make_runner(app, get_endpoint(app).settings)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        _, held = await asyncio.open_connection("127.0.0.1", port)
+        await asyncio.sleep(0.1)  # the server has registered the first one
+        reader, extra = await asyncio.open_connection("127.0.0.1", port)
+        assert (await reader.readline()).startswith(b"HTTP/1.1 503")
+        extra.close()
+        held.close()
+        await asyncio.sleep(0.1)
+        import aiohttp
+
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(f"http://127.0.0.1:{port}/metrics") as response,
+        ):
+            found = samples(await response.text())
+    finally:
+        await runner.cleanup()
+    assert (
+        value(found, "wymcp_http_errors_total", status="503", reason="max_connections")
+        == 1
+    )

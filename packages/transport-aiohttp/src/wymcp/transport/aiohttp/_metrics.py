@@ -289,6 +289,10 @@ class Metrics:
         duration = self.operation.labels(method, revision, tool, error_type)
         return _Series(tuple(counters), duration)
 
+    def refused_connection(self) -> None:
+        """Count a connection refused 503 at MAX_CONNECTIONS (before any request)."""
+        self.http_errors.labels("503", "max_connections").inc()
+
     def live(self, engine: object) -> None:
         """Set the gauges of what `engine` holds now (its `live()`, if it has one)."""
         live = getattr(getattr(engine, "engine", engine), "live", None)
