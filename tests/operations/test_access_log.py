@@ -121,3 +121,19 @@ async def test_without_access_log_nothing_is_logged(caplog: pytest.LogCaptureFix
     async with Client(app) as client:
         await client.call("jobs", "run", {"size": 1})
     assert _access(caplog) == []
+
+
+async def test_a_refusal_before_the_engine_is_logged_as_refused(
+    caplog: pytest.LogCaptureFixture,
+):
+    caplog.set_level(logging.INFO, logger="wymcp.access")
+    app = create_app(TOOLS=[Jobs], ACCESS_LOG=True)
+    async with (
+        Client(app) as client,
+        client.http.post(
+            "/mcp", data=b"{}", headers={"Content-Type": "text/plain"}
+        ) as response,
+    ):
+        assert response.status == 415
+    (line,) = [r.getMessage() for r in _access(caplog)]
+    assert "outcome=refused status=415" in line

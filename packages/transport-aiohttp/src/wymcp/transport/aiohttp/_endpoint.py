@@ -104,7 +104,18 @@ class Endpoint:
             record.outcome = "cancelled"
             raise
         finally:
-            seconds = time.perf_counter() - started
+            self._observe(request, record, status, time.perf_counter() - started)
+
+    def _observe(
+        self, request: web.Request, record: CallRecord, status: int, seconds: float
+    ) -> None:
+        """Count and log one answered request; a failure here is logged, not raised.
+
+        The answer is sent already: counting it must not turn it into an error.
+        """
+        if status >= 400 and record.outcome == "ok":  # noqa: PLR2004 - 4xx/5xx
+            record.outcome = "refused"  # the transport answered before the engine
+        try:
             metrics = self.metrics
             if metrics is not None:
                 metrics.observe(record, status, seconds, request.content_length or 0)
@@ -117,6 +128,8 @@ class Endpoint:
                     status=status,
                     seconds=seconds,
                 )
+        except Exception:
+            logger.exception("wymcp: counting or logging a request failed")
 
     async def handle(
         self, request: web.Request, record: CallRecord | None = None

@@ -261,8 +261,6 @@ class Metrics:
         """
         method = record.method if record.method in METHODS else UNKNOWN
         revision = record.revision if record.revision in SUPPORTED else NONE
-        if status >= 400 and record.outcome == "ok":  # noqa: PLR2004 - 4xx/5xx
-            record.outcome = "refused"
         outcome = outcome_label(record)
         tool, action = self._tool_labels(record) if method == "tools/call" else ("", "")
         key = (method, revision, outcome, tool, action, record.refused)
