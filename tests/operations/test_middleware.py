@@ -147,3 +147,21 @@ class _NoStream:
 
     async def send(self, message: Any, *, event_id: str | None = None) -> None:
         raise AssertionError("no stream expected")
+
+
+@pytest.mark.parametrize(
+    ("settings", "observed"),
+    [({}, False), ({"METRICS": True}, True), ({"ACCESS_LOG": True}, True)],
+)
+def test_the_route_observes_requests_only_when_asked(
+    settings: dict[str, object], observed: bool
+):
+    from wymcp.transport.aiohttp._setup import get_endpoint
+
+    app = create_app(TOOLS=[Jobs], **settings)
+    endpoint = get_endpoint(app)
+    (route,) = [
+        r for r in app.router.routes() if r.resource and r.resource.canonical == "/mcp"
+    ]
+    expected = endpoint.observed if observed else endpoint.handle
+    assert route.handler == expected
