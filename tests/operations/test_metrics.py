@@ -357,3 +357,27 @@ async def test_a_connection_refused_at_max_connections_is_counted():
         value(found, "wymcp_http_errors_total", status="503", reason="max_connections")
         == 1
     )
+
+
+async def test_a_session_s_duration_is_observed_when_it_ends():
+    app = create_app(TOOLS=[Jobs], METRICS=True)
+    async with Client(app, protocol_version="2025-11-25") as client:
+        before = samples(await scrape(client))
+        await client.call("jobs", "run", {"size": 1})
+    # the client's DELETE ended the session; a new one reads the metrics
+    async with Client(app) as reader:
+        after = samples(await scrape(reader))
+    name = "mcp_server_session_duration_seconds_count"
+    assert value(before, name, mcp_protocol_version="2025-11-25") == 0
+    assert value(after, name, mcp_protocol_version="2025-11-25") == 1
+    # initialize is counted at the revision it opened
+    assert (
+        value(
+            after,
+            "wymcp_requests_total",
+            method="initialize",
+            revision="2025-11-25",
+            outcome="ok",
+        )
+        == 1
+    )

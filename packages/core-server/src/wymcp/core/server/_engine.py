@@ -47,7 +47,7 @@ from wymcp.core.server._prompt_methods import PromptMethods
 from wymcp.core.server._resource_methods import ResourceMethods
 from wymcp.core.server._resumable_stream import run_resumable
 from wymcp.core.server._revision import SESSIONS, STATELESS, Revision, revision
-from wymcp.core.server._session import MemorySessionStore
+from wymcp.core.server._session import MemorySessionStore, Session
 from wymcp.core.server._session_path import SessionPath
 from wymcp.core.server._state import StateKeys
 from wymcp.core.server._stream_cap import LongStreams
@@ -160,12 +160,20 @@ class Engine:
         """The MIDDLEWARE chain, outermost first (empty: no record, no extra await)."""
         self._stateless_info = self._server_info(STATELESS.name)
         """The serverInfo every stateless result carries (read, never changed)."""
+        self.session_ended: Callable[[str, float], None] | None = None
+        """Told (revision, seconds) when a session this engine opened ends."""
         self._session_path = SessionPath(
             store=self._store,
             options=opts,
             capabilities=self.capabilities,
             server_info=self._server_info,
+            ended=self._session_ended,
         )
+
+    def _session_ended(self, session: Session) -> None:
+        told = self.session_ended
+        if told is not None and session.started is not None:
+            told(session.protocol_version, self.options.clock() - session.started)
 
     # ------------------------------------------------------------------ info
 

@@ -203,6 +203,14 @@ class Metrics:
             buckets=DURATION_BUCKETS,
             registry=own,
         )
+        self.session_duration = prom.Histogram(
+            "mcp_server_session_duration_seconds",
+            "mcp.server.session.duration: seconds from initialize to the end of "
+            "a session this worker opened.",
+            ["mcp_protocol_version"],
+            buckets=DURATION_BUCKETS,
+            registry=own,
+        )
         self.http_errors = prom.Counter(
             "wymcp_http_errors",
             "Answers with a 4xx or 5xx status, by status and reason.",
@@ -286,6 +294,11 @@ class Metrics:
         error_type = "" if outcome == "ok" else outcome
         duration = self.operation.labels(method, revision, tool, error_type)
         return _Series(tuple(counters), duration)
+
+    def session_ended(self, revision: str, seconds: float) -> None:
+        """Observe the duration of a session that ended (the engine's hook)."""
+        label = revision if revision in SUPPORTED else NONE
+        self.session_duration.labels(label).observe(seconds)
 
     def refused_connection(self) -> None:
         """Count a connection refused 503 at MAX_CONNECTIONS (before any request)."""

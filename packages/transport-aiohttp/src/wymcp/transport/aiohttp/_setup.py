@@ -68,6 +68,9 @@ def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
     app.router.add_get(LIVE_PATH, health.live, allow_head=False)
     app.router.add_get(READY_PATH, health.ready, allow_head=False)
     if endpoint.metrics is not None:
+        core: Any = getattr(engine, "engine", engine)  # a brokered engine wraps it
+        if hasattr(core, "session_ended"):
+            core.session_ended = endpoint.metrics.session_ended
         app.router.add_get(settings.METRICS_PATH, endpoint.scrape, allow_head=False)
         app.cleanup_ctx.append(endpoint.metrics.probe(engine))
     if endpoint.auth is not None:
