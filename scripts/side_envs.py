@@ -27,7 +27,7 @@ MEMBERS = (
     "packages/core-server[jwt]",
     "packages/conf",
     "packages/transport-stdio",
-    "packages/transport-aiohttp[jwt,redis]",
+    "packages/transport-aiohttp[jwt,metrics,redis]",
     "packages/testing",
     "services/tasks",
     "services/conformance",

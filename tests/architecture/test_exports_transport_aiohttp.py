@@ -9,6 +9,7 @@ def test_the_facade_exports_setup_create_app_the_worker_and_the_auth_names():
     assert wymcp.transport.aiohttp.__all__ == [
         "GunicornWorker",
         "InvalidToken",
+        "JsonLogFormatter",
         "JwtValidator",
         "Principal",
         "TokenValidator",

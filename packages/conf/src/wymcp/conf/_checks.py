@@ -24,6 +24,7 @@ OFFLINE_ACCESS_LISTED = "wymcp.W007"
 STREAMS_TAKE_ALL_CONNECTIONS = "wymcp.W012"
 BROKER_WITHOUT_STATE_SECRET = "wymcp.E008"  # noqa: S105 - a check id, not a secret
 BROKER_CLIENT_MISSING = "wymcp.E010"
+METRICS_CLIENT_MISSING = "wymcp.E011"
 BODY_OVER_MEMORY_BUDGET = "wymcp.W013"
 TASK_RESULTS_OVER_BUDGET = "wymcp.W016"
 
@@ -165,6 +166,15 @@ def settings_problems(
                 BROKER_CLIENT_MISSING,
                 "BROKER is set but the redis package (redis-py) is not installed.",
                 'Install it: pip install "wymcp-transport-aiohttp[redis]".',
+            )
+        )
+    if settings.METRICS and importlib.util.find_spec("prometheus_client") is None:
+        found.append(
+            CheckMessage(
+                ERROR,
+                METRICS_CLIENT_MISSING,
+                "METRICS is on but the prometheus_client package is not installed.",
+                'Install it: pip install "wymcp-transport-aiohttp[metrics]".',
             )
         )
     if not secret_set and settings.BROKER is None and not alone:

@@ -602,3 +602,29 @@ def context_manager_factory(setting: str, resolved: object) -> object:
             "@asynccontextmanager taking the settings.",
         )
     return resolved
+
+
+def middleware(setting: str, item: object) -> object:
+    """One MIDDLEWARE item: an object or dotted path; a class is made (no arguments)."""
+    resolved = object_or_path(setting, item)
+    if isinstance(resolved, type):
+        made: type = resolved
+        try:
+            resolved = made()
+        except Exception as exc:  # noqa: BLE001 - the user's class raised; report it
+            raise Invalid(
+                INVALID_VALUE,
+                f"{setting} names the class {made.__qualname__[: echo_limit()]}, "
+                f"but making one with no arguments raised {type(exc).__name__}: "
+                f"{str(exc)[:200]}.",
+                f"Give {setting} an instance instead.",
+            ) from None
+    if not callable(resolved):
+        raise Invalid(
+            WRONG_TYPE,
+            f"{setting} items must be middleware (a callable "
+            f"`async (call, call_next)`), a class making one, or a dotted path to "
+            f"either, not {_type_name(resolved)}.",
+            f'Write {setting} = ["package.module.Middleware"].',
+        )
+    return resolved

@@ -31,6 +31,7 @@ from wymcp.conf._converters import (
     Text,
     Url,
     context_manager_factory,
+    middleware,
     object_or_path,
     patterns,
     scope,
@@ -117,6 +118,8 @@ _SERVED: Final = ListOf(
     what="a list or tuple (E001); dotted paths importable (E003)",
 )
 """How RESOURCES and PROMPTS read: objects, or dotted paths to import."""
+
+_LOG_FORMATS: Final = re.compile(r"text|json")
 
 _SCOPES: Final = ListOf(
     item=scope, finish=unique, what="a list of OAuth scope tokens (E001/E004)"
@@ -734,10 +737,10 @@ class Settings:
         False,  # noqa: FBT003 - the default
         Boolean(),
         (
-            "Whether `wymcp serve` logs one line per request (logger "
-            "`aiohttp.access`, level INFO). Off by default: at full load the log "
-            "lines cost more than serving the calls (about 40% of throughput "
-            "measured here)."
+            "Whether the endpoint logs one access line per request (logger "
+            "`wymcp.access`, level INFO; fields in `docs/operations.md`, format "
+            "`LOG_FORMAT`). Off by default: at full load the log lines cost more "
+            "than serving the calls (about 40% of throughput measured here)."
         ),
     )
     LIFESPAN: object | None = setting(
@@ -752,6 +755,72 @@ class Settings:
             "every tool, resource and prompt (see `docs/context.md`). An "
             "`@asynccontextmanager` function or a plain `async def` generator both"
             " work."
+        ),
+    )
+    MIDDLEWARE: tuple[object, ...] = setting(
+        (),
+        ListOf(
+            item=middleware,
+            what="a list or tuple (E001) of callables, classes or dotted paths "
+            "importable (E003) to them",
+        ),
+        (
+            "Middleware run around each request the engine serves, outermost "
+            "first: each is called as `await mw(call, call_next)` with the "
+            "request's `CallRecord` (method, revision, tool, action, principal, "
+            "session) and returns `await call_next()`, or raises `CallRefused` "
+            "(a tool refusal for `tools/call`, -32600 otherwise). A class is made "
+            "with no arguments. See `docs/operations.md`."
+        ),
+        engine="middleware",
+    )
+    METRICS: bool = setting(
+        False,  # noqa: FBT003 - the default
+        Boolean(),
+        (
+            "Serve Prometheus metrics at `METRICS_PATH` (needs the `[metrics]` "
+            "extra: `prometheus_client`). Off by default: the extra is optional "
+            "and the endpoint is a surface an operator opens on purpose. With "
+            "`PROMETHEUS_MULTIPROC_DIR` set, every worker's series are summed."
+        ),
+        checks="needs the prometheus_client package (E011)",
+    )
+    METRICS_PATH: str = setting(
+        "/metrics",
+        Matching(
+            pattern=URL_PATH,
+            must="be a URL path starting with '/', without a query, a fragment "
+            "or spaces",
+            example="/metrics",
+            what="a string (E001) starting with `/`, without query, fragment or "
+            "spaces (E004)",
+        ),
+        (
+            "Where the metrics are served (same Host/Origin checks as `PATH`, no "
+            "MCP token)."
+        ),
+    )
+    METRICS_TOKEN: bytes | None = setting(
+        None,
+        Secret(optional=True),
+        (
+            "A bearer token the scraper must send (`Authorization: Bearer ...`) "
+            "to read `METRICS_PATH`. `None`: the metrics need no token."
+        ),
+        secret=True,
+    )
+    LOG_FORMAT: str = setting(
+        "text",
+        Matching(
+            pattern=_LOG_FORMATS,
+            must='be "text" or "json"',
+            example="json",
+            what='`"text"` or `"json"` (E001/E004)',
+        ),
+        (
+            "How `wymcp serve` writes its log lines: `text` (one readable line) "
+            "or `json` (one object per line). Request-controlled values are "
+            "escaped in both; see `docs/operations.md`."
         ),
     )
     SHUTDOWN_GRACE: float = setting(

@@ -63,6 +63,7 @@ from wymcp.core.server._jsonrpc import (
     valid_id,
 )
 from wymcp.core.server._jwt_validator import JwtValidator
+from wymcp.core.server._middleware import CallRecord, CallRefused, Middleware, Next
 from wymcp.core.server._off_loop import yielding
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._replay import REPLAY_BYTES
@@ -119,6 +120,8 @@ __all__ = [
     "VERSION_HEADER",
     "BearerChallenge",
     "BodyError",
+    "CallRecord",
+    "CallRefused",
     "ClientRequestError",
     "Content",
     "EncodedJSON",
@@ -134,7 +137,9 @@ __all__ = [
     "JwtValidator",
     "MemorySessionStore",
     "MemoryTaskStore",
+    "Middleware",
     "MissingCapabilityError",
+    "Next",
     "Principal",
     "Prompt",
     "PromptArgument",

@@ -9,6 +9,7 @@ import attrs
 
 from wymcp.core.server._exchange import Exchange, Headers, Stream
 from wymcp.core.server._jsonrpc import Incoming, method_not_found
+from wymcp.core.server._middleware import CallRecord
 from wymcp.core.server._revision import Revision
 from wymcp.core.server._session import Session
 
@@ -37,6 +38,8 @@ class Call:
     session: Session | None = None
     peer: str | None = None
     """The client's network address, if the transport knows one."""
+    record: CallRecord | None = None
+    """What the middleware, metrics and access log see of it (None: unobserved)."""
 
 
 def open_call(

@@ -7,9 +7,12 @@ its `Revision`, and one method table and one call path serve it.
 
 from __future__ import annotations
 
+import json
 import secrets
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any
+
+import attrs
 
 from wymcp.core.schema import ToolSpec
 from wymcp.core.server._asking import Contexts
@@ -19,7 +22,9 @@ from wymcp.core.server._catalogue import Catalogue
 from wymcp.core.server._deadlines import Deadlines
 from wymcp.core.server._detached_calls import DetachedCalls
 from wymcp.core.server._exchange import Exchange, Reply, Stream
+from wymcp.core.server._help import HELP_NAME
 from wymcp.core.server._jsonrpc import (
+    INVALID_REQUEST,
     RpcError,
     classify,
     error_response,
@@ -31,12 +36,19 @@ from wymcp.core.server._jsonrpc import (
 from wymcp.core.server._ladder import open_stateless, takes_stateless_path
 from wymcp.core.server._lifecycle import ping, run_in_session, set_level
 from wymcp.core.server._listing import Listing
+from wymcp.core.server._middleware import (
+    CallRecord,
+    CallRefused,
+    Result,
+    observed,
+    rpc_outcome,
+)
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._prompt_methods import PromptMethods
 from wymcp.core.server._resource_methods import ResourceMethods
 from wymcp.core.server._resumable_stream import run_resumable
 from wymcp.core.server._revision import SESSIONS, STATELESS, Revision, revision
-from wymcp.core.server._session import MemorySessionStore
+from wymcp.core.server._session import MemorySessionStore, Session
 from wymcp.core.server._session_path import SessionPath
 from wymcp.core.server._state import StateKeys
 from wymcp.core.server._stream_cap import LongStreams
@@ -45,6 +57,15 @@ from wymcp.core.server._task_methods import TaskMethods
 from wymcp.core.server._task_store import MemoryTaskStore
 from wymcp.core.server._tasks import EXTENSION, Tasks
 from wymcp.core.server._tool_methods import ToolMethods
+
+
+@attrs.frozen
+class LiveCounts:
+    """What an engine holds at one moment (`Engine.live`)."""
+
+    sessions: int
+    streams: int
+    tasks: Mapping[str, int]
 
 
 class Engine:
@@ -141,14 +162,24 @@ class Engine:
             "logging/setLevel": set_level,
         }
         """Every method of every revision; each `Revision` says which it serves."""
+        self._middleware = opts.middleware
+        """The MIDDLEWARE chain, outermost first (empty: no record, no extra await)."""
         self._stateless_info = self._server_info(STATELESS.name)
         """The serverInfo every stateless result carries (read, never changed)."""
+        self.session_ended: Callable[[str, float], None] | None = None
+        """Told (revision, seconds) when a session this engine opened ends."""
         self._session_path = SessionPath(
             store=self._store,
             options=opts,
             capabilities=self.capabilities,
             server_info=self._server_info,
+            ended=self._session_ended,
         )
+
+    def _session_ended(self, session: Session) -> None:
+        told = self.session_ended
+        if told is not None and session.started is not None:
+            told(session.protocol_version, self.options.clock() - session.started)
 
     # ------------------------------------------------------------------ info
 
@@ -197,6 +228,22 @@ class Engine:
     def prompt_names(self) -> tuple[str, ...]:
         """The prompt names, in `prompts/list` order."""
         return tuple(p.name for p in self._catalogue.prompts)
+
+    def live(self) -> LiveCounts:
+        """What this engine holds now: sessions, long-lived streams, tasks by state.
+
+        Tasks are counted when they are kept in this process (`MemoryTaskStore`).
+        """
+        tasks: dict[str, int] = {}
+        store = self._tasks.store
+        if isinstance(store, MemoryTaskStore):
+            for task in store.records():
+                tasks[task.status] = tasks.get(task.status, 0) + 1
+        return LiveCounts(
+            sessions=len(self._store.sessions()),
+            streams=self._streams.cap.open,
+            tasks=tasks,
+        )
 
     # ------------------------------------------------------- runtime changes
 
@@ -277,10 +324,16 @@ class Engine:
 
     async def _post(self, exchange: Exchange, stream: Stream) -> Reply:
         body = exchange.body
+        record = exchange.record
+        if record is None and self._middleware:
+            record = CallRecord()
         try:
             incoming = classify(body)
         except RpcError as error:
+            _failed(record, error)
             return Reply(400, error_response(request_id_of(body), error))
+        if record is not None:
+            record.method, record.id = incoming.method, incoming.id
         revision: Revision = SESSIONS
         try:
             if takes_stateless_path(incoming, exchange.headers.index):
@@ -294,9 +347,7 @@ class Engine:
                 return opened
             call = opened
             revision = call.revision
-            if call.method not in revision.methods:
-                raise revision.method_not_found()
-            handler = self._methods[call.method]
+            handler = self._handler(call, record)
             session = call.session
             if session is not None:
                 return await run_resumable(
@@ -309,7 +360,50 @@ class Engine:
                 result = revision.finish(result, self._stateless_info)
             return Reply(200, response(call.id, result))
         except RpcError as error:
+            _failed(record, error)
             return revision.reply(incoming.id, error)
+
+    def _handler(self, call: Call, record: CallRecord | None) -> Handler:
+        """The method's handler (-32601 if the revision lacks it), observed or not."""
+        revision = call.revision
+        if record is not None:
+            record.revision = call.version
+        if call.method not in revision.methods:
+            raise revision.method_not_found()
+        handler = self._methods[call.method]
+        return handler if record is None else self._observed(record, call, handler)
+
+    def _observed(self, record: CallRecord, call: Call, handler: Handler) -> Handler:
+        """`handler` run through the MIDDLEWARE chain, its outcome in `record`."""
+        record.principal = call.principal
+        if call.session is not None:
+            record.session = call.session.id
+        if call.method == "tools/call":
+            self._name_tool(record, call.params)
+        call.record = record
+        chain = self._middleware
+
+        def refusal(refused: CallRefused) -> Result:
+            return _refusal_result(record, refused)
+
+        def run(opened: Call) -> Coroutine[Any, Any, Result]:
+            return observed(record, chain, lambda: handler(opened), refusal)
+
+        return run
+
+    def _name_tool(self, record: CallRecord, params: Mapping[str, Any]) -> None:
+        """The tool and action a call names, and whether the catalogue has them."""
+        name = params.get("name")
+        if not isinstance(name, str):
+            return
+        record.tool = name
+        spec = self._catalogue.by_name.get(name)
+        record.known_tool = spec is not None or name == HELP_NAME
+        arguments = params.get("arguments")
+        action = arguments.get("action") if isinstance(arguments, dict) else None
+        if isinstance(action, str) and spec is not None and spec.plain is None:
+            record.action = action
+            record.known_action = action in spec.actions
 
     # ------------------------------------------------------------ GET/DELETE
 
@@ -372,6 +466,30 @@ class Engine:
         if call.stream is None:
             raise invalid_request("subscriptions/listen needs a stream.")
         return await self._subscriptions.listen(call.id, honoured, call.stream)
+
+
+def _failed(record: CallRecord | None, error: RpcError) -> None:
+    """Note in `record` (if any) the error a request was answered with."""
+    if record is not None and record.outcome == "ok":
+        record.outcome = rpc_outcome(record, error)
+
+
+def _refusal_result(record: CallRecord, refused: CallRefused) -> Result:
+    """A middleware's refusal: a tool refusal for `tools/call`, else -32600."""
+    if record.method != "tools/call":
+        raise RpcError(
+            INVALID_REQUEST, refused.message, {"error": refused.code}
+        ) from None
+    payload: dict[str, Any] = {"error": refused.code, "message": refused.message}
+    if record.known_tool:
+        payload["tool"] = record.tool
+        pointer = f'tool: "{record.tool}"'
+        if record.known_action:
+            payload["action"] = record.action
+            pointer += f', action: "{record.action}"'
+        payload["help"] = f"help {{{pointer}}}"
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
 async def _answered(reply: Reply) -> Reply:

@@ -16,6 +16,7 @@ import attrs
 
 if TYPE_CHECKING:
     from wymcp.core.server._challenge import BearerChallenge
+    from wymcp.core.server._middleware import CallRecord
 
 JSONValue = Any
 """A decoded JSON value (the decode boundary is the only place Any appears)."""
@@ -94,6 +95,8 @@ class Exchange:
     principal lacks scopes for, or a stream its token outlived, with it.
     `peer` is the client's network address if the transport knows one: a
     client without a principal is counted by it (`max_streams_per_client`).
+    `record`, when the transport observes requests (metrics, access log), is
+    filled by the engine with the request's method, tool and outcome.
     """
 
     method: str
@@ -103,6 +106,7 @@ class Exchange:
     mirrored_headers: bool = True
     challenge: BearerChallenge | None = None
     peer: str | None = None
+    record: CallRecord | None = None
 
 
 @attrs.define

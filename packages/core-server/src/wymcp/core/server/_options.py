@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from wymcp.core.server._jsonrpc import RETRY_AFTER
+from wymcp.core.server._middleware import Middleware
 from wymcp.core.server._revision import SUPPORTED, newest_first
 from wymcp.core.server._session import SessionStore
 from wymcp.core.server._task_store import TaskStore
@@ -51,6 +52,7 @@ class EngineOptions:
     process's memory).
     `max_streams` caps the long-lived streams (GET, `subscriptions/listen`)
     open at once, `max_streams_per_client` those of one client.
+    `middleware` runs around each request, outermost first (`CallRecord`).
     """
 
     server_name: str = "wymcp"
@@ -79,6 +81,7 @@ class EngineOptions:
     result_limit: int | None = 16 * 1024 * 1024
     expose_exception_messages: bool = False
     session_store: SessionStore | None = None
+    middleware: tuple[Middleware, ...] = attrs.field(default=(), converter=tuple)
     task_ttl: float = 3600.0
     task_poll_interval_ms: int = 1000
     max_tasks: int = 1000

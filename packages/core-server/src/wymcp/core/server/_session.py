@@ -88,6 +88,10 @@ class Session:
     watched_bytes: int = 0
     events: int = 0
     replay: Replay | None = None
+    started: float | None = None
+    """When this process opened it (`initialize`); None for one read from a store."""
+    ended: Callable[[Session], None] | None = attrs.field(default=None, repr=False)
+    """Told once, when a session this process opened ends (metrics)."""
 
     @property
     def client_capabilities(self) -> JsonView:
@@ -106,6 +110,7 @@ class Session:
 
     def close(self) -> None:
         """End the session: release its stream and fail what waits on it."""
+        first = not self.closed
         self.closed = True
         if self.outbox is not None:
             self.outbox.end()
@@ -115,6 +120,8 @@ class Session:
             if not future.done():
                 future.cancel()
         self.pending.clear()
+        if first and self.ended is not None:
+            self.ended(self)
 
     def terminate(self) -> None:
         """End the session at the client's request (DELETE): stop its calls too."""

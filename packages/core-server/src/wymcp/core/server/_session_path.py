@@ -57,7 +57,9 @@ class SessionPath:
         options: EngineOptions,
         capabilities: Callable[[str], dict[str, Any]],
         server_info: Callable[[str], dict[str, Any]],
+        ended: Callable[[Session], None] | None = None,
     ) -> None:
+        self._ended = ended
         self._store = store
         self._options = options
         self._capabilities = capabilities
@@ -155,7 +157,11 @@ class SessionPath:
             capabilities_json=compact(capabilities),
             client_info_json=compact(client_info),
             principal=exchange.principal,
+            started=self._options.clock(),
+            ended=self._ended,
         )
+        if exchange.record is not None:
+            exchange.record.revision = version
         if not self._store.add(session):
             raise unavailable(
                 "Too many live sessions. Retry later.", self._options.retry_after

@@ -98,9 +98,10 @@ class ToolMethods:
                 options=options,
                 deadlines=self._deadlines,
                 call_timeout=options.call_timeout,
+                record=call.record,
             )
         except (InputRequired, MissingCapabilityError) as asked:
-            return asking_result(asked)
+            return _asked(call, asked)
         except TaskFailedError as failed:
             raise failed.rpc_error() from None
 
@@ -154,7 +155,9 @@ class ToolMethods:
             if support == "required":
                 raise missing_tasks()
             return None
-        opened = await open_call(spec, arguments, strict=self._options.strict)
+        opened = await open_call(
+            spec, arguments, strict=self._options.strict, record=call.record
+        )
         return None if isinstance(opened, dict) else opened
 
     def _help(self, call: Call, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -181,6 +184,13 @@ class ToolMethods:
                 spec, action, error, expose=self._options.expose_exception_messages
             )
         return _help_result(call, answer)
+
+
+def _asked(call: Call, asked: InputRequired | MissingCapabilityError) -> dict[str, Any]:
+    """The answer of a call that asks the client first (`input_required`)."""
+    if call.record is not None:
+        call.record.outcome = "input_required"
+    return asking_result(asked)
 
 
 def _help_result(call: Call, answer: HelpAnswer) -> dict[str, Any]:

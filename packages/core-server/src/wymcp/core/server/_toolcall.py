@@ -40,6 +40,7 @@ from wymcp.core.server._context import (
 from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
+from wymcp.core.server._middleware import CallRecord
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._result_limit import over_limit, too_large
 from wymcp.core.server._revision import Revision
@@ -86,17 +87,28 @@ Opened = tuple[str | None, Verdict] | dict[str, Any]
 
 
 def _split(
-    spec: ToolSpec, arguments: Mapping[str, Any]
+    spec: ToolSpec, arguments: Mapping[str, Any], record: CallRecord | None = None
 ) -> tuple[str | None, Any] | dict[str, Any]:
     """The action and data of a multi-action call, or its refusal result."""
     split = split_arguments(spec, arguments)
     if isinstance(split, dict):
-        return {"content": [_text(_dumps(split))], "isError": True}
+        return _refusal(split, record)
     return split
 
 
+def _refusal(refusal: dict[str, Any], record: CallRecord | None) -> dict[str, Any]:
+    """The CallToolResult of a gate's refusal, its code noted in `record`."""
+    if record is not None:
+        record.refuse(str(refusal.get("error")))
+    return {"content": [_text(_dumps(refusal))], "isError": True}
+
+
 async def open_call(
-    spec: ToolSpec, arguments: Mapping[str, Any], *, strict: bool
+    spec: ToolSpec,
+    arguments: Mapping[str, Any],
+    *,
+    strict: bool,
+    record: CallRecord | None = None,
 ) -> Opened:
     """The action and the accepted verdict of a call, or the refusal to answer.
 
@@ -117,7 +129,7 @@ async def open_call(
         if data is None:
             data = {}
     else:  # `also` gates the data the refusal reads: off the loop, as `check`
-        split = await asyncio.to_thread(_split, spec, arguments)
+        split = await asyncio.to_thread(_split, spec, arguments, record)
         if isinstance(split, dict):
             return split
         action, data = split
@@ -125,7 +137,7 @@ async def open_call(
     if verdict is None:
         verdict = await asyncio.to_thread(check, spec, action, data, strict=strict)
     if not verdict.accepted:
-        return {"content": [_text(_dumps(verdict.refusal))], "isError": True}
+        return _refusal(verdict.refusal or {}, record)
     return action, verdict
 
 
@@ -271,6 +283,7 @@ async def call_tool(
     deadlines: Deadlines,
     call_timeout: float | None,
     opened: tuple[str | None, Verdict] | None = None,
+    record: CallRecord | None = None,
 ) -> dict[str, Any]:
     """Gate the arguments, run the tool and shape its answer, whatever it did.
 
@@ -280,9 +293,12 @@ async def call_tool(
     RESULT_LIMIT of `options` answers `errorType: "result_too_large"`.
     `opened` is the arguments' accepted verdict when the gates ran already;
     the tool gets its data as it is (the gates made it for this run).
+    `record`, when the request is observed, gets the call's outcome.
     """
     if opened is None:
-        gated_call = await open_call(spec, arguments, strict=options.strict)
+        gated_call = await open_call(
+            spec, arguments, strict=options.strict, record=record
+        )
         if isinstance(gated_call, dict):
             return gated_call
         opened = gated_call
@@ -301,27 +317,38 @@ async def call_tool(
             )
         value = await work
         result = _shape(
-            spec, action, value, ctx, revision=revision, limit=options.result_limit
+            spec,
+            action,
+            value,
+            ctx,
+            revision=revision,
+            limit=options.result_limit,
+            record=record,
         )
     except DeadlineError:
         assert call_timeout is not None  # noqa: S101 - only raised with one
         _log.warning("tool %s stopped after %gs", spec.name, call_timeout)
         result = timed_out(spec, action, call_timeout)
+        _outcome(record, "call_timeout")
     except UnreadableDataError as error:  # values the schema admits, the class not
         assert action is not None  # noqa: S101 - only typed actions read a class
-        result = {
-            "content": [_text(_dumps(unreadable_refusal(spec, action, error)))],
-            "isError": True,
-        }
+        result = _refusal(unreadable_refusal(spec, action, error), record)
     except ToolError as error:
         result = _refused(spec, action, error)
+        _outcome(record, "tool_error")
     except (InputRequired, MissingCapabilityError, TaskFailedError):
         raise
     except Exception as error:  # noqa: BLE001 - any raise answers tool_raised
         result = raised(spec, action, error, expose=options.expose_exception_messages)
+        _outcome(record, "tool_raised")
     if verdict.dropped:
         result.setdefault("_meta", {})[DROPPED_META] = list(verdict.dropped)
     return result
+
+
+def _outcome(record: CallRecord | None, outcome: str) -> None:
+    if record is not None:
+        record.outcome = outcome
 
 
 def _dispatch(
@@ -360,6 +387,7 @@ def _shape(
     *,
     revision: Revision,
     limit: int | None,
+    record: CallRecord | None = None,
 ) -> dict[str, Any]:
     """The CallToolResult of what the tool returned; `too_large` past `limit` bytes.
 
@@ -390,6 +418,8 @@ def _shape(
         "content": content if revision.titles else gate_content(content, revision),
         "isError": is_error,
     }
+    if is_error:
+        _outcome(record, "tool_error")
     counted = None  # the JSON text of the structuredContent, as RESULT_LIMIT counts it
     if (
         has_structured
@@ -404,6 +434,7 @@ def _shape(
             _log.warning(
                 "tool %s returned %d bytes, more than RESULT_LIMIT", spec.name, size
             )
+            _outcome(record, "result_too_large")
             return too_large(spec.name, action, limit)
     return result
 

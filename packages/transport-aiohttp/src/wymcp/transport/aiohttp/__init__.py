@@ -1,14 +1,15 @@
 """Streamable HTTP for wymcp on aiohttp: `setup(app)`, `create_app()`, `wymcp`.
 
-`setup` mounts the endpoint in your application, `create_app` builds one,
-the `wymcp` command serves or checks a settings module. `GunicornWorker`
-loads on first use. The auth names (`JwtValidator` for `AUTH`) are
-`wymcp.core.server`'s, re-exported here.
+`setup` mounts the endpoint in your application, `create_app` builds one, the
+`wymcp` command serves or checks a settings module. `GunicornWorker` loads on
+first use; the auth names (`JwtValidator`) are `wymcp.core.server`'s.
+`JsonLogFormatter` writes `LOG_FORMAT = "json"` lines, for your logging config.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from wymcp.core.server import InvalidToken, JwtValidator, Principal, TokenValidator
+from wymcp.transport.aiohttp._access_log import JsonLogFormatter
 from wymcp.transport.aiohttp._setup import create_app, setup
 
 if TYPE_CHECKING:
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GunicornWorker",
     "InvalidToken",
+    "JsonLogFormatter",
     "JwtValidator",
     "Principal",
     "TokenValidator",

@@ -83,13 +83,13 @@ class Admission:
         """
         if self.auth is None:
             self._check_method(request)
-            self._check_addressing(request)
+            self.check_addressing(request)
             self._check_body_headers(request)
             return None
         if _PRINCIPAL_KEY in request:
             return request[_PRINCIPAL_KEY]
         self._check_method(request)
-        self._check_addressing(request)
+        self.check_addressing(request)
         outcome = await self.auth.authenticate(request)
         if isinstance(outcome, web.Response):
             raise Refused(outcome)
@@ -124,7 +124,7 @@ class Admission:
             if usual:
                 return
         self._check_method(request)
-        self._check_addressing(request)
+        self.check_addressing(request)
         self._check_body_headers(request)
 
     def _known_origin(self, origins: list[str]) -> bool:
@@ -133,7 +133,8 @@ class Admission:
             self._any_origin or self._origins_allowed.get(origins[0], False)
         )
 
-    def _check_addressing(self, request: web.Request) -> None:
+    def check_addressing(self, request: web.Request) -> None:
+        """Refuse (403) a Host or an Origin not allowed: what every route checks."""
         self.check_host(request)
         self._check_origin(request)
 

@@ -362,6 +362,10 @@ class BrokeredEngine:
                 return _unavailable(None)
         return reply
 
+    async def ping(self) -> None:
+        """Raise unless the broker answers a PING (`/readyz`)."""
+        await self._sessions.client.ping()
+
     async def aclose(self) -> None:
         """Stop listening, end the local sessions, close the connections."""
         if self._listener is not None:

@@ -30,9 +30,15 @@ from wymcp.conf import (
     settings_for_command,
 )
 from wymcp.core.server import ECHO_LIMIT, Engine
-from wymcp.transport.aiohttp import _client_config, _operator_commands, _reload
+from wymcp.transport.aiohttp import (
+    _client_config,
+    _operator_commands,
+    _reload,
+    _stats_command,
+)
+from wymcp.transport.aiohttp._access_log import use_json_logs
 from wymcp.transport.aiohttp._runner import make_runner
-from wymcp.transport.aiohttp._setup import mount, served_engine
+from wymcp.transport.aiohttp._setup import get_endpoint, mount, served_engine
 from wymcp.transport.aiohttp._versions import VersionAction
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
@@ -71,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port to listen on (default: PORT)")
     _reload.add_parser(commands)
     _operator_commands.add_parsers(commands)
+    _stats_command.add_parser(commands)
     _client_config.add_parser(commands)
     return parser
 
@@ -138,6 +145,8 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_for_command(args.settings, err, overrides)
     if settings is None:
         return 1
+    if settings.LOG_FORMAT == "json":
+        use_json_logs()
     built = engine_for_command(
         settings, served_engine, err, report=_log_problem, serving="http"
     )
@@ -196,14 +205,16 @@ async def _serve_until_stopped(
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    access_log = logging.getLogger("aiohttp.access") if settings.ACCESS_LOG else None
-    runner = make_runner(app, settings, access_log=access_log)
+    # The endpoint writes its own access line (ACCESS_LOG): aiohttp's is off.
+    runner = make_runner(app, settings, access_log=None)
     await runner.setup()
     try:
         try:
             await web.TCPSite(runner, settings.HOST, settings.PORT).start()
             print("\n".join(banner), file=out, flush=True)
             await stop.wait()
+            # readiness fails from the signal on, before the listener closes
+            get_endpoint(app).health.draining = True
         except BaseException:
             await runner.cleanup()
             raise
@@ -269,12 +280,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_command(args: argparse.Namespace) -> int:
     """Hand the parsed arguments to the subcommand they name."""
     out, err = sys.stdout, sys.stderr
-    if args.command == "dev":
-        return _reload.dev(args, out, err)
+    tool = {
+        "dev": _reload.dev,
+        "stats": _stats_command.run,
+        "config": _client_config.run,
+    }.get(args.command)
+    if tool is not None:
+        return tool(args, out, err)
     if args.command in _operator_commands.COMMANDS:
         return _operator_commands.run(args, out, err)
-    if args.command == "config":
-        return _client_config.run(args, out, err)
     if args.command == "check":
         return check(args.settings, out, err, verbose=args.verbose)
     if args.command == "stdio":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import HttpVersion11, web
@@ -19,12 +20,14 @@ from wymcp.core.schema import ToolSpec
 from wymcp.core.server import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
+    CallRecord,
     Exchange,
     Headers,
     Reply,
     Stream,
     error_message,
 )
+from wymcp.transport.aiohttp._access_log import AccessLog
 from wymcp.transport.aiohttp._admission import Admission, Refused
 from wymcp.transport.aiohttp._answers import (
     echoable_id,
@@ -35,12 +38,17 @@ from wymcp.transport.aiohttp._answers import (
 )
 from wymcp.transport.aiohttp._body_budget import Reservation
 from wymcp.transport.aiohttp._body_reader import NOT_BUFFERED, BodyReader
+from wymcp.transport.aiohttp._health import Health
+from wymcp.transport.aiohttp._metrics import Metrics, unauthorized
 from wymcp.transport.aiohttp._sse_stream import SseStream
 
 if TYPE_CHECKING:
     from wymcp.transport.aiohttp._bearer_auth import BearerAuth
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
+
+_CLIENT_CLOSED = 499
+"""The status counted and logged for a request whose client left first."""
 
 
 class Engine(Protocol):
@@ -64,14 +72,72 @@ class Endpoint:
         self.admission = Admission(settings)
         self.reader = BodyReader(settings)
         self._keepalive = settings.KEEPALIVE_INTERVAL
+        self.metrics = Metrics(settings) if settings.METRICS else None
+        self.access = AccessLog() if settings.ACCESS_LOG else None
+        self.health = Health(self.admission, engine)
+
+    @property
+    def observing(self) -> bool:
+        """Whether requests are counted or logged (the route serves `observed`)."""
+        return self.metrics is not None or self.access is not None
 
     @property
     def auth(self) -> BearerAuth | None:
         """The `AUTH` hook, or None when the endpoint serves without tokens."""
         return self.admission.auth
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        """Answer one request to the endpoint, whatever it carries."""
+    async def observed(self, request: web.Request) -> web.StreamResponse:
+        """`handle`, then count the request (METRICS) and log its line (ACCESS_LOG).
+
+        The route serves this instead of `handle` only when one of them is on.
+        """
+        started = time.perf_counter()
+        record = CallRecord()
+        if request.method in {"GET", "DELETE"}:
+            record.method = request.method
+        status = _CLIENT_CLOSED
+        try:
+            response = await self.handle(request, record)
+            status = response.status
+            return response  # noqa: TRY300 - the status is read in finally
+        except asyncio.CancelledError:
+            record.outcome = "cancelled"
+            raise
+        finally:
+            self._observe(request, record, status, time.perf_counter() - started)
+
+    def _observe(
+        self, request: web.Request, record: CallRecord, status: int, seconds: float
+    ) -> None:
+        """Count and log one answered request; a failure here is logged, not raised.
+
+        The answer is sent already: counting it must not turn it into an error.
+        """
+        if status >= 400 and record.outcome == "ok":  # noqa: PLR2004 - 4xx/5xx
+            record.outcome = "refused"  # the transport answered before the engine
+        try:
+            metrics = self.metrics
+            if metrics is not None:
+                metrics.observe(record, status, seconds, request.content_length or 0)
+            access = self.access
+            if access is not None:
+                access.write(
+                    record,
+                    request_id=access.request_id(request.headers.get("X-Request-Id")),
+                    http_method=request.method,
+                    status=status,
+                    seconds=seconds,
+                )
+        except Exception:
+            logger.exception("wymcp: counting or logging a request failed")
+
+    async def handle(
+        self, request: web.Request, record: CallRecord | None = None
+    ) -> web.StreamResponse:
+        """Answer one request to the endpoint, whatever it carries.
+
+        `record`, when requests are observed, gets what the engine saw.
+        """
         reservation: Reservation | None = None
         try:
             headers = Headers.of(request.headers.items())
@@ -83,6 +149,8 @@ class Endpoint:
                 admission.admit_anonymous(request, headers.index)
             else:
                 principal = await admission.admit(request)
+                if record is not None:
+                    record.principal = principal
             body: Any = None
             if request.method == "POST":
                 reader = self.reader
@@ -98,6 +166,7 @@ class Endpoint:
                 principal,
                 challenge=(None if principal is None else admission.challenge(request)),
                 peer=request.remote,
+                record=record,
             )
             return await self._serve(request, exchange)
         except Refused as refused:
@@ -182,6 +251,29 @@ class Endpoint:
             )
         except ConnectionResetError:
             raise asyncio.CancelledError from None
+
+    async def scrape(self, request: web.Request) -> web.StreamResponse:
+        """Serve the metrics (METRICS): Host/Origin checked, METRICS_TOKEN if set.
+
+        The gauges are read from the engine first; the text is made in a
+        thread (it grows with the series, and reads files in multiprocess mode).
+        """
+        metrics = self.metrics
+        assert metrics is not None  # noqa: S101 - only routed with METRICS
+        try:
+            self.admission.check_addressing(request)
+        except Refused as refused:
+            return refused.response
+        if not metrics.authorized(request.headers):
+            return unauthorized()
+        metrics.live(self.engine)
+        body, content_type = await asyncio.to_thread(
+            metrics.exposition, request.headers.get("Accept")
+        )
+        return web.Response(
+            body=body,
+            headers={"Content-Type": content_type, "Cache-Control": "no-store"},
+        )
 
     async def metadata(self, request: web.Request) -> web.StreamResponse:
         """Serve the RFC 9728 protected-resource metadata (GET; public, no token)."""

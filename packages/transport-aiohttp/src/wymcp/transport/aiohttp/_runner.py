@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any, cast
 
 from aiohttp import web
@@ -25,6 +26,7 @@ from wymcp.core.server import (
     error_message,
 )
 from wymcp.transport.aiohttp._answers import encode, error_response
+from wymcp.transport.aiohttp._setup import ENDPOINT_KEY
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
@@ -198,15 +200,24 @@ class _ConnectionCap:
     are served by `_Handler`, made as `web.Server` makes its own handlers.
     """
 
-    def __init__(self, server: web.Server, limit: int, write_timeout: float) -> None:
+    def __init__(
+        self,
+        server: web.Server,
+        limit: int,
+        write_timeout: float,
+        refused: Callable[[], None] | None = None,
+    ) -> None:
         self._server = server
         self._limit = limit
         self._write_timeout = write_timeout
         self._answer = _over_capacity_answer()
+        self._refused = refused
 
     def __call__(self) -> asyncio.BaseProtocol:
         server = self._server
         if len(server.connections) >= self._limit:
+            if self._refused is not None:
+                self._refused()
             return _OverCapacity(self._answer)
         return _Handler(
             server,
@@ -233,6 +244,8 @@ class _Runner(web.AppRunner):
         super().__init__(app, **kwargs)
         self._max_connections = max_connections
         self._write_timeout = write_timeout
+        metrics = app[ENDPOINT_KEY].metrics if ENDPOINT_KEY in app else None
+        self._refused = None if metrics is None else metrics.refused_connection
 
     @property
     def server(self) -> web.Server | None:
@@ -242,7 +255,9 @@ class _Runner(web.AppRunner):
             return None
         return cast(
             "web.Server",
-            _ConnectionCap(server, self._max_connections, self._write_timeout),
+            _ConnectionCap(
+                server, self._max_connections, self._write_timeout, self._refused
+            ),
         )
 
 

@@ -1,6 +1,7 @@
 """Mount wymcp in an aiohttp application, or build one (`setup`, `create_app`).
 
-`setup` adds one route and its lifecycle callbacks (closing the engine, entering
+`setup` adds the endpoint's route, `/healthz`, `/readyz` and (METRICS) the
+metrics route, and their lifecycle callbacks (closing the engine, entering
 LIFESPAN) and stores its state under private `web.AppKey`s: the host application's
 routes and middlewares are left as they were. Settings are read here, at setup.
 """
@@ -15,6 +16,7 @@ from aiohttp import web
 
 from wymcp.conf import Settings, build_engine, enter_lifespan, load_settings
 from wymcp.transport.aiohttp._endpoint import Endpoint, Engine
+from wymcp.transport.aiohttp._health import LIVE_PATH, READY_PATH
 
 if TYPE_CHECKING:
     from wymcp.core.server import Engine as CoreEngine
@@ -55,8 +57,22 @@ def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
     endpoint = Endpoint(settings, engine)
     app[ENDPOINT_KEY] = endpoint
     app.router.add_route(
-        "*", settings.PATH, endpoint.handle, expect_handler=endpoint.expect
+        "*",
+        settings.PATH,
+        endpoint.observed if endpoint.observing else endpoint.handle,
+        expect_handler=endpoint.expect,
     )
+    health = endpoint.health
+    # Readiness fails first at shutdown, before the sessions end.
+    app.on_shutdown.append(health.drain)
+    app.router.add_get(LIVE_PATH, health.live, allow_head=False)
+    app.router.add_get(READY_PATH, health.ready, allow_head=False)
+    if endpoint.metrics is not None:
+        core: Any = getattr(engine, "engine", engine)  # a brokered engine wraps it
+        if hasattr(core, "session_ended"):
+            core.session_ended = endpoint.metrics.session_ended
+        app.router.add_get(settings.METRICS_PATH, endpoint.scrape, allow_head=False)
+        app.cleanup_ctx.append(endpoint.metrics.probe(engine))
     if endpoint.auth is not None:
         for path in endpoint.auth.metadata.paths():
             app.router.add_get(path, endpoint.metadata)

@@ -1,0 +1,168 @@
+"""The middleware seam: a chain of user code around each request the engine serves.
+
+Each request that reaches a method handler gets one `CallRecord`; a
+`tools/call` names its tool and action there before the chain runs, and its
+outcome (ok, the refusing gate, tool_error, tool_raised, call_timeout, …)
+after. Metrics, logs and limits read the same record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final, Protocol
+
+import attrs
+
+from wymcp.core.server._jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RpcError,
+)
+
+Result = dict[str, Any]
+Next = Callable[[], Awaitable[Result]]
+"""Run the rest of the chain and the method's handler; its JSON-RPC result."""
+
+GATES: Final = frozenset(
+    {
+        "unknown_action",
+        "unknown_params",
+        "missing_required_fields",
+        "missing_required_group",
+        "invalid_values",
+        "invalid_arguments",
+    }
+)
+"""The codes a gate refuses a call with (the `error` of a refusal)."""
+
+_RPC_OUTCOMES: Final = {
+    INVALID_REQUEST: "invalid_request",
+    METHOD_NOT_FOUND: "method_not_found",
+    INVALID_PARAMS: "invalid_params",
+    INTERNAL_ERROR: "internal_error",
+}
+
+
+@attrs.define(eq=False)
+class CallRecord:
+    """One request as the middleware chain, the metrics and the access log see it.
+
+    `method`, `revision` (its name), `id`, `principal` and `session` (its id)
+    are filled when the request is opened; for `tools/call`, `tool` and
+    `action` are the names as sent (None when absent or not strings) and
+    `known_tool`/`known_action` whether the catalogue has them. `outcome` is
+    `ok`, the gate or middleware code that refused the call, `tool_error`,
+    `tool_raised`, `call_timeout`, `result_too_large`, `unknown_tool`,
+    `cancelled`, or the JSON-RPC error's kind; `refused` says a gate or a
+    middleware refused it. `tags` are a middleware's own notes (logged).
+    """
+
+    method: str | None = None
+    revision: str | None = None
+    id: str | int | None = None
+    principal: object | None = None
+    session: str | None = None
+    tool: str | None = None
+    action: str | None = None
+    known_tool: bool = False
+    known_action: bool = False
+    outcome: str = "ok"
+    refused: bool = False
+    tags: dict[str, str] = attrs.Factory(dict)
+
+    @property
+    def subject(self) -> str | None:
+        """The principal's subject (never its token), or None without one."""
+        subject = getattr(self.principal, "subject", None)
+        return subject if isinstance(subject, str) else None
+
+    def refuse(self, code: str) -> None:
+        """Record that `code` (a gate's, or a middleware's) refused the call."""
+        self.outcome = code
+        self.refused = True
+
+
+class Middleware(Protocol):
+    """What `MIDDLEWARE` names: called once per request with its record.
+
+    Return `await call_next()` (or a result of your own); raise `CallRefused`
+    to refuse the request.
+    """
+
+    def __call__(self, call: CallRecord, call_next: Next) -> Awaitable[Result]: ...
+
+
+class CallRefused(Exception):  # noqa: N818 - an answer, as `ToolError` is
+    """Raised by a middleware to refuse a request.
+
+    A `tools/call` answers a tool refusal (`isError: true`, the JSON
+    `{"error": code, "message", "tool", "action", "help"}`) the model can
+    read; any other method answers JSON-RPC -32600 with `data.error` the code.
+    `code` is a short snake_case word chosen by the middleware (metrics count
+    it as the gate `middleware` unless it is one wymcp knows).
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code[:64]
+        self.message = message[:500]
+
+
+def rpc_outcome(record: CallRecord, error: RpcError) -> str:
+    """The outcome of a request answered with `error`."""
+    if (
+        record.method == "tools/call"
+        and record.tool is not None
+        and not record.known_tool
+    ):
+        return "unknown_tool"
+    return _RPC_OUTCOMES.get(error.code, "rpc_error")
+
+
+async def observed(
+    record: CallRecord,
+    chain: Sequence[Middleware],
+    handler: Next,
+    refusal: Callable[[CallRefused], Result],
+) -> Result:
+    """Run `handler` through `chain` (outermost first), recording the outcome.
+
+    Without middleware the handler is awaited directly: no extra await.
+    `refusal` turns a middleware's `CallRefused` into the answer.
+    """
+    try:
+        if not chain:
+            return await handler()
+        return await _link(record, chain, 0, handler, refusal)()
+    except RpcError as error:
+        if not record.refused:
+            record.outcome = rpc_outcome(record, error)
+        raise
+    except asyncio.CancelledError:
+        record.outcome = "cancelled"
+        raise
+
+
+def _link(
+    record: CallRecord,
+    chain: Sequence[Middleware],
+    index: int,
+    handler: Next,
+    refusal: Callable[[CallRefused], Result],
+) -> Next:
+    if index == len(chain):
+        return handler
+    middleware = chain[index]
+    rest = _link(record, chain, index + 1, handler, refusal)
+
+    async def step() -> Result:
+        try:
+            return await middleware(record, rest)
+        except CallRefused as refused:
+            record.refuse(refused.code)
+            return refusal(refused)
+
+    return step

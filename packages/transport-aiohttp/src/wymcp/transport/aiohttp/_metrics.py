@@ -1,0 +1,377 @@
+"""Prometheus metrics of one endpoint (`METRICS`), read from each request's record.
+
+Label values come from the catalogue or fixed vocabularies, never the request
+(unknown names count as `unknown`). With `PROMETHEUS_MULTIPROC_DIR` set, every
+worker's series are summed when scraped (prometheus_client's multiprocess mode).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+from aiohttp import web
+
+from wymcp.core.server import INVALID_REQUEST, SUPPORTED, CallRecord
+from wymcp.transport.aiohttp._answers import error_response
+
+if TYPE_CHECKING:
+    from wymcp.conf import Settings
+
+UNKNOWN: Final = "unknown"
+NONE: Final = "none"
+
+METHODS: Final = frozenset(
+    {
+        "initialize",
+        "ping",
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "logging/setLevel",
+        "subscriptions/listen",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/roots/list_changed",
+        "GET",
+        "DELETE",
+    }
+)
+"""The `method` label values (JSON-RPC methods, or the HTTP method of a stream)."""
+
+GATES: Final = frozenset(
+    {
+        "unknown_action",
+        "unknown_params",
+        "missing_required_fields",
+        "missing_required_group",
+        "invalid_values",
+        "invalid_arguments",
+        "rate_limited",
+    }
+)
+"""The `gate` label values; any other middleware refusal counts as `middleware`."""
+
+OUTCOMES: Final = GATES | {
+    "ok",
+    "middleware",
+    "tool_error",
+    "tool_raised",
+    "call_timeout",
+    "result_too_large",
+    "unknown_tool",
+    "input_required",
+    "cancelled",
+    "invalid_request",
+    "method_not_found",
+    "invalid_params",
+    "internal_error",
+    "rpc_error",
+    "refused",
+}
+"""The `outcome` label values (`refused`: the transport answered 4xx/5xx first)."""
+
+REASONS: Final = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+    417: "expectation_failed",
+    421: "misdirected",
+    429: "rate_limited",
+    499: "client_closed",
+    500: "internal_error",
+    503: "unavailable",
+}
+"""The `reason` label of each 4xx/5xx status; any other status is `other`."""
+
+DURATION_BUCKETS: Final = (
+    0.01,
+    0.02,
+    0.05,
+    0.1,
+    0.2,
+    0.5,
+    1.0,
+    2.0,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    120.0,
+    300.0,
+)
+"""The OpenTelemetry MCP semantic conventions' advised buckets (seconds)."""
+
+LAG_BUCKETS: Final = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+LAG_INTERVAL: Final = 0.5
+"""Seconds between two event-loop lag probes."""
+LIVE_TICKS: Final = 10
+"""Lag probes between two refreshes of the gauges (every 5 s)."""
+
+MULTIPROCESS_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
+
+
+@attrs.frozen
+class _Series:
+    """The children one label set updates: its counters and its duration."""
+
+    counters: tuple[Any, ...]
+    duration: Any
+
+
+def outcome_label(record: CallRecord) -> str:
+    """The record's outcome as a label: a middleware's own code is `middleware`."""
+    outcome = record.outcome
+    if outcome in OUTCOMES:
+        return outcome
+    return "middleware" if record.refused else "rpc_error"
+
+
+class Metrics:
+    """The series of one endpoint and the handler that serves them.
+
+    `prometheus_client` is imported here, so it is needed only with METRICS.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        try:
+            import prometheus_client as prom  # noqa: PLC0415 - the optional extra
+        except ImportError:
+            raise ImportError(
+                "METRICS needs prometheus_client: pip install "
+                '"wymcp-transport-aiohttp[metrics]" (wymcp check: E011)'
+            ) from None
+
+        self._prom = prom
+        self._token = settings.METRICS_TOKEN
+        self.multiprocess = bool(os.environ.get(MULTIPROCESS_ENV))
+        self.registry = prom.CollectorRegistry(auto_describe=True)
+        # In multiprocess mode the values live in files, summed at scrape time
+        # by a `MultiProcessCollector`; the objects are then kept out of any
+        # registry, or they would be counted twice.
+        own = None if self.multiprocess else self.registry
+        self.requests = prom.Counter(
+            "wymcp_requests",
+            "Requests by JSON-RPC method, protocol revision and outcome.",
+            ["method", "revision", "outcome"],
+            registry=own,
+        )
+        self.tool_calls = prom.Counter(
+            "wymcp_tool_calls",
+            "tools/call by tool, action and outcome.",
+            ["tool", "action", "outcome"],
+            registry=own,
+        )
+        self.refusals = prom.Counter(
+            "wymcp_tool_refusals",
+            "tools/call refused, by tool, action and the gate that refused it.",
+            ["tool", "action", "gate"],
+            registry=own,
+        )
+        self.operation = prom.Histogram(
+            "mcp_server_operation_duration_seconds",
+            "mcp.server.operation.duration: seconds to answer one MCP request.",
+            [
+                "mcp_method_name",
+                "mcp_protocol_version",
+                "gen_ai_tool_name",
+                "error_type",
+            ],
+            buckets=DURATION_BUCKETS,
+            registry=own,
+        )
+        self.session_duration = prom.Histogram(
+            "mcp_server_session_duration_seconds",
+            "mcp.server.session.duration: seconds from initialize to the end of "
+            "a session this worker opened.",
+            ["mcp_protocol_version"],
+            buckets=DURATION_BUCKETS,
+            registry=own,
+        )
+        self.http_errors = prom.Counter(
+            "wymcp_http_errors",
+            "Answers with a 4xx or 5xx status, by status and reason.",
+            ["status", "reason"],
+            registry=own,
+        )
+        self.body_bytes = prom.Counter(
+            "wymcp_request_body_bytes",
+            "Bytes of request bodies read (as sent, before inflating).",
+            registry=own,
+        )
+        self.loop_lag = prom.Histogram(
+            "wymcp_event_loop_lag_seconds",
+            f"How late the event loop ran a timer due every {LAG_INTERVAL} s.",
+            buckets=LAG_BUCKETS,
+            registry=own,
+        )
+        self._series: dict[tuple[str, str, str, str, str, bool], _Series] = {}
+        mode: dict[str, Any] = {"multiprocess_mode": "livesum"}
+        self.sessions = prom.Gauge(
+            "wymcp_sessions", "Live sessions held by the worker.", registry=own, **mode
+        )
+        self.streams = prom.Gauge(
+            "wymcp_streams",
+            "Open long-lived streams (GET, subscriptions/listen).",
+            registry=own,
+            **mode,
+        )
+        self.tasks = prom.Gauge(
+            "wymcp_tasks",
+            "Tasks held in this worker's memory, by state.",
+            ["state"],
+            registry=own,
+            **mode,
+        )
+
+    # ------------------------------------------------------------- labels
+
+    def _tool_labels(self, record: CallRecord) -> tuple[str, str]:
+        tool = record.tool if record.known_tool and record.tool else UNKNOWN
+        if record.action is None:
+            action = NONE if record.known_tool else UNKNOWN
+        else:
+            action = record.action if record.known_action else UNKNOWN
+        return tool, action
+
+    # ------------------------------------------------------------ observe
+
+    def observe(
+        self, record: CallRecord, status: int, seconds: float, body_bytes: int
+    ) -> None:
+        """Count one answered request (what its record says, and its status).
+
+        The series a label set updates are looked up once and kept: the label
+        sets are bounded, so is what is kept.
+        """
+        method = record.method if record.method in METHODS else UNKNOWN
+        revision = record.revision if record.revision in SUPPORTED else NONE
+        outcome = outcome_label(record)
+        tool, action = self._tool_labels(record) if method == "tools/call" else ("", "")
+        key = (method, revision, outcome, tool, action, record.refused)
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = self._make_series(key)
+        for counter in series.counters:
+            counter.inc()
+        series.duration.observe(seconds)
+        if status >= 400:  # noqa: PLR2004 - 4xx/5xx
+            self.http_errors.labels(str(status), REASONS.get(status, "other")).inc()
+        if body_bytes:
+            self.body_bytes.inc(body_bytes)
+
+    def _make_series(self, key: tuple[str, str, str, str, str, bool]) -> _Series:
+        method, revision, outcome, tool, action, refused = key
+        counters = [self.requests.labels(method, revision, outcome)]
+        if method == "tools/call":
+            counters.append(self.tool_calls.labels(tool, action, outcome))
+            if refused:
+                gate = outcome if outcome in GATES else "middleware"
+                counters.append(self.refusals.labels(tool, action, gate))
+        error_type = "" if outcome == "ok" else outcome
+        duration = self.operation.labels(method, revision, tool, error_type)
+        return _Series(tuple(counters), duration)
+
+    def session_ended(self, revision: str, seconds: float) -> None:
+        """Observe the duration of a session that ended (the engine's hook)."""
+        label = revision if revision in SUPPORTED else NONE
+        self.session_duration.labels(label).observe(seconds)
+
+    def refused_connection(self) -> None:
+        """Count a connection refused 503 at MAX_CONNECTIONS (before any request)."""
+        self.http_errors.labels("503", "max_connections").inc()
+
+    def live(self, engine: object) -> None:
+        """Set the gauges of what `engine` holds now (its `live()`, if it has one)."""
+        live = getattr(getattr(engine, "engine", engine), "live", None)
+        if live is None:
+            return
+        counts = live()
+        self.sessions.set(counts.sessions)
+        self.streams.set(counts.streams)
+        for state in ("working", "input_required", "completed", "failed", "cancelled"):
+            self.tasks.labels(state).set(counts.tasks.get(state, 0))
+
+    # ------------------------------------------------------------- serve
+
+    def exposition(self, accept: str | None) -> tuple[bytes, str]:
+        """The text a scrape gets, and its content type (OpenMetrics if asked)."""
+        prom = self._prom
+        registry = self.registry
+        if self.multiprocess:
+            from prometheus_client import multiprocess  # noqa: PLC0415
+
+            registry = prom.CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        encoder, content_type = prom.exposition.choose_encoder(accept or "")
+        return encoder(registry), content_type
+
+    def authorized(self, headers: Mapping[str, str]) -> bool:
+        """Whether the scrape carries METRICS_TOKEN (always, without one)."""
+        if self._token is None:
+            return True
+        sent = headers.get("Authorization", "")
+        scheme, _, token = sent.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            token.strip().encode("utf-8", "replace"), self._token
+        )
+
+    def probe(self, engine: object) -> Callable[[web.Application], AsyncIterator[None]]:
+        """A cleanup context measuring event-loop lag while the app runs.
+
+        It also refreshes the gauges of `engine` every 5 s, so a worker's
+        gauges stay current in multiprocess mode, scraped or not.
+        """
+
+        async def probing(_app: web.Application) -> AsyncIterator[None]:
+            task = asyncio.get_running_loop().create_task(self._probe(engine))
+            yield
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+        return probing
+
+    async def _probe(self, engine: object) -> None:
+        loop = asyncio.get_running_loop()
+        ticks = 0
+        while True:
+            due = loop.time() + LAG_INTERVAL
+            await asyncio.sleep(LAG_INTERVAL)
+            self.loop_lag.observe(max(0.0, loop.time() - due))
+            ticks += 1
+            if ticks % LIVE_TICKS == 0:
+                self.live(engine)
+
+
+def unauthorized() -> web.Response:
+    """401 for a scrape without METRICS_TOKEN."""
+    return error_response(
+        401,
+        INVALID_REQUEST,
+        "Unauthorized: the metrics need the METRICS_TOKEN as a bearer token.",
+        headers={"WWW-Authenticate": 'Bearer realm="metrics"'},
+    )
