@@ -11,13 +11,13 @@ stdio` command lives in its package), so the HTTP install brings stdio too.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tomllib
 from pathlib import Path
 
 from wheel_envs import RELEASE, ROOT, Env
 
+from notes_project import write_notes_project
 from redis_server import server_binary, start_server, stop_server
 
 PROJECTS = Path(__file__).parent / "projects"
@@ -33,13 +33,9 @@ MODERN_META = {
 
 
 def readme_project(where: Path) -> Path:
-    """The README's `myapp` (its first two Python blocks), written in `where`."""
-    readme = (ROOT / "README.md").read_text()
-    tools, settings = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)[:2]
+    """A user's `myapp` (a tool module and settings), written in `where`."""
     (where / "myapp").mkdir()
-    (where / "myapp" / "__init__.py").write_text("")
-    (where / "myapp" / "tools.py").write_text(tools)
-    (where / "myapp" / "settings.py").write_text(settings)
+    write_notes_project(where / "myapp")
     return where
 
 

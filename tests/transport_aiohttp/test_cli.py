@@ -16,48 +16,12 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from notes_project import write_notes_project
 from wymcp.transport.aiohttp._command import main
 from wymcp.transport.aiohttp._versions import version_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 WYMCP = Path(sys.executable).parent / "wymcp"
-
-
-NOTES_TOOLS = """\
-# myapp/tools.py
-from wymcp.core.schema import Action, Tool, ToolError
-
-class Notes(Tool):
-    name = "notes"
-    description = "Keep short notes."
-    actions = {
-        "add": Action(
-            description="Add a note",
-            properties={"text": {"type": "string", "minLength": 1, "maxLength": 500},
-                        "pinned": {"type": "boolean"}},
-            required=["text"],
-            defaults={"pinned": False},
-        ),
-        "get": Action(
-            description="Get a note",
-            properties={"id": {"type": "integer", "minimum": 1}},
-            required=["id"],
-        ),
-    }
-
-    def __init__(self) -> None:
-        self.notes: list[dict[str, object]] = []
-
-    async def run_action(self, action, data, ctx):
-        if action == "add":
-            self.notes.append(data)
-            return {"id": len(self.notes)}
-        if data["id"] > len(self.notes):
-            raise ToolError(f"no note {data['id']}")
-        return self.notes[data["id"] - 1]
-"""
-"""A user's project of two modules, as the README of 0.2.0 showed it (the
-README's one-file server is served by tests/docs/test_one_file_server.py)."""
 
 
 @pytest.fixture
@@ -66,8 +30,7 @@ def readme_project(tmp_path: Path) -> Iterator[Path]:
     package = tmp_path / "project" / "myapp"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    (package / "tools.py").write_text(NOTES_TOOLS)
-    (package / "settings.py").write_text('TOOLS = ["myapp.tools.Notes"]\n')
+    write_notes_project(package)
     yield package.parent
     for name in [m for m in sys.modules if m == "myapp" or m.startswith("myapp.")]:
         del sys.modules[name]
