@@ -1,13 +1,15 @@
-"""The chunks a chunked request body may be framed in (a bound on framing work).
+"""The framing a request body may take: its chunks, and its bytes on the wire.
 
-aiohttp spends a few microseconds of Python per HTTP chunk, however small: a
-4 MiB body of 1-byte chunks cost seconds of CPU. A body may use `FREE_CHUNKS`
-chunks plus one per `BYTES_PER_CHUNK` bytes it carries; past that it is refused.
+A body may use `FREE_CHUNKS` chunks plus one per `BYTES_PER_CHUNK` bytes it carries
+(aiohttp spends Python per chunk), and a request `raw_allowance` bytes: chunk-size
+lines and extensions carry no body, and aiohttp's C parser bounds neither.
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+from aiohttp.http_exceptions import PayloadEncodingError
 
 from wymcp.core.server import INVALID_REQUEST
 from wymcp.transport.aiohttp._admission import Refused
@@ -17,6 +19,42 @@ FREE_CHUNKS: Final = 1024
 """Chunks any body may use, whatever it carries (a streaming client's pieces)."""
 BYTES_PER_CHUNK: Final = 1024
 """Past `FREE_CHUNKS`, each further chunk must bring this many bytes on average."""
+
+HEAD_BOUND: Final = 8190 + 128 * 8190
+"""The most bytes aiohttp lets a request's head take (its defaults: a request
+line of 8,190 bytes, 128 header lines of 8,190), trailers counted alike."""
+BYTES_PER_FRAME: Final = 16
+"""The framing bytes a chunk may take on the wire: a size line of up to 8 hex
+digits and CRLF, and the CRLF after its data, with room to spare."""
+
+
+def raw_allowance(body_limit: int) -> int:
+    """The bytes one request may send: head, `body_limit` of body, its framing."""
+    chunks = FREE_CHUNKS + body_limit // BYTES_PER_CHUNK
+    return HEAD_BOUND + body_limit + BYTES_PER_FRAME * chunks
+
+
+class FramingOverrunError(PayloadEncodingError):
+    """A request sent more bytes than `raw_allowance`: nothing more is read of it."""
+
+    def __init__(self, allowance: int) -> None:
+        super().__init__(f"the request sent more than {allowance} bytes")
+        self.allowance = allowance
+
+
+def overrun_refusal(allowance: int) -> Refused:
+    """The 400 of a body whose framing passed its bytes (the connection closes)."""
+    return Refused(
+        error_response(
+            400,
+            INVALID_REQUEST,
+            "Bad request: the body's chunked framing takes too many bytes "
+            f"(the request sent over {allowance} bytes: BODY_LIMIT plus the "
+            "room a head and the chunk-size lines of its chunks need). Send it "
+            "with Content-Length, or in chunks without padding or extensions.",
+            close=True,
+        )
+    )
 
 
 class Framing:

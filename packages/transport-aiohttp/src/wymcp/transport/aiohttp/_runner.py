@@ -3,7 +3,9 @@
 aiohttp leaves connection limits to whoever runs the application; this runner
 applies the settings: handler cancellation, `HEADER_TIMEOUT` (aiohttp's
 keep-alive timeout), `MAX_CONNECTIONS` and `WRITE_TIMEOUT`; bodies arrive as
-sent (never inflated by aiohttp); malformed HTTP gets a short JSON 400.
+sent (never inflated by aiohttp); malformed HTTP gets a short JSON 400. A body
+left unread by its answer is dropped unparsed, and the bytes one request may
+put on the wire are bounded (`RawAllowance`).
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ from wymcp.core.server import (
     error_message,
 )
 from wymcp.transport.aiohttp._answers import encode, error_response
+from wymcp.transport.aiohttp._chunk_framing import FramingOverrunError, raw_allowance
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
 _LINGER = 2.0
-"""Seconds a refused connection is kept (reading and discarding) after its 503,
-so the client reads the answer instead of a reset."""
+"""Seconds a refused connection is kept (dropping what arrives) after its answer,
+so the client reads the answer instead of a reset: a 503 past `MAX_CONNECTIONS`,
+or any answer that left its request's body unread."""
 
 
 def _over_capacity_answer() -> bytes:
@@ -86,7 +90,7 @@ class _OverCapacity(asyncio.Protocol):
 
 
 class _Handler(RequestHandler):
-    """aiohttp's connection handler, with a write timeout and bounded 400s.
+    """aiohttp's connection handler: write timeout, bounded 400s, bounded bodies.
 
     Write timeout: while the transport holds more than its high-water mark
     of unsent answer (writing paused), the backlog is checked every
@@ -94,23 +98,89 @@ class _Handler(RequestHandler):
     closes the connection at once (abort), which frees the backlog and
     cancels the request's call. A client that reads, however slowly, keeps
     its connection.
+
+    Unread bodies: an answer that leaves its request's body unread (a 404,
+    a 415, any refusal before the body) closes the connection, and what the
+    client still sends is dropped without being parsed while aiohttp lingers
+    (`_LINGER` seconds, so the client reads the answer instead of a reset).
+    Raw bytes: the bytes received from one answer to the next may not pass
+    `allowance` (`BODY_LIMIT` plus the head and framing a body may take);
+    past it nothing more is parsed, and a body being read fails with
+    `FramingOverrunError` (the endpoint answers 400).
     """
 
-    __slots__ = ("_backlog", "_wire", "_write_timeout", "_write_timer")
+    __slots__ = (
+        "_allowance",
+        "_backlog",
+        "_received",
+        "_wire",
+        "_write_timeout",
+        "_write_timer",
+    )
 
     def __init__(
-        self, manager: web.Server, *, write_timeout: float, **kwargs: Any
+        self,
+        manager: web.Server,
+        *,
+        write_timeout: float,
+        allowance: int,
+        **kwargs: Any,
     ) -> None:
         super().__init__(manager, **kwargs)
         self._write_timeout = write_timeout
         self._write_timer: asyncio.TimerHandle | None = None
         self._wire: asyncio.Transport | None = None
         self._backlog = 0
+        self._allowance = allowance
+        self._received = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Keep the transport, to measure and close it when writes stall."""
         self._wire = cast("asyncio.Transport", transport)
         super().connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        """Parse what arrived, unless the request took more than its allowance."""
+        received = self._received = self._received + len(data)
+        if received > self._allowance:
+            self._overrun()
+            return
+        super().data_received(data)
+
+    def _overrun(self) -> None:
+        """Parse nothing more; the body being read (if any) fails."""
+        if self._close:  # already closing: what arrives is dropped
+            return
+        logger.info(
+            "wymcp: stopped reading a request that sent over %d bytes", self._allowance
+        )
+        request = self._current_request
+        if request is not None:
+            request.content.set_exception(FramingOverrunError(self._allowance))
+        elif not self._request_in_progress:
+            self.force_close()  # nobody to answer: nothing was asked yet
+        self.close()
+
+    async def finish_response(
+        self, request: BaseRequest, resp: web.StreamResponse, start_time: float | None
+    ) -> tuple[web.StreamResponse, bool]:
+        """Send the answer; past an unread body, the connection closes.
+
+        The rest of the body is dropped as it arrives, unparsed (aiohttp
+        would parse it for up to its lingering time, chunk by chunk).
+        """
+        content = request.content
+        unread = not content.is_eof()
+        if unread:
+            resp.force_close()
+            self.close()
+        answered = await super().finish_response(request, resp, start_time)
+        self._received = 0
+        if unread and content.exception() is not None:
+            # the body failed (`FramingOverrunError`): nothing to linger for, and
+            # aiohttp's lingering would raise its exception again
+            content.feed_eof()
+        return answered
 
     def pause_writing(self) -> None:
         """The unsent backlog passed the high-water mark: start watching it."""
@@ -198,10 +268,13 @@ class _ConnectionCap:
     are served by `_Handler`, made as `web.Server` makes its own handlers.
     """
 
-    def __init__(self, server: web.Server, limit: int, write_timeout: float) -> None:
+    def __init__(
+        self, server: web.Server, limit: int, write_timeout: float, allowance: int
+    ) -> None:
         self._server = server
         self._limit = limit
         self._write_timeout = write_timeout
+        self._allowance = allowance
         self._answer = _over_capacity_answer()
 
     def __call__(self) -> asyncio.BaseProtocol:
@@ -211,6 +284,7 @@ class _ConnectionCap:
         return _Handler(
             server,
             write_timeout=self._write_timeout,
+            allowance=self._allowance,
             loop=asyncio.get_running_loop(),
             **server._kwargs,  # noqa: SLF001 - what `web.Server.__call__` passes
         )
@@ -228,11 +302,13 @@ class _Runner(web.AppRunner):
         *,
         max_connections: int,
         write_timeout: float,
+        allowance: int,
         **kwargs: Any,
     ) -> None:
         super().__init__(app, **kwargs)
         self._max_connections = max_connections
         self._write_timeout = write_timeout
+        self._allowance = allowance
 
     @property
     def server(self) -> web.Server | None:
@@ -242,7 +318,9 @@ class _Runner(web.AppRunner):
             return None
         return cast(
             "web.Server",
-            _ConnectionCap(server, self._max_connections, self._write_timeout),
+            _ConnectionCap(
+                server, self._max_connections, self._write_timeout, self._allowance
+            ),
         )
 
 
@@ -255,12 +333,16 @@ def make_runner(
     …); `handler_cancellation`, `keepalive_timeout` and `shutdown_timeout`
     come from the settings, and `auto_decompress` is off: the endpoint
     refuses or inflates a compressed body itself (`ACCEPT_CONTENT_ENCODING`),
-    so nothing is inflated past `BODY_LIMIT` or after a refusal.
+    so nothing is inflated past `BODY_LIMIT` or after a refusal. aiohttp
+    lingers `_LINGER` seconds (not 10) over a body its answer left unread,
+    dropping what arrives unparsed.
     """
     return _Runner(
         app,
         max_connections=settings.MAX_CONNECTIONS,
         write_timeout=settings.WRITE_TIMEOUT,
+        allowance=raw_allowance(settings.BODY_LIMIT),
+        lingering_time=_LINGER,
         handler_cancellation=True,
         keepalive_timeout=settings.HEADER_TIMEOUT,
         shutdown_timeout=settings.SHUTDOWN_GRACE,
