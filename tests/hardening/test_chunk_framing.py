@@ -15,14 +15,20 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
+from aiohttp import web
 
+from wymcp.conf import load_settings
+from wymcp.transport.aiohttp import create_app
 from wymcp.transport.aiohttp._chunk_framing import (
     BYTES_PER_CHUNK,
     FREE_CHUNKS,
     raw_allowance,
 )
+from wymcp.transport.aiohttp._runner import make_runner
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from conftest import Answer, Serve, Wire
 
 SMALL = 512
@@ -234,3 +240,42 @@ async def test_a_transfer_coding_other_than_chunked_is_not_implemented(
     plain = {**headers, "Transfer-Encoding": "Chunked"}
     framed = wire.request_bytes(b"", plain, length=False) + _framed(body, 64)
     assert (await _send(wire, framed)).status == 200
+
+
+async def test_a_large_upload_to_another_route_is_not_cut(
+    wire_to: Callable[[int], Wire],
+) -> None:
+    """Under wymcp's runner only framing counts: a route of the application's
+    own may take a body larger than BODY_LIMIT and its framing allowance."""
+    settings = load_settings(None, TOOLS=[], BODY_LIMIT=64 * 1024)
+    app = create_app(settings)
+
+    async def upload(request: web.Request) -> web.Response:
+        size = 0
+        while chunk := await request.content.readany():
+            size += len(chunk)
+        return web.json_response({"size": size})
+
+    app.router.add_post("/upload", upload)
+    runner = make_runner(app, settings)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        wire = wire_to(port)
+        body = b"x" * (4 * raw_allowance(settings.BODY_LIMIT))
+        head = (
+            f"POST /upload HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n"
+        ).encode()
+        reader, writer = await wire.connect()
+        try:
+            writer.write(head + _framed(body, 16 * 1024))
+            answer = await wire.read(reader)
+        finally:
+            writer.close()
+        assert answer.status == 200, answer
+        assert answer.json() == {"size": len(body)}
+    finally:
+        await runner.cleanup()

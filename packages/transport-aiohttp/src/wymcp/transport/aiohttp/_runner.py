@@ -5,7 +5,7 @@ applies the settings: handler cancellation, `HEADER_TIMEOUT` (aiohttp's
 keep-alive timeout), `MAX_CONNECTIONS` and `WRITE_TIMEOUT`; bodies arrive as
 sent (never inflated by aiohttp); malformed HTTP gets a short JSON 400. A body
 left unread by its answer is dropped unparsed, and the bytes one request may
-put on the wire are bounded (`RawAllowance`).
+put on the wire besides its body are bounded (`framing_allowance`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,11 @@ from wymcp.core.server import (
     error_message,
 )
 from wymcp.transport.aiohttp._answers import encode, error_response
-from wymcp.transport.aiohttp._chunk_framing import FramingOverrunError, raw_allowance
+from wymcp.transport.aiohttp._chunk_framing import (
+    FRAMING_FLOOR,
+    FramingOverrunError,
+    framing_allowance,
+)
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
@@ -103,35 +107,24 @@ class _Handler(RequestHandler):
     a 415, any refusal before the body) closes the connection, and what the
     client still sends is dropped without being parsed while aiohttp lingers
     (`_LINGER` seconds, so the client reads the answer instead of a reset).
-    Raw bytes: the bytes received from one answer to the next may not pass
-    `allowance` (`BODY_LIMIT` plus the head and framing a body may take);
-    past it nothing more is parsed, and a body being read fails with
-    `FramingOverrunError` (the endpoint answers 400).
+    Framing bytes: of the bytes received from one answer to the next, those
+    that are not the body of the request being handled may not pass
+    `framing_allowance` (a head, and the size lines of the chunks the body
+    may use); past it nothing more is parsed, and the body being read fails
+    with `FramingOverrunError` (the endpoint answers 400). A large body on
+    another route of the application is not cut: only its framing counts.
     """
 
-    __slots__ = (
-        "_allowance",
-        "_backlog",
-        "_received",
-        "_wire",
-        "_write_timeout",
-        "_write_timer",
-    )
+    __slots__ = ("_backlog", "_received", "_wire", "_write_timeout", "_write_timer")
 
     def __init__(
-        self,
-        manager: web.Server,
-        *,
-        write_timeout: float,
-        allowance: int,
-        **kwargs: Any,
+        self, manager: web.Server, *, write_timeout: float, **kwargs: Any
     ) -> None:
         super().__init__(manager, **kwargs)
         self._write_timeout = write_timeout
         self._write_timer: asyncio.TimerHandle | None = None
         self._wire: asyncio.Transport | None = None
         self._backlog = 0
-        self._allowance = allowance
         self._received = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -140,23 +133,33 @@ class _Handler(RequestHandler):
         super().connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
-        """Parse what arrived, unless the request took more than its allowance."""
+        """Parse what arrived, unless the request sent too much framing."""
         received = self._received = self._received + len(data)
-        if received > self._allowance:
-            self._overrun()
-            return
+        if received > FRAMING_FLOOR and self._payload_parser is None:
+            request = self._current_request
+            if request is not None:  # its handler runs: its body is not framing
+                carried = request.content.total_bytes
+            elif self._request_in_progress:  # its answer is being written
+                carried = received
+            else:  # a head not handled yet
+                carried = 0
+            allowance = framing_allowance(carried)
+            if received - carried > allowance:
+                self._overrun(allowance)
+                return
         super().data_received(data)
 
-    def _overrun(self) -> None:
+    def _overrun(self, allowance: int) -> None:
         """Parse nothing more; the body being read (if any) fails."""
         if self._close:  # already closing: what arrives is dropped
             return
         logger.info(
-            "wymcp: stopped reading a request that sent over %d bytes", self._allowance
+            "wymcp: stopped reading a request that sent over %d bytes of framing",
+            allowance,
         )
         request = self._current_request
         if request is not None:
-            request.content.set_exception(FramingOverrunError(self._allowance))
+            request.content.set_exception(FramingOverrunError(allowance))
         elif not self._request_in_progress:
             self.force_close()  # nobody to answer: nothing was asked yet
         self.close()
@@ -268,13 +271,10 @@ class _ConnectionCap:
     are served by `_Handler`, made as `web.Server` makes its own handlers.
     """
 
-    def __init__(
-        self, server: web.Server, limit: int, write_timeout: float, allowance: int
-    ) -> None:
+    def __init__(self, server: web.Server, limit: int, write_timeout: float) -> None:
         self._server = server
         self._limit = limit
         self._write_timeout = write_timeout
-        self._allowance = allowance
         self._answer = _over_capacity_answer()
 
     def __call__(self) -> asyncio.BaseProtocol:
@@ -284,7 +284,6 @@ class _ConnectionCap:
         return _Handler(
             server,
             write_timeout=self._write_timeout,
-            allowance=self._allowance,
             loop=asyncio.get_running_loop(),
             **server._kwargs,  # noqa: SLF001 - what `web.Server.__call__` passes
         )
@@ -302,13 +301,11 @@ class _Runner(web.AppRunner):
         *,
         max_connections: int,
         write_timeout: float,
-        allowance: int,
         **kwargs: Any,
     ) -> None:
         super().__init__(app, **kwargs)
         self._max_connections = max_connections
         self._write_timeout = write_timeout
-        self._allowance = allowance
 
     @property
     def server(self) -> web.Server | None:
@@ -318,9 +315,7 @@ class _Runner(web.AppRunner):
             return None
         return cast(
             "web.Server",
-            _ConnectionCap(
-                server, self._max_connections, self._write_timeout, self._allowance
-            ),
+            _ConnectionCap(server, self._max_connections, self._write_timeout),
         )
 
 
@@ -341,7 +336,6 @@ def make_runner(
         app,
         max_connections=settings.MAX_CONNECTIONS,
         write_timeout=settings.WRITE_TIMEOUT,
-        allowance=raw_allowance(settings.BODY_LIMIT),
         lingering_time=_LINGER,
         handler_cancellation=True,
         keepalive_timeout=settings.HEADER_TIMEOUT,
