@@ -1,11 +1,9 @@
 """The runner an application is served with (`wymcp serve`, `GunicornWorker`).
 
-aiohttp leaves connection limits to whoever runs the application; this runner
-applies the settings: handler cancellation, `HEADER_TIMEOUT` (aiohttp's
-keep-alive timeout), `MAX_CONNECTIONS` and `WRITE_TIMEOUT`; bodies arrive as
-sent (never inflated by aiohttp); malformed HTTP gets a short JSON 400. A body
-left unread by its answer is dropped unparsed, and the bytes one request may
-put on the wire besides its body are bounded (`framing_allowance`).
+It applies the connection settings aiohttp leaves to its runner (handler
+cancellation, `HEADER_TIMEOUT`, `MAX_CONNECTIONS`, `WRITE_TIMEOUT`), hands bodies
+over uninflated, answers malformed HTTP with a short JSON 400, drops unread bodies
+unparsed and bounds a request's framing bytes (`_Handler`).
 """
 
 from __future__ import annotations
