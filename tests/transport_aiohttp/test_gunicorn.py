@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import socket
 import sys
+import time
 from pathlib import Path
 
 import aiohttp
@@ -287,3 +289,109 @@ async def test_the_wymcp_worker_honours_the_access_log_format(tmp_path: Path):
     assert status == 200
     lines = access.read_text(encoding="utf-8").splitlines()
     assert lines == ["WYMCP-ACCESS POST /mcp HTTP/1.1 200"], lines
+
+
+async def _endless_chunks(port: int, head: bytes) -> tuple[bytes, float]:
+    """Send `head` and 1-byte chunks without end; the answer's head, and how long
+    the connection stayed open after it (EOF or reset), the client still sending."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    piece = b"1\r\nx\r\n" * 16384
+
+    async def pump() -> None:
+        with contextlib.suppress(ConnectionError):
+            writer.write(head)
+            for _ in range(256):  # 4 MiB of body, 24 MiB on the wire
+                writer.write(piece)
+                await writer.drain()
+
+    pumping = asyncio.ensure_future(pump())
+    try:
+        answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+        answered = time.monotonic()
+        with contextlib.suppress(ConnectionError):
+            async with asyncio.timeout(30):
+                while await reader.read(65536):
+                    pass
+        return answer, time.monotonic() - answered
+    finally:
+        pumping.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pumping
+        writer.close()
+
+
+async def test_the_wymcp_worker_drops_the_body_a_404_leaves_unread(tmp_path: Path):
+    """aiohttp's 404 for an unknown path, then a body in 1-byte chunks: the worker
+    closes the connection 2 s after the answer, parsing none of it (aiohttp's
+    worker parses on for 10 s), and a valid call alongside is answered."""
+    (tmp_path / "gunicorn_linger_settings.py").write_text(
+        'STATE_SECRET = "s" * 32\n', encoding="utf-8"
+    )
+    port = free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
+        "WYMCP_SETTINGS_MODULE": "gunicorn_linger_settings",
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "wymcp.transport.aiohttp:create_app()",
+        "--worker-class",
+        "wymcp.transport.aiohttp.GunicornWorker",
+        "--workers",
+        "1",
+        "--bind",
+        f"127.0.0.1:{port}",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    head = (
+        b"POST /elsewhere HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "server/discover",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    }
+    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "server/discover"}
+    try:
+        async with aiohttp.ClientSession() as client:
+            for _ in range(400):
+                try:
+                    async with client.post(
+                        f"http://127.0.0.1:{port}/mcp", json=body, headers=headers
+                    ) as response:
+                        assert response.status == 200
+                    break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.05)
+            attack = asyncio.gather(*(_endless_chunks(port, head) for _ in range(4)))
+            slowest = 0.0
+            while not attack.done():
+                started = time.monotonic()
+                async with client.post(
+                    f"http://127.0.0.1:{port}/mcp", json=body, headers=headers
+                ) as response:
+                    assert response.status == 200
+                    await response.read()
+                slowest = max(slowest, time.monotonic() - started)
+                await asyncio.sleep(0.01)
+            for answer, open_after in await attack:
+                assert answer.startswith(b"HTTP/1.1 404"), answer
+                assert b"Connection: close" in answer, answer
+                assert open_after < 6.0, open_after  # lingering: 2 s, not 10
+            assert slowest < 1.0, slowest
+    finally:
+        process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(process.wait(), 60)
+    assert process.returncode == 0

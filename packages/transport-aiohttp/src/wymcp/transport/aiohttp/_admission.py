@@ -26,6 +26,7 @@ ALLOW = "GET, POST, DELETE"
 _JSON_TYPE = "application/json"
 _UTF8 = frozenset({"utf-8", "utf8"})
 _PLAIN_JSON = ["application/json"]
+_CHUNKED = ["chunked"]
 _PRINCIPAL_KEY = web.RequestKey("wymcp_principal", Principal)
 
 
@@ -115,6 +116,7 @@ class Admission:
                 and ("origin" not in headers or self._known_origin(headers["origin"]))
                 and headers.get("content-type") == _PLAIN_JSON
                 and "content-encoding" not in headers
+                and headers.get("transfer-encoding", _CHUNKED) == _CHUNKED
                 and request.raw_path.startswith("/")
                 and (
                     "content-length" not in headers
@@ -139,6 +141,7 @@ class Admission:
         self._check_origin(request)
 
     def _check_body_headers(self, request: web.Request) -> None:
+        _check_transfer_encoding(request)
         if request.method == "POST":
             self._check_content_type(request)
             self._check_content_encoding(request)
@@ -225,6 +228,34 @@ class Admission:
                 close=True,
             )
         )
+
+
+def _check_transfer_encoding(request: web.Request) -> None:
+    """Refuse (501) a body in a transfer coding other than `chunked` alone.
+
+    aiohttp reads `gzip, chunked` as chunked and hands the body over still
+    compressed: the coding would be ignored. RFC 9112 section 6.1 answers an
+    unknown or unsupported transfer coding 501; the connection closes, so the
+    body is not read.
+    """
+    values = request.headers.getall("Transfer-Encoding", ())
+    if not values:  # what clients send
+        return
+    codings = [
+        coding.strip().lower() for value in values for coding in value.split(",")
+    ]
+    if [coding for coding in codings if coding] == _CHUNKED:
+        return
+    raise Refused(
+        error_response(
+            501,
+            INVALID_REQUEST,
+            "Not implemented: the only transfer coding understood is chunked. "
+            "Send the body with Transfer-Encoding: chunked alone, or with "
+            "Content-Length (compress it with Content-Encoding, if allowed).",
+            close=True,
+        )
+    )
 
 
 def is_utf8_json(value: str) -> bool:

@@ -1,8 +1,9 @@
 """Reading a POST body into JSON under BODY_LIMIT, BODY_TIMEOUT and the budgets.
 
 The body is read as it arrives (inflated when aiohttp did not), its HTTP chunks
-counted (`Framing`), held against `BODY_MEMORY_BUDGET`, and decoded (off the
-loop when large). Every failure raises `Refused` with its answer (400-503).
+counted (`Framing`; the runner bounds its bytes on the wire), held against
+`BODY_MEMORY_BUDGET`, and decoded (off the loop when large). Every failure
+raises `Refused` with its answer (400-503).
 """
 
 from __future__ import annotations
@@ -31,7 +32,11 @@ from wymcp.transport.aiohttp._body_budget import (
     BodyBudget,
     Reservation,
 )
-from wymcp.transport.aiohttp._chunk_framing import Framing
+from wymcp.transport.aiohttp._chunk_framing import (
+    Framing,
+    FramingOverrunError,
+    overrun_refusal,
+)
 from wymcp.transport.aiohttp._content_coding import (
     Inflater,
     InvalidCoding,
@@ -122,10 +127,11 @@ class BodyReader:
                     chunks.append(self._take(inflater, chunk))
                     held += len(chunks[-1])
                     self._hold(reservation, held)
-        except (PayloadEncodingError, web.RequestPayloadError):
+        except (PayloadEncodingError, web.RequestPayloadError) as exc:
             # aiohttp failed to read the body: chunks that are not chunked
-            # encoding, or (under a runner that inflates) data that is not gzip
-            raise Refused(_unreadable()) from None
+            # encoding, or (under a runner that inflates) data that is not
+            # gzip; or the runner stopped reading it (framing past its bytes)
+            raise _unreadable(exc) from None
         except TimeoutError:
             raise Refused(
                 error_response(
@@ -233,11 +239,15 @@ def _bad_coding() -> web.Response:
     )
 
 
-def _unreadable() -> web.Response:
-    return error_response(
-        400,
-        INVALID_REQUEST,
-        "Bad request: the body could not be read (its chunked framing or "
-        "its Content-Encoding is malformed).",
-        close=True,
+def _unreadable(exc: Exception) -> Refused:
+    if isinstance(exc, FramingOverrunError):
+        return overrun_refusal(exc.allowance)
+    return Refused(
+        error_response(
+            400,
+            INVALID_REQUEST,
+            "Bad request: the body could not be read (its chunked framing or "
+            "its Content-Encoding is malformed).",
+            close=True,
+        )
     )

@@ -63,6 +63,20 @@ class Engine(Protocol):
     async def aclose(self) -> None: ...
 
 
+def _closing(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
+    """`response`, closing the connection if it leaves the request's body unread.
+
+    A refusal before the body (415, 403, a size over `BODY_LIMIT`, …) or a
+    DELETE or GET sent with a body: what the client still sends is dropped
+    as it arrives, not parsed chunk by chunk while aiohttp lingers (10 s
+    under a plain `AppRunner`, `_runner._LINGER` under wymcp's).
+    """
+    if not request.content.is_eof():
+        response.force_close()
+        request.protocol.close()
+    return response
+
+
 class Endpoint:
     """Serves one MCP endpoint of one application from settings and an engine."""
 
@@ -168,16 +182,16 @@ class Endpoint:
                 peer=request.remote,
                 record=record,
             )
-            return await self._serve(request, exchange)
+            return _closing(request, await self._serve(request, exchange))
         except Refused as refused:
-            return refused.response
+            return _closing(request, refused.response)
         except asyncio.CancelledError:
             raise
         except Exception:
             logger.exception(
                 "wymcp: unexpected error answering %s %s", request.method, request.path
             )
-            return internal_error()
+            return _closing(request, internal_error())
         finally:
             if reservation is not None:
                 reservation.release()

@@ -1,9 +1,9 @@
 """The runner an application is served with (`wymcp serve`, `GunicornWorker`).
 
-aiohttp leaves connection limits to whoever runs the application; this runner
-applies the settings: handler cancellation, `HEADER_TIMEOUT` (aiohttp's
-keep-alive timeout), `MAX_CONNECTIONS` and `WRITE_TIMEOUT`; bodies arrive as
-sent (never inflated by aiohttp); malformed HTTP gets a short JSON 400.
+It applies the connection settings aiohttp leaves to its runner (handler
+cancellation, `HEADER_TIMEOUT`, `MAX_CONNECTIONS`, `WRITE_TIMEOUT`), hands bodies
+over uninflated, answers malformed HTTP with a short JSON 400, drops unread bodies
+unparsed and bounds a request's framing bytes (`_Handler`).
 """
 
 from __future__ import annotations
@@ -26,13 +26,19 @@ from wymcp.core.server import (
     error_message,
 )
 from wymcp.transport.aiohttp._answers import encode, error_response
+from wymcp.transport.aiohttp._chunk_framing import (
+    FRAMING_FLOOR,
+    FramingOverrunError,
+    framing_allowance,
+)
 from wymcp.transport.aiohttp._setup import ENDPOINT_KEY
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
 _LINGER = 2.0
-"""Seconds a refused connection is kept (reading and discarding) after its 503,
-so the client reads the answer instead of a reset."""
+"""Seconds a refused connection is kept (dropping what arrives) after its answer,
+so the client reads the answer instead of a reset: a 503 past `MAX_CONNECTIONS`,
+or any answer that left its request's body unread."""
 
 
 def _over_capacity_answer() -> bytes:
@@ -88,7 +94,7 @@ class _OverCapacity(asyncio.Protocol):
 
 
 class _Handler(RequestHandler):
-    """aiohttp's connection handler, with a write timeout and bounded 400s.
+    """aiohttp's connection handler: write timeout, bounded 400s, bounded bodies.
 
     Write timeout: while the transport holds more than its high-water mark
     of unsent answer (writing paused), the backlog is checked every
@@ -96,9 +102,20 @@ class _Handler(RequestHandler):
     closes the connection at once (abort), which frees the backlog and
     cancels the request's call. A client that reads, however slowly, keeps
     its connection.
+
+    Unread bodies: an answer that leaves its request's body unread (a 404,
+    a 415, any refusal before the body) closes the connection, and what the
+    client still sends is dropped without being parsed while aiohttp lingers
+    (`_LINGER` seconds, so the client reads the answer instead of a reset).
+    Framing bytes: of the bytes received from one answer to the next, those
+    that are not the body of the request being handled may not pass
+    `framing_allowance` (a head, and the size lines of the chunks the body
+    may use); past it nothing more is parsed, and the body being read fails
+    with `FramingOverrunError` (the endpoint answers 400). A large body on
+    another route of the application is not cut: only its framing counts.
     """
 
-    __slots__ = ("_backlog", "_wire", "_write_timeout", "_write_timer")
+    __slots__ = ("_backlog", "_received", "_wire", "_write_timeout", "_write_timer")
 
     def __init__(
         self, manager: web.Server, *, write_timeout: float, **kwargs: Any
@@ -108,11 +125,65 @@ class _Handler(RequestHandler):
         self._write_timer: asyncio.TimerHandle | None = None
         self._wire: asyncio.Transport | None = None
         self._backlog = 0
+        self._received = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Keep the transport, to measure and close it when writes stall."""
         self._wire = cast("asyncio.Transport", transport)
         super().connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        """Parse what arrived, unless the request sent too much framing."""
+        received = self._received = self._received + len(data)
+        if received > FRAMING_FLOOR and self._payload_parser is None:
+            request = self._current_request
+            if request is not None:  # its handler runs: its body is not framing
+                carried = request.content.total_bytes
+            elif self._request_in_progress:  # its answer is being written
+                carried = received
+            else:  # a head not handled yet
+                carried = 0
+            allowance = framing_allowance(carried)
+            if received - carried > allowance:
+                self._overrun(allowance)
+                return
+        super().data_received(data)
+
+    def _overrun(self, allowance: int) -> None:
+        """Parse nothing more; the body being read (if any) fails."""
+        if self._close:  # already closing: what arrives is dropped
+            return
+        logger.info(
+            "wymcp: stopped reading a request that sent over %d bytes of framing",
+            allowance,
+        )
+        request = self._current_request
+        if request is not None:
+            request.content.set_exception(FramingOverrunError(allowance))
+        elif not self._request_in_progress:
+            self.force_close()  # nobody to answer: nothing was asked yet
+        self.close()
+
+    async def finish_response(
+        self, request: BaseRequest, resp: web.StreamResponse, start_time: float | None
+    ) -> tuple[web.StreamResponse, bool]:
+        """Send the answer; past an unread body, the connection closes.
+
+        The rest of the body is dropped as it arrives, unparsed (aiohttp
+        would parse it for up to its lingering time, chunk by chunk).
+        """
+        content = request.content
+        unread = not content.is_eof()
+        if unread:
+            resp.force_close()
+            self.close()
+        answered = await super().finish_response(request, resp, start_time)
+        self._received = 0
+        if unread and content.exception() is not None:
+            # the body failed (`FramingOverrunError`): nothing to linger for, and
+            # aiohttp's lingering would raise its exception again
+            content.feed_eof()
+        return answered
 
     def pause_writing(self) -> None:
         """The unsent backlog passed the high-water mark: start watching it."""
@@ -270,12 +341,15 @@ def make_runner(
     …); `handler_cancellation`, `keepalive_timeout` and `shutdown_timeout`
     come from the settings, and `auto_decompress` is off: the endpoint
     refuses or inflates a compressed body itself (`ACCEPT_CONTENT_ENCODING`),
-    so nothing is inflated past `BODY_LIMIT` or after a refusal.
+    so nothing is inflated past `BODY_LIMIT` or after a refusal. aiohttp
+    lingers `_LINGER` seconds (not 10) over a body its answer left unread,
+    dropping what arrives unparsed.
     """
     return _Runner(
         app,
         max_connections=settings.MAX_CONNECTIONS,
         write_timeout=settings.WRITE_TIMEOUT,
+        lingering_time=_LINGER,
         handler_cancellation=True,
         keepalive_timeout=settings.HEADER_TIMEOUT,
         shutdown_timeout=settings.SHUTDOWN_GRACE,
