@@ -862,3 +862,43 @@ async def test_sound_nested_defaults_are_published_and_received():
     assert answer.result is not None
     assert answer.result["isError"] is False
     assert Watcher.seen == [Watch(window=Window(size=10, unit="s"))]
+
+
+@attrs.frozen
+class Labels:
+    # one list object, shared by every Labels() built without tags
+    tags: list[str] = attrs.field(default=[])
+    by_key: dict[str, list[str]] = attrs.field(default={"a": []})
+
+
+@attrs.frozen
+class Labelled:
+    labels: Labels = attrs.field(factory=Labels)
+    each: list[Labels] = attrs.field(factory=list)
+
+
+class Labeller(Tool):
+    name = "labeller"
+    description = "Appends to the lists it is given."
+
+    @action(description="Label")
+    async def label(self, data: Labelled, ctx: Context) -> dict[str, Any]:
+        del ctx
+        for labels in (data.labels, *data.each):
+            labels.tags.append("seen")
+            labels.by_key["a"].append("seen")
+        return {"tags": [labels.tags for labels in (data.labels, *data.each)]}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{}, {"labels": {}}, {"labels": {"tags": []}}, {"each": [{}, {"tags": []}, {}]}],
+)
+async def test_every_call_gets_fresh_nested_defaults_at_any_depth(data):
+    for _ in range(3):
+        answer = await call(Labeller, "label", data)
+        assert answer.result is not None
+        tags = json.loads(answer.result["content"][0]["text"])["tags"]
+        assert all(one == ["seen"] for one in tags), tags
+    assert Labels().tags == []
+    assert Labels().by_key == {"a": []}
