@@ -43,6 +43,7 @@ EXPECTED = [
     "MemorySessionStore",
     "MemoryTaskStore",
     "MissingCapabilityError",
+    "OffLoopLane",
     "Principal",
     "Prompt",
     "PromptArgument",

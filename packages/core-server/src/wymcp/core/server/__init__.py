@@ -62,7 +62,7 @@ from wymcp.core.server._jsonrpc import (
     valid_id,
 )
 from wymcp.core.server._jwt_validator import JwtValidator
-from wymcp.core.server._off_loop import yielding
+from wymcp.core.server._off_loop import OffLoopLane, yielding
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._replay import REPLAY_BYTES
 from wymcp.core.server._revision import (
@@ -132,6 +132,7 @@ __all__ = [
     "MemorySessionStore",
     "MemoryTaskStore",
     "MissingCapabilityError",
+    "OffLoopLane",
     "Principal",
     "Prompt",
     "PromptArgument",
