@@ -39,11 +39,13 @@ class OffLoopLane:
     eight at once held other clients' answers about twice as long as one did.
     Jobs queue for the lane instead (a queued call holds only its data); a
     call cancelled while its job runs leaves the lane held until the thread
-    ends, so never more than one thread runs. One per engine, on its loop.
+    ends, so never more than one thread runs. One per engine (and one per
+    HTTP endpoint, for bodies).
     """
 
     def __init__(self) -> None:
         self._lock: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def run(self, work: Callable[[], T]) -> T:
         """Return ``work()`` run in a worker thread, after the jobs queued before."""
@@ -54,12 +56,13 @@ class OffLoopLane:
 
         The lane is held until the returned future is done, whoever awaits it.
         """
-        if self._lock is None:
-            self._lock = asyncio.Lock()
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._loop is not loop:  # a lock serves one loop
+            self._lock, self._loop = asyncio.Lock(), loop
         lock = self._lock
         await lock.acquire()
         try:
-            job = asyncio.get_running_loop().run_in_executor(
+            job = loop.run_in_executor(
                 None, functools.partial(contextvars.copy_context().run, yielding, work)
             )
         except BaseException:
