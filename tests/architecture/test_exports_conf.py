@@ -10,6 +10,7 @@ def test_the_facade_exports_a_sorted_pinned_list():
         "ENVIRONMENT_VARIABLE",
         "CheckMessage",
         "ImproperlyConfigured",
+        "LifespanExitError",
         "Settings",
         "add_settings_option",
         "build_engine",

@@ -48,6 +48,7 @@ EXPECTED = [
     "Middleware",
     "MissingCapabilityError",
     "Next",
+    "OffLoopLane",
     "Principal",
     "Prompt",
     "PromptArgument",

@@ -16,7 +16,7 @@ from wymcp.conf._command_line import (
     settings_for_command,
 )
 from wymcp.conf._engine import build_engine
-from wymcp.conf._lifespan import enter_lifespan
+from wymcp.conf._lifespan import LifespanExitError, enter_lifespan
 from wymcp.conf._loading import ENVIRONMENT_VARIABLE, load_settings
 from wymcp.conf._problems import CheckMessage, ImproperlyConfigured
 from wymcp.conf._settings import Settings
@@ -25,6 +25,7 @@ __all__ = [
     "ENVIRONMENT_VARIABLE",
     "CheckMessage",
     "ImproperlyConfigured",
+    "LifespanExitError",
     "Settings",
     "add_settings_option",
     "build_engine",

@@ -754,7 +754,9 @@ class Settings:
             "stops, after the calls in flight; what it yields is `ctx.state` for "
             "every tool, resource and prompt (see `docs/context.md`). An "
             "`@asynccontextmanager` function or a plain `async def` generator both"
-            " work."
+            " work. Its exit gets `SHUTDOWN_GRACE` seconds (then it is cancelled, "
+            "logged and not waited for); an exit that raises is logged and the "
+            "process exits 1."
         ),
     )
     MIDDLEWARE: tuple[object, ...] = setting(
@@ -833,7 +835,9 @@ class Settings:
             "(aiohttp may round a grace over 5 s up to the next second), whatever "
             "tools do: a call that ignores cancellation, or one waiting on a worker"
             " thread (`asyncio.to_thread`), is abandoned and logged, never waited "
-            "for."
+            "for. `LIFESPAN`'s exit, after the calls, gets the same number of "
+            "seconds of its own (within that bound for `wymcp serve`); `wymcp "
+            "stdio` then gives what is still left 1 s more."
         ),
     )
     origins: tuple[tuple[str, str], ...] = ()

@@ -250,6 +250,7 @@ def _bind(
     import cattrs  # noqa: PLC0415
 
     from wymcp.core.schema._structuring import (  # noqa: PLC0415
+        fill_defaults,
         make_converter,
         structurer,
         unstructurer,
@@ -277,6 +278,7 @@ def _bind(
         if typed_input:
             derived = derive_input(data_type, converter.unstructure)
             prove_nested_defaults(derived.nested)
+            fill_defaults(converter, derived.filled)
             binding_kwargs["structure"] = structurer(converter, data_type, name)
         if is_output_annotation(returned):
             schema, wrapped = derive_output(returned)

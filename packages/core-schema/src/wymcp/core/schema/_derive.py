@@ -53,13 +53,16 @@ class Derived:
     """An attrs class's input: closed properties, required names, JSON defaults.
 
     ``nested`` holds the defaults of the nested classes' fields (published as the
-    ``default`` of their field's schema), which registration proves.
+    ``default`` of their field's schema), which registration proves; ``filled``
+    the same JSON defaults by class and field name, which a call that leaves a
+    nested field out gets (structured anew, so never an instance another call saw).
     """
 
     properties: dict[str, Any]
     required: tuple[str, ...]
     defaults: dict[str, Any]
     nested: tuple[NestedDefault, ...] = ()
+    filled: dict[type, dict[str, Any]] = attrs.field(factory=dict)
 
 
 @attrs.define
@@ -68,13 +71,26 @@ class _Sink:
 
     unstructure: Callable[[Any], Any] | None
     found: list[NestedDefault] = attrs.field(factory=list)
+    filled: dict[type, dict[str, Any]] = attrs.field(factory=dict)
 
     def add(
-        self, field: attrs.Attribute[Any], path: str, schema: dict[str, Any]
+        self,
+        owner: type,
+        field: attrs.Attribute[Any],
+        path: str,
+        schema: dict[str, Any],
     ) -> Any:
-        """Record the default of ``field`` at ``path``; return it as JSON."""
-        value = _default_value(field, path)
-        written = self.unstructure(value) if self.unstructure else value
+        """Record the default of ``owner``'s ``field`` at ``path``; return its JSON.
+
+        A factory is called once per class and field, however many paths reach it.
+        """
+        own = self.filled.setdefault(owner, {})
+        if field.name in own:
+            written = own[field.name]
+        else:
+            value = _default_value(field, path)
+            written = self.unstructure(value) if self.unstructure else value
+            own[field.name] = written
         self.found.append(NestedDefault(path, schema, written))
         return copy.deepcopy(written)
 
@@ -97,7 +113,10 @@ def derive_input(cls: type, unstructure: Callable[[Any], Any] | None = None) -> 
         else:
             value = _default_value(field, field.name)
             defaults[field.name] = unstructure(value) if unstructure else value
-    return Derived(properties, tuple(required), defaults, tuple(sink.found))
+    filled = {**sink.filled, cls: {**sink.filled.get(cls, {}), **defaults}}
+    return Derived(
+        properties, tuple(required), defaults, tuple(sink.found), filled=filled
+    )
 
 
 def derive_output(annotation: object) -> tuple[dict[str, Any], bool]:
@@ -159,7 +178,7 @@ def _object(cls: type, path: str, depth: int, sink: _Sink | None) -> dict[str, A
         if field.default is attrs.NOTHING:
             required.append(field.name)
         elif sink is not None:
-            own = {**own, "default": sink.add(field, where, own)}
+            own = {**own, "default": sink.add(cls, field, where, own)}
         properties[field.name] = own
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:

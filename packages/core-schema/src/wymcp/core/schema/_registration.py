@@ -17,7 +17,7 @@ from wymcp.core.schema._action_checks import (
     json_problems,
     line_break_problem,
 )
-from wymcp.core.schema._bindings import BINDINGS, bind_actions
+from wymcp.core.schema._bindings import BINDINGS, bind_actions, marks_actions
 from wymcp.core.schema._errors import ConfigurationError
 from wymcp.core.schema._header_annotations import (
     header_annotation_problems,
@@ -145,8 +145,10 @@ def _prepare_instance(tool: Tool) -> ToolSpec:
     if actions is None:
         plain = _plain_spec(tool, problems)
     else:
+        # A tool with @action methods has code for its actions even when one
+        # failed to bind: that failure is its problem, not a missing run_action.
         action_specs = _action_specs(
-            tool, actions, problems, bound=bool(bound.bindings)
+            tool, actions, problems, bound=bool(bound.bindings) or marks_actions(tool)
         )
         if hand_written is not None:
             _check_hand_written(hand_written, problems)

@@ -1,15 +1,18 @@
 """The cattrs converter of a typed action: gated data in, the returned value out.
 
 One converter per action, built at registration, with the hooks that read and write
-dates and times as the ISO 8601 text their derived ``format`` admits.
+dates and times as the ISO 8601 text their derived ``format`` admits, and that
+fill a left-out field from its published JSON default (a new value every call).
 """
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
 import cattrs
 
 from wymcp.core.schema._unreadable import UnreadableDataError, locate
@@ -48,6 +51,41 @@ def make_converter() -> cattrs.Converter:
     converter.register_unstructure_hook(dt.datetime, _write_date_time)
     converter.register_unstructure_hook(dt.date, _write_date)
     return converter
+
+
+def fill_defaults(
+    converter: cattrs.Converter, filled: Mapping[type, Mapping[str, Any]]
+) -> None:
+    """Make ``converter`` fill each left-out field of a class in ``filled``.
+
+    ``filled`` maps a class to its fields' defaults written as JSON; a field a
+    call leaves out is structured from a copy of that JSON, never taken from the
+    attrs default, which is one object shared by every call (``default=[]``, or a
+    factory's instance whose own fields share theirs).
+    """
+
+    def factory(cls: type) -> Callable[[Any, type], Any]:
+        hook: Callable[[Any, type], Any] = converter.gen_structure_attrs_fromdict(cls)
+        defaults = dict(filled.get(cls) or {})
+        if not defaults:
+            return hook
+        names = frozenset(defaults)
+
+        def structure(value: Any, target: type) -> Any:
+            if value.__class__ is dict and not value.keys() >= names:
+                value = {
+                    **{
+                        name: copy.deepcopy(default)
+                        for name, default in defaults.items()
+                        if name not in value
+                    },
+                    **value,
+                }
+            return hook(value, target)
+
+        return structure
+
+    converter.register_structure_hook_factory(attrs.has, factory)
 
 
 def structurer(

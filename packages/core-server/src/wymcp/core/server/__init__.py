@@ -64,7 +64,7 @@ from wymcp.core.server._jsonrpc import (
 )
 from wymcp.core.server._jwt_validator import JwtValidator
 from wymcp.core.server._middleware import CallRecord, CallRefused, Middleware, Next
-from wymcp.core.server._off_loop import yielding
+from wymcp.core.server._off_loop import OffLoopLane, yielding
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._replay import REPLAY_BYTES
 from wymcp.core.server._revision import (
@@ -140,6 +140,7 @@ __all__ = [
     "Middleware",
     "MissingCapabilityError",
     "Next",
+    "OffLoopLane",
     "Principal",
     "Prompt",
     "PromptArgument",

@@ -23,6 +23,7 @@ from wymcp.core.server._help import HELP_NAME, HelpAnswer, answer_help, help_arg
 from wymcp.core.server._jsonrpc import invalid_params
 from wymcp.core.server._listing import Listing
 from wymcp.core.server._mirror import check_params
+from wymcp.core.server._off_loop import OffLoopLane
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._tasks import Tasks, client_has_tasks, missing_tasks
@@ -54,6 +55,7 @@ class ToolMethods:
         self._listing = listing
         self._options = options
         self._deadlines = deadlines
+        self._lane = OffLoopLane()  # a call's large jobs, one at a time
         self._tasks = tasks
 
     async def list(self, call: Call) -> dict[str, Any]:
@@ -97,6 +99,7 @@ class ToolMethods:
                 revision=revision,
                 options=options,
                 deadlines=self._deadlines,
+                lane=self._lane,
                 call_timeout=options.call_timeout,
                 record=call.record,
             )
@@ -125,6 +128,7 @@ class ToolMethods:
                 revision=call.revision,
                 options=self._options,
                 deadlines=self._deadlines,
+                lane=self._lane,
                 call_timeout=None,  # a task is bound by its TTL, not CALL_TIMEOUT
                 opened=(action, fresh),
             )
@@ -156,7 +160,11 @@ class ToolMethods:
                 raise missing_tasks()
             return None
         opened = await open_call(
-            spec, arguments, strict=self._options.strict, record=call.record
+            spec,
+            arguments,
+            strict=self._options.strict,
+            record=call.record,
+            lane=self._lane,
         )
         return None if isinstance(opened, dict) else opened
 

@@ -7,6 +7,7 @@ it returned into a CallToolResult.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import secrets
@@ -41,11 +42,12 @@ from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
 from wymcp.core.server._middleware import CallRecord
+from wymcp.core.server._off_loop import OffLoopLane
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._result_limit import over_limit, too_large
 from wymcp.core.server._revision import Revision
 from wymcp.core.server._task_failure import TaskFailedError
-from wymcp.core.server._typed_data import read_and_run
+from wymcp.core.server._typed_data import ON_LOOP_VALUES, more_values_than, read_and_run
 
 _log = logging.getLogger("wymcp.core.server")
 
@@ -109,13 +111,15 @@ async def open_call(
     *,
     strict: bool,
     record: CallRecord | None = None,
+    lane: OffLoopLane | None = None,
 ) -> Opened:
     """The action and the accepted verdict of a call, or the refusal to answer.
 
     A refusal (of the arguments' shape or of a gate) is a CallToolResult with
     `isError`, the refusal JSON as its text. The gates run on the loop when
     they cost one engine call; their full walk is linear in the data, longer
-    on a large body than the event loop may be held, so it runs in a thread.
+    on a large body than the event loop may be held, so it runs in a thread
+    (through the engine's `lane` for data of over `ON_LOOP_VALUES` values).
     """
     action = arguments.get("action")
     data = arguments.get("data")
@@ -135,7 +139,11 @@ async def open_call(
         action, data = split
     verdict = check_fast(spec, action, data)
     if verdict is None:
-        verdict = await asyncio.to_thread(check, spec, action, data, strict=strict)
+        walk = functools.partial(check, spec, action, data, strict=strict)
+        if lane is not None and more_values_than(data, ON_LOOP_VALUES):
+            verdict = await lane.run(walk)
+        else:
+            verdict = await asyncio.to_thread(walk)
     if not verdict.accepted:
         return _refusal(verdict.refusal or {}, record)
     return action, verdict
@@ -284,6 +292,7 @@ async def call_tool(
     call_timeout: float | None,
     opened: tuple[str | None, Verdict] | None = None,
     record: CallRecord | None = None,
+    lane: OffLoopLane | None = None,
 ) -> dict[str, Any]:
     """Gate the arguments, run the tool and shape its answer, whatever it did.
 
@@ -292,12 +301,13 @@ async def call_tool(
     once, even if it ignores the cancellation. A result larger than the
     RESULT_LIMIT of `options` answers `errorType: "result_too_large"`.
     `opened` is the arguments' accepted verdict when the gates ran already;
-    the tool gets its data as it is (the gates made it for this run).
+    the tool gets its data as it is (the gates made it for this run). Large
+    typed data is read into its class through the engine's `lane`.
     `record`, when the request is observed, gets the call's outcome.
     """
     if opened is None:
         gated_call = await open_call(
-            spec, arguments, strict=options.strict, record=record
+            spec, arguments, strict=options.strict, record=record, lane=lane
         )
         if isinstance(gated_call, dict):
             return gated_call
@@ -307,7 +317,7 @@ async def call_tool(
     ctx.tool = spec.name
     ctx.action = action
     try:
-        work = _dispatch(spec, action, gated, ctx)
+        work = _dispatch(spec, action, gated, ctx, lane)
         if call_timeout is not None:
             label = f"tool {spec.name}" + (f" {action}" if action else "")
             work = deadlines.run(
@@ -352,7 +362,11 @@ def _outcome(record: CallRecord | None, outcome: str) -> None:
 
 
 def _dispatch(
-    spec: ToolSpec, action: str | None, gated: dict[str, Any], ctx: ToolContext
+    spec: ToolSpec,
+    action: str | None,
+    gated: dict[str, Any],
+    ctx: ToolContext,
+    lane: OffLoopLane | None,
 ) -> Awaitable[Any]:
     """The tool's work on the gated data: its action (read into its class) or run."""
     if action is None:
@@ -360,7 +374,7 @@ def _dispatch(
     reader = action_reader(spec.tool, action)
     if reader is None:
         return dispatch_action(spec.tool, action, gated, ctx)
-    return read_and_run(spec, action, reader, gated, ctx)
+    return read_and_run(spec, action, reader, gated, ctx, lane)
 
 
 async def _awaited(work: Awaitable[Any]) -> Any:

@@ -1,9 +1,8 @@
 """A typed action's gated data read into its class, off the event loop when large.
 
-Structuring runs Python code per value (cattrs builds each object: about 1.5 µs
-an item, over a second for 4 MiB of small items). Data of more than
-``ON_LOOP_VALUES`` JSON values is read in a worker thread, as a body over 64 KiB
-is decoded in one; smaller data (every usual call) is read on the loop.
+Structuring runs Python code per value (about 1.5 µs an item). Data of more than
+``ON_LOOP_VALUES`` JSON values is read in a worker thread, one job at a time per
+engine (``OffLoopLane``); smaller data (every usual call) is read on the loop.
 """
 
 from __future__ import annotations
@@ -14,25 +13,32 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from wymcp.core.schema import ToolSpec, dispatch_action
-from wymcp.core.server._off_loop import yielding
+from wymcp.core.server._off_loop import OffLoopLane, yielding
 
 ON_LOOP_VALUES: Final = 4096
 """The most JSON values read on the loop (a few milliseconds of structuring)."""
 
 
-async def read_and_run(
+async def read_and_run(  # noqa: PLR0917 - the call's parts and the engine's lane
     spec: ToolSpec,
     action: str,
     reader: Callable[[Any], Any],
     data: dict[str, Any],
     ctx: object,
+    lane: OffLoopLane | None = None,
 ) -> object:
     """Read ``data`` with ``reader`` (in a thread when large), then run the action.
 
-    ``UnreadableDataError`` (values the class cannot hold) propagates to the caller.
+    Large data is read through ``lane`` (one thread at a time), or in a thread
+    of its own without one. ``UnreadableDataError`` (values the class cannot
+    hold) propagates to the caller.
     """
     if more_values_than(data, ON_LOOP_VALUES):
-        argument = await asyncio.to_thread(yielding, functools.partial(reader, data))
+        work = functools.partial(reader, data)
+        if lane is None:
+            argument = await asyncio.to_thread(yielding, work)
+        else:
+            argument = await lane.run(work)
     else:
         argument = reader(data)
     return await dispatch_action(spec.tool, action, argument, ctx, read=False)

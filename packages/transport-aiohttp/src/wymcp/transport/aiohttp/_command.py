@@ -20,6 +20,7 @@ from aiohttp import web
 
 from wymcp.conf import (
     CheckMessage,
+    LifespanExitError,
     Settings,
     add_settings_option,
     describe_settings,
@@ -161,7 +162,7 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # would hold the process past SHUTDOWN_GRACE.
     runner = asyncio.Runner()
     try:
-        ended = runner.run(
+        left = runner.run(
             _serve_until_stopped(app, settings, banner(settings, engine), out)
         )
     except OSError as exc:
@@ -172,11 +173,16 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             file=err,
         )
         return 1
-    if not ended:
+    except LifespanExitError:  # logged where it happened
+        runner.close()
+        return 1
+    if left is not None:
         logger.warning(
-            "wymcp: calls still running %g s after the stop signal "
-            "(SHUTDOWN_GRACE) were abandoned",
+            "wymcp: %s still running %g s after the stop signal "
+            "(SHUTDOWN_GRACE + %g s); not waited for",
+            left,
             settings.SHUTDOWN_GRACE + _UNWIND,
+            _UNWIND,
         )
         _exit_now(out, err)
     runner.close()
@@ -194,12 +200,12 @@ def _exit_now(out: TextIO, err: TextIO) -> None:
 
 async def _serve_until_stopped(
     app: web.Application, settings: Settings, banner: list[str], out: TextIO
-) -> bool:
+) -> str | None:
     """Listen until SIGINT or SIGTERM, then let calls in flight finish.
 
     The runner (`make_runner`) applies HEADER_TIMEOUT, MAX_CONNECTIONS,
-    SHUTDOWN_GRACE and handler cancellation. Return whether everything
-    ended within SHUTDOWN_GRACE (see `_stop`).
+    SHUTDOWN_GRACE and handler cancellation. Return None if everything
+    ended within SHUTDOWN_GRACE, else what was left (see `_stop`).
     """
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -224,27 +230,33 @@ async def _serve_until_stopped(
             loop.remove_signal_handler(signum)
 
 
-async def _stop(runner: web.AppRunner, grace: float) -> bool:
-    """Stop serving within `grace` (+ `_UNWIND`) seconds; False if something is left.
+async def _stop(runner: web.AppRunner, grace: float) -> str | None:
+    """Stop serving within `grace` (+ `_UNWIND`) seconds; None, or what is left.
 
-    The runner gives calls in flight `grace` seconds, then cancels them;
-    whatever still runs at the deadline (a call that ignores cancellation, a
-    task, a worker thread of `asyncio.to_thread`) is not waited for.
+    The runner gives calls in flight `grace` seconds, then cancels them, then
+    leaves LIFESPAN (whose exit has `grace` seconds of its own, see
+    `enter_lifespan`); whatever still runs at the deadline (a call that ignores
+    cancellation, a task, a worker thread of `asyncio.to_thread`) is not
+    waited for. What is left is named for the log: the shutdown itself (calls
+    in flight, then LIFESPAN's exit), tasks that ignored cancellation, or
+    worker threads.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + grace + _UNWIND
     cleanup = loop.create_task(runner.cleanup())
     if not await _ended({cleanup}, deadline):
-        return False
+        return "the shutdown (calls in flight, then LIFESPAN's exit) was"
     cleanup.result()
     current = asyncio.current_task()
     others = {task for task in asyncio.all_tasks() if task is not current}
     for task in others:
         task.cancel()
     if not await _ended(others, deadline):
-        return False
+        return "tasks that ignored cancellation were"
     threads = loop.create_task(loop.shutdown_default_executor())
-    return await _ended({threads}, deadline)
+    if not await _ended({threads}, deadline):
+        return "worker threads were"
+    return None
 
 
 async def _ended(tasks: Collection[asyncio.Task[None]], deadline: float) -> bool:

@@ -2,7 +2,8 @@
 
 File descriptor 1 is kept for the answers and pointed at stderr, so nothing
 but JSON-RPC ever reaches stdout (a stray print lands in the logs). Problems
-are printed to stderr with exit status 1; the end of input exits 0.
+are printed to stderr with exit status 1; the end of input exits 0 (1 if
+LIFESPAN's exit failed).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import sys
 from typing import TextIO
 
-from wymcp.conf import engine_for_command, settings_for_command
+from wymcp.conf import LifespanExitError, engine_for_command, settings_for_command
 from wymcp.transport.stdio._serve import build_stdio_engine, serve
 
 logger = logging.getLogger("wymcp.transport.stdio")
@@ -60,9 +61,47 @@ def run(module: str | None, *, err: TextIO | None = None) -> int:
     sys.stdout.flush()
     answers = os.dup(1)
     os.dup2(2, 1)
+    # Not asyncio.run: closing its loop waits for every task and worker thread,
+    # so a call or a LIFESPAN exit that ignores cancellation would hold the
+    # process forever after stdin closed.
+    runner = asyncio.Runner()
+    status = 0
     try:
-        asyncio.run(serve(engine, settings, input_fd=0, output_fd=answers))
+        runner.run(serve(engine, settings, input_fd=0, output_fd=answers))
+    except LifespanExitError:  # logged where it happened
+        status = 1
     except Exception:
         logger.exception("wymcp: the stdio server failed")
-        return 1
-    return 0
+        status = 1
+    if not runner.run(_settle(_UNWIND)):
+        logger.warning(
+            "wymcp: tasks or worker threads still running %g s after serving "
+            "ended; not waited for",
+            _UNWIND,
+        )
+        logging.shutdown()
+        err.flush()
+        os._exit(status)
+    runner.close()
+    return status
+
+
+_UNWIND = 1.0
+"""Seconds what is left after serving (cancelled tasks, worker threads) gets to end."""
+
+
+async def _settle(seconds: float) -> bool:
+    """Cancel the tasks left and end the worker threads; False if some outlive it."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    current = asyncio.current_task()
+    left = {task for task in asyncio.all_tasks() if task is not current}
+    for task in left:
+        task.cancel()
+    if left:
+        _, pending = await asyncio.wait(left, timeout=seconds)
+        if pending:
+            return False
+    threads = loop.create_task(loop.shutdown_default_executor())
+    _, pending = await asyncio.wait({threads}, timeout=max(0.0, deadline - loop.time()))
+    return not pending
