@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import tracemalloc
+import weakref
 from typing import Any, ClassVar
 
 from wymcp.core.schema import Tool
@@ -241,3 +242,38 @@ async def test_an_ended_record_costs_about_what_it_is_charged():
         tracemalloc.stop()
     print(f"an ended record with a small result: {each:.0f} bytes")  # noqa: T201
     assert each <= 2048
+
+
+async def test_a_forgotten_result_is_freed_without_the_cycle_collector():
+    """Issue 29 attack F2: an ended task's run held its result through a cycle.
+
+    `_Run.ctx` -> `ToolContext.task_starter` (the run's bound method) -> the
+    run -> its record -> the result: only `gc.collect()` freed a result the
+    store had forgotten. With the collector off, a forgotten result goes at
+    once, and twice the exports add no more memory.
+    """
+    engine = budget_engine(
+        task_memory_budget=4 * MIB, task_memory_budget_per_principal=MIB
+    )
+    store = engine._tasks.store
+    assert isinstance(store, MemoryTaskStore)
+    await run_exports(engine, 4, 1)  # warm-up
+    gc.collect()
+    gc.disable()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        await run_exports(engine, 4, 1)
+        watched = weakref.ref(next(iter(store.records())))
+        await run_exports(engine, 16, 1)  # 5 MiB from one caller, 1 MiB kept
+        assert watched() is None  # the forgotten record (and its result) freed
+        once = tracemalloc.get_traced_memory()[0] - before
+        await run_exports(engine, 20, 1)
+        twice = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    print(f"gc off, 20 exports: +{once / MIB:.2f} MiB; 40: +{twice / MIB:.2f} MiB")  # noqa: T201
+    assert store.kept_bytes <= MIB
+    assert once <= MIB + 512 * KIB
+    assert twice <= once + 512 * KIB

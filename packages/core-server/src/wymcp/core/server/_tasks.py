@@ -127,7 +127,8 @@ class _Run:
         peer: str | None,
     ) -> None:
         self.tasks = tasks
-        self.ctx = ctx
+        self.ctx: ToolContext | None = ctx
+        """Until the task starts: the context then holds the run, not back."""
         self.principal = principal
         self.peer = peer
         self.capabilities = capabilities
@@ -145,10 +146,22 @@ class _Run:
         if self.record is None:
             self.record = await self.tasks.create(self.principal, self.peer)
             self.tasks.register(self)
-            self.ctx.become_task(self.ask, self.progress)
+            self.became_task()
             if self.started is not None:
                 self.started.set()
         return True
+
+    def became_task(self) -> None:
+        """The call's context asks through the task from now on.
+
+        The run lets go of the context: the context holds the run (its
+        `task_starter`, asker and progress are the run's methods), and a
+        cycle back would keep an ended task's record and result alive after
+        the store forgot them, until the cycle collector ran (issue 29, F2).
+        """
+        ctx, self.ctx = self.ctx, None
+        assert ctx is not None  # noqa: S101 - a run becomes a task once
+        ctx.become_task(self.ask, self.progress)
 
     async def ask(
         self, requests: dict[str, InputRequest], state: Any
@@ -464,7 +477,7 @@ class Tasks:
         if not prelude:
             record = run.record = await self.create(principal, peer)
             self.register(run)
-            ctx.become_task(run.ask, run.progress)
+            run.became_task()
             run.job = asyncio.get_running_loop().create_task(run.execute(work))
             at = _iso(record.created_at)
             return {
@@ -489,6 +502,8 @@ class Tasks:
             finally:
                 waiter.cancel()
         if run.record is None:
+            ctx.task_starter = None  # ended as a plain call: no cycle keeps it
+            run.ctx = None
             return job.result()
         created = task_json(run.record, detailed=False)
         created["resultType"] = "task"
