@@ -263,3 +263,28 @@ async def test_redis_down_is_unavailable_not_a_hang():
             await store.finish("abc", "cancelled", at=1.0)
     finally:
         await store.aclose()
+
+
+async def test_polls_of_an_ended_task_share_the_result_still_held(stores):
+    """Issue 29, attack F1: each poll read its own copy of a kept result.
+
+    While an answer still holds the result (its client has not read it), a
+    poll of the same task gets that same object, not one more copy; once
+    nothing holds it, the next poll reads it afresh.
+    """
+    store = await stores()
+    task = record("sub:alice")
+    await store.create(task)
+    assert await store.finish(task.task_id, "completed", at=1.0, result=blob(300_000))
+    first = await store.get(task.task_id, "sub:alice")
+    second = await store.get(task.task_id, "sub:alice")
+    assert first is not None
+    assert second is not None
+    assert first.result is not None
+    assert second.result is first.result
+    held = first.result.data
+    del first, second
+    again = await store.get(task.task_id, "sub:alice")
+    assert again is not None
+    assert again.result is not None
+    assert again.result.data == held

@@ -16,6 +16,7 @@ import logging
 import re
 import secrets
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
@@ -374,6 +375,10 @@ class RedisTaskStore:
         """Ends of tasks run here that Redis could not take yet (retried)."""
         self._background: list[asyncio.Task[None]] = []
         self._closed = False
+        self._shown: weakref.WeakValueDictionary[str, EncodedJSON] = (
+            weakref.WeakValueDictionary()
+        )
+        """Results read and still held by an answer: a poll meanwhile shares them."""
         register = self.client.register_script
         self._create = register(_CREATE)
         self._get = register(_GET)
@@ -508,6 +513,7 @@ class RedisTaskStore:
         }
         created = float(fields[b"c"])
         kept = fields.get(b"r")
+        result = None if kept is None else self._shared(task_id, kept)
         return TaskRecord(
             task_id=task_id,
             principal=principal,
@@ -518,10 +524,25 @@ class RedisTaskStore:
             poll_interval_ms=int(fields[b"i"]),
             status=fields[b"s"].decode("ascii", "replace"),
             status_message=_text(fields.get(b"m")),
-            result=None if kept is None else EncodedJSON(kept),
+            result=result,
             error=await _decoded(fields.get(b"e")),
             input_requests=requests,
         )
+
+    def _shared(self, task_id: str, kept: bytes) -> EncodedJSON:
+        """The result read, as the one an answer still writes if it is the same.
+
+        An ended task's result never changes: polls of it while earlier
+        answers still wait for their client share one copy (the bytes just
+        read are freed at once), so N unread polls hold one result, not N
+        (issue 29, attack F1).
+        """
+        shown = self._shown.get(task_id)
+        if shown is not None and shown.data == kept:
+            return shown
+        result = EncodedJSON(kept)
+        self._shown[task_id] = result
+        return result
 
     async def ask(
         self, task_id: str, requests: Mapping[str, dict[str, Any]], at: float
