@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import tracemalloc
 import weakref
 from typing import Any, ClassVar
@@ -26,7 +27,7 @@ from wymcp.core.server import (
 )
 
 from .conftest import FakeStream, modern_request
-from .test_tasks import TASKS, Client, settle
+from .test_tasks import ASKING, TASKS, Asking, Client, settle
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -277,3 +278,76 @@ async def test_a_forgotten_result_is_freed_without_the_cycle_collector():
     assert store.kept_bytes <= MIB
     assert once <= MIB + 512 * KIB
     assert twice <= once + 512 * KIB
+
+
+ANSWER = json.dumps({"action": "accept", "content": {"confirm": [[]] * 50_000}})
+"""An answer of ~200 KB of JSON that takes ~2.8 MB as Python values."""
+
+
+async def half_answer(client: Client, count: int) -> list[int]:
+    """`count` tasks asking two things; one answered large, never the other."""
+    statuses = []
+    for _ in range(count):
+        task_id = await client.create("asking", caps=ASKING)
+        await settle()
+        first = min((await client.get(task_id, caps=ASKING))["inputRequests"])
+        reply = await client.send(
+            "tasks/update",
+            {"taskId": task_id, "inputResponses": {first: json.loads(ANSWER)}},
+            caps=ASKING,
+        )
+        statuses.append(reply.status)
+    return statuses
+
+
+async def test_answers_waiting_for_a_half_answered_task_are_charged_to_the_budget():
+    """Issue 29, attack F4: a client answers one of two questions, largely.
+
+    The work waits for the other answer until TASK_TTL; the answer it holds
+    was in no budget (24 MiB per 1 MiB update). Answers waiting are kept as
+    their JSON text and charged to the caller's budget: past it, an update
+    is refused 503, twice the tasks add no memory, and another caller can
+    still answer its own task.
+    """
+    engine = Engine(
+        tools=[Asking],
+        options=EngineOptions(
+            task_memory_budget=8 * MIB, task_memory_budget_per_principal=MIB
+        ),
+    )
+    flooder = Client(engine, peer="10.0.0.66")
+    await half_answer(flooder, 2)  # warm-up
+    tracemalloc.start()
+    try:
+        before = traced()
+        first = await half_answer(flooder, 8)
+        once = traced() - before
+        second = await half_answer(flooder, 8)
+        twice = traced() - before
+    finally:
+        tracemalloc.stop()
+    print(f"8 half-answered tasks: +{once / MIB:.2f} MiB; 16: +{twice / MIB:.2f} MiB")  # noqa: T201
+    assert 503 in first
+    assert set(second) == {503}  # the caller's budget is full of its answers
+    assert once <= MIB + 512 * KIB
+    assert twice <= once + 512 * KIB
+    other = Client(engine, peer="10.0.0.1")
+    assert await half_answer(other, 1) == [200]
+
+
+async def test_an_answer_larger_than_a_task_keeps_is_refused_saying_why():
+    engine = Engine(tools=[Asking], options=EngineOptions())
+    client = Client(engine, peer="10.0.0.1")
+    task_id = await client.create("asking", caps=ASKING)
+    await settle()
+    first = min((await client.get(task_id, caps=ASKING))["inputRequests"])
+    huge = {"action": "accept", "content": {"confirm": "x" * 300_000}}
+    _status, error = await client.error(
+        "tasks/update",
+        {"taskId": task_id, "inputResponses": {first: huge}},
+        caps=ASKING,
+    )
+    assert error["code"] == -32602
+    assert "more than a task keeps waiting" in error["data"]["reason"]
+    still = await client.get(task_id, caps=ASKING)
+    assert first in still["inputRequests"]  # not taken: the client may answer again

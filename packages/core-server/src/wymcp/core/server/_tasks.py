@@ -25,12 +25,14 @@ from wymcp.core.server._json_policy import encode_json
 from wymcp.core.server._jsonrpc import (
     INTERNAL_ERROR,
     RpcError,
+    invalid_params,
     missing_capability,
     unavailable,
 )
 from wymcp.core.server._session import principal_key
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._task_store import (
+    ANSWERS_BYTES,
     TaskLimitError,
     TaskRecord,
     TaskStore,
@@ -448,8 +450,19 @@ class Tasks:
         }
         if not chosen:
             return
+        size = sum(len(encode_json(answer)) for answer in chosen.values())
+        if size > ANSWERS_BYTES:
+            raise invalid_params(
+                f"The answers take {size} bytes, more than a task keeps waiting "
+                f"({ANSWERS_BYTES} bytes); answer with less."
+            )
         try:
             taken = await self.store.answer(record.task_id, chosen, self._wall_clock())
+        except TaskLimitError as error:
+            raise unavailable(
+                f"Too many answers waiting: {error}. Retry when the tasks took them.",
+                self._retry_after,
+            ) from None
         except TaskStoreUnavailableError:
             raise self._unavailable() from None
         if taken:
