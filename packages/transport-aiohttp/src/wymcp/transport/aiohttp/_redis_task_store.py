@@ -81,6 +81,10 @@ _OFF_LOOP: Final = 64 * 1024
 """A stored JSON text larger than this is decoded in a worker thread."""
 _RECONNECT: Final = 1.0
 """Seconds between attempts to listen while Redis is down."""
+BIG_END: Final = 64 * 1024
+"""An end whose result is larger goes to Redis alone (one per worker at a time),
+after a check that Redis has room for it: the arguments of scripts waiting to
+run sit in Redis's query buffers, counted in `used_memory` but never refused."""
 
 _ENDED = """
 local function ended(s)
@@ -375,6 +379,8 @@ class RedisTaskStore:
         """Ends of tasks run here that Redis could not take yet (retried)."""
         self._background: list[asyncio.Task[None]] = []
         self._closed = False
+        self._big_ends = asyncio.Semaphore(1)
+        """Held while a result larger than `BIG_END` is sent (see there)."""
         self._shown: weakref.WeakValueDictionary[str, EncodedJSON] = (
             weakref.WeakValueDictionary()
         )
@@ -625,6 +631,41 @@ class RedisTaskStore:
         return ended
 
     async def _write_end(self, task_id: str, args: tuple[Any, ...]) -> bool:
+        result: bytes = args[2]
+        if len(result) <= BIG_END:
+            return await self._write_end_now(task_id, args)
+        async with self._big_ends:
+            if await self._room_for(len(result)):
+                return await self._write_end_now(task_id, args)
+            logger.warning("wymcp: task %s's result is over Redis maxmemory", task_id)
+            return await self._write_failed(task_id, args, _FULL)
+
+    async def _room_for(self, size: int) -> bool:
+        """Whether Redis has `size` bytes below its `maxmemory` (or no limit).
+
+        Asked before the bytes are sent: Redis refuses a script's first write
+        only once its arguments are in, counted in `used_memory`.
+        """
+        memory = await self._call(self.client.info("memory"))
+        limit = int(memory.get("maxmemory", 0) or 0)
+        return not limit or int(memory.get("used_memory", 0)) + size <= limit
+
+    async def _write_failed(
+        self, task_id: str, args: tuple[Any, ...], message: str
+    ) -> bool:
+        """End the task `failed` saying why its result is not kept."""
+        why = {"code": INTERNAL_ERROR, "message": message}
+        failed = (
+            "failed",
+            args[1],
+            b"",
+            encode(why).decode(),
+            "",
+            task_charge(None, why),
+        )
+        return await self._write_end_now(task_id, failed)
+
+    async def _write_end_now(self, task_id: str, args: tuple[Any, ...]) -> bool:
         result: bytes = args[2]
         why: dict[str, Any] | None = None
         ended = 0
