@@ -288,3 +288,27 @@ async def test_polls_of_an_ended_task_share_the_result_still_held(stores):
     assert again is not None
     assert again.result is not None
     assert again.result.data == held
+
+
+async def test_a_dead_workers_tasks_free_their_callers_slots_with_their_leases(stores):
+    """Issue 29, attack F5: running tasks were counted until their TTL.
+
+    A worker killed with its tasks running stops renewing their leases; the
+    caps count running tasks by live lease, so the caller can start tasks
+    on another worker once the leases ran out, with no `tasks/get` of the
+    dead ones. A live worker's renewals keep its tasks counted.
+    """
+    live = await stores(max_per_principal=2, lease=0.3)
+    held = [record("sub:alice", ttl=3600.0) for _ in range(2)]
+    for task in held:
+        await live.create(task)
+    await asyncio.sleep(1.0)  # three lease periods, renewed every 0.1 s
+    other = await stores(max_per_principal=2, lease=0.3)
+    with pytest.raises(Exception, match="this caller"):
+        await other.create(record("sub:alice"))
+    await live.aclose()  # as if killed: no end written, no lease renewed
+    await asyncio.sleep(0.5)  # the leases run out
+    await other.create(record("sub:alice"))  # its slots are free again
+    await other.create(record("sub:alice"))
+    with pytest.raises(Exception, match="this caller"):
+        await other.create(record("sub:alice"))

@@ -42,7 +42,8 @@ TASK_PREFIX: Final = "wymcp:task:"
 LEASE_PREFIX: Final = "wymcp:task-lease:"
 """A key per running task, alive while the worker running it renews it."""
 ALL_TASKS: Final = "wymcp:tasks"
-"""A sorted set of every running task id, scored by expiry (the MAX_TASKS count)."""
+"""A sorted set of every running task id, scored by its lease's expiry (the
+MAX_TASKS count): a task whose worker died leaves it with its lease."""
 PRINCIPAL_PREFIX: Final = "wymcp:tasks-of:"
 """A sorted set per caller (a digest of `counted_as`) of its running tasks:
 MAX_TASKS_PER_PRINCIPAL."""
@@ -121,14 +122,17 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 8))
 redis.call('HSET', KEYS[1], 'k', ARGV[7])
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('SET', KEYS[2], ARGV[5], 'PX', ARGV[2])
-redis.call('ZADD', KEYS[3], ms + ttl, ARGV[6])
-redis.call('ZADD', KEYS[4], ms + ttl, ARGV[6])
+local counted = ms + math.min(tonumber(ARGV[2]), ttl)
+redis.call('ZADD', KEYS[3], counted, ARGV[6])
+redis.call('ZADD', KEYS[4], counted, ARGV[6])
 if redis.call('PTTL', KEYS[4]) < ttl then redis.call('PEXPIRE', KEYS[4], ttl) end
 return 0
 """
 """KEYS: task, lease, all running, the caller's running. ARGV: ttl ms, lease
 ms, caps (2), owner, task id, the caller's digest, then the hash's fields and
-values. 0, or which cap is full. Only running tasks are counted."""
+values. 0, or which cap is full. Only running tasks are counted, each until
+its lease runs out (renewals push it on) or its TTL, whichever comes first:
+a dead worker's tasks free their slots with their leases."""
 
 _GET = (
     _ENDED
@@ -282,11 +286,25 @@ return 1
 _RENEW = (
     _ENDED
     + """
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local alive = {}
 for i = 1, #KEYS, 2 do
   local s = redis.call('HGET', KEYS[i], 's')
   if s and not ended(s) then
+    local id = ARGV[4 + (i - 1) / 2]
+    local left = math.max(redis.call('PTTL', KEYS[i]), 0)
+    local until_ms = ms + math.min(tonumber(ARGV[1]), left)
     redis.call('SET', KEYS[i + 1], ARGV[2], 'PX', ARGV[1])
+    redis.call('ZADD', ARGV[3], until_ms, id)
+    local who = redis.call('HGET', KEYS[i], 'k')
+    if who then
+      local mine = ARGV[4 + #KEYS / 2] .. who
+      redis.call('ZADD', mine, until_ms, id)
+      if redis.call('PTTL', mine) < tonumber(ARGV[1]) then
+        redis.call('PEXPIRE', mine, ARGV[1])
+      end
+    end
     alive[#alive + 1] = 1
   else
     alive[#alive + 1] = 0
@@ -295,8 +313,10 @@ end
 return alive
 """
 )
-"""KEYS: task and lease, per task. ARGV: lease ms, owner. 1 per task still
-running (its lease set again, even one that ran out unread), else 0."""
+"""KEYS: task and lease, per task. ARGV: lease ms, owner, the all-running
+set, each task id, then the running prefix. 1 per task still running (its
+lease set again, even one that ran out unread, and counted as running until
+the new lease runs out), else 0."""
 
 T = TypeVar("T")
 
@@ -752,9 +772,9 @@ class RedisTaskStore:
         for start in range(0, len(leased), _RENEW_BATCH):
             batch = leased[start : start + _RENEW_BATCH]
             keys = [k for t in batch for k in (TASK_PREFIX + t, LEASE_PREFIX + t)]
-            alive = await self._call(
-                self._renew(keys=keys, args=[self._lease_ms, self._owner])
-            )
+            renewal: list[str | int] = [self._lease_ms, self._owner, ALL_TASKS]
+            renewal += [*batch, PRINCIPAL_PREFIX]
+            alive = await self._call(self._renew(keys=keys, args=renewal))
             for task_id, running in zip(batch, alive, strict=True):
                 if running:
                     self._tell("answered", task_id)
