@@ -14,7 +14,9 @@ import redis.asyncio as aioredis
 
 from redis_server import free_port
 from task_store_contract import CHECKS, QUESTION, blob, record
-from wymcp.core.server import EncodedJSON, TaskStoreUnavailableError
+from wymcp.core.server import EncodedJSON, TaskLimitError, TaskStoreUnavailableError
+from wymcp.core.server._task_store import RECORD_BYTES
+from wymcp.transport.aiohttp._answers import encode
 from wymcp.transport.aiohttp._redis_task_store import (
     ALL_TASKS,
     KEPT,
@@ -312,3 +314,46 @@ async def test_a_dead_workers_tasks_free_their_callers_slots_with_their_leases(s
     await other.create(record("sub:alice"))
     with pytest.raises(Exception, match="this caller"):
         await other.create(record("sub:alice"))
+
+
+async def test_answers_waiting_are_charged_to_the_redis_budget(stores, raw):
+    """Issue 29, attack F4 with BROKER: a half-answered task's answer sat in
+    Redis outside every budget until TASK_TTL (+62 MiB of a 64 MB Redis).
+
+    Waiting answers count in `wymcp:tasks-kept-bytes` with the ended tasks:
+    past the caller's budget an answer is refused and nothing is written;
+    taking, ending or expiring the task gives the bytes back.
+    """
+    store = await stores(memory=4 << 20, memory_per_principal=1 << 20)
+    answer = {"action": "accept", "content": {"confirm": "x" * 200_000}}
+    tasks, answered = [], []
+    for n in range(8):
+        task = record("sub:alice", ttl=1.5 if n == 0 else 60.0)
+        await store.create(task)
+        await store.ask(task.task_id, {"a-1": QUESTION, "b-1": QUESTION}, 1.0)
+        tasks.append(task)
+        try:
+            answered.append(await store.answer(task.task_id, {"a-1": answer}, 2.0))
+        except TaskLimitError:
+            answered.append(False)
+    assert answered == [True] * 5 + [False] * 3
+    each = len(encode(answer))
+
+    async def charged() -> int:
+        return int(await raw.hget(KEPT_BYTES, "*") or 0)
+
+    assert await charged() == 5 * each
+    other = record("sub:bob")  # another caller is not locked out
+    await store.create(other)
+    await store.ask(other.task_id, {"a-1": QUESTION}, 1.0)
+    assert await store.answer(other.task_id, {"a-1": answer}, 2.0)
+    assert await charged() == 6 * each
+    assert await store.finish(tasks[2].task_id, "cancelled", at=3.0)  # ended
+    assert await charged() == 5 * each + RECORD_BYTES  # the ended record instead
+    second = tasks[1]  # answered in full, then taken by its work
+    assert await store.answer(second.task_id, {"b-1": answer}, 4.0)
+    assert await store.take(second.task_id, ["a-1", "b-1"]) is not None
+    assert await charged() == 4 * each + RECORD_BYTES
+    await asyncio.sleep(1.6)  # the first task expired with its answer waiting
+    assert await store.answer(tasks[5].task_id, {"a-1": answer}, 5.0)
+    assert await charged() == 4 * each + RECORD_BYTES  # its bytes gave way

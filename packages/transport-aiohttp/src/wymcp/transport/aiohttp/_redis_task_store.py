@@ -54,7 +54,13 @@ KEPT_PREFIX: Final = "wymcp:tasks-kept-of:"
 KEPT_SIZE: Final = "wymcp:tasks-kept-size"
 """A hash: each ended task kept -> `<bytes charged>:<its caller's digest>`."""
 KEPT_BYTES: Final = "wymcp:tasks-kept-bytes"
-"""A hash: `*` -> the bytes of every ended task kept; a caller's digest -> its."""
+"""A hash: `*` -> the bytes of every ended task kept and of the answers waiting
+for running tasks; a caller's digest -> its."""
+WAITING: Final = "wymcp:tasks-waiting"
+"""A sorted set of running tasks holding answers not yet taken, scored by the
+task's expiry: an expired one's answers are uncounted at the next answer."""
+WAITING_SIZE: Final = "wymcp:tasks-waiting-size"
+"""A hash: each task in `WAITING` -> `<bytes of its answers>:<caller's digest>`."""
 STOPPED_CHANNEL: Final = "wymcp:task-stopped"
 """A task ended away from the worker running it (cancelled, lease lost)."""
 ANSWERED_CHANNEL: Final = "wymcp:task-answered"
@@ -87,16 +93,41 @@ BIG_END: Final = 64 * 1024
 after a check that Redis has room for it: the arguments of scripts waiting to
 run sit in Redis's query buffers, counted in `used_memory` but never refused."""
 
-_ENDED = """
+_ENDED = f"""
 local function ended(s)
   return s == 'completed' or s == 'failed' or s == 'cancelled'
+end
+local function unwait(id, who, bytes)
+  redis.call('HINCRBY', '{KEPT_BYTES}', '*', -bytes)
+  if redis.call('HINCRBY', '{KEPT_BYTES}', who, -bytes) <= 0 then
+    redis.call('HDEL', '{KEPT_BYTES}', who)
+  end
+  redis.call('HDEL', '{WAITING_SIZE}', id)
+  redis.call('ZREM', '{WAITING}', id)
+end
+local function unwait_expired(ms)
+  local due = redis.call('ZRANGEBYSCORE', '{WAITING}', '-inf', ms, 'LIMIT', 0, 100)
+  for _, id in ipairs(due) do
+    local entry = redis.call('HGET', '{WAITING_SIZE}', id)
+    if entry then
+      local cut = string.find(entry, ':', 1, true)
+      unwait(id, string.sub(entry, cut + 1), tonumber(string.sub(entry, 1, cut - 1)))
+    else
+      redis.call('ZREM', '{WAITING}', id)
+    end
+  end
 end
 local function clear(key)
   for _, name in ipairs(redis.call('HKEYS', key)) do
     local head = string.sub(name, 1, 2)
     if head == 'q:' or head == 'a:' then redis.call('HDEL', key, name) end
   end
-  redis.call('HDEL', key, 'n', 'm')
+  local waiting = tonumber(redis.call('HGET', key, 'w') or '0')
+  if waiting > 0 then
+    local id = string.sub(key, {len(TASK_PREFIX) + 1})
+    unwait(id, redis.call('HGET', key, 'k') or '', waiting)
+  end
+  redis.call('HDEL', key, 'n', 'm', 'w')
 end
 """
 
@@ -190,6 +221,7 @@ local function evict(set, field)
 end
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ms, 'LIMIT', 0, 500)
 for _, id in ipairs(expired) do forget(id) end
+unwait_expired(ms)
 local mine = ARGV[10] .. who
 evict(mine, who)
 evict(KEYS[4], '*')
@@ -240,39 +272,81 @@ _ANSWER = (
     _WHILE_RUNNING
     + """
 local asked = {}
-for i = 2, #ARGV, 2 do
+local size = 0
+for i = 5, #ARGV, 2 do
   if redis.call('HEXISTS', KEYS[1], 'q:' .. ARGV[i]) == 1 then
     asked[#asked + 1] = i
+    size = size + #ARGV[i + 1]
   end
 end
 local taken = #asked
 if taken == 0 then return 0 end
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local who = redis.call('HGET', KEYS[1], 'k') or ''
+local function held(field)
+  return tonumber(redis.call('HGET', KEYS[2], field) or '0')
+end
+unwait_expired(ms)
+if held(who) + size > tonumber(ARGV[1]) or held('*') + size > tonumber(ARGV[2]) then
+  return -1
+end
 for _, i in ipairs(asked) do
   redis.call('HSET', KEYS[1], 'a:' .. ARGV[i], ARGV[i + 1])
 end
 for _, i in ipairs(asked) do redis.call('HDEL', KEYS[1], 'q:' .. ARGV[i]) end
+local waiting = redis.call('HINCRBY', KEYS[1], 'w', size)
+redis.call('HINCRBY', KEYS[2], '*', size)
+redis.call('HINCRBY', KEYS[2], who, size)
+redis.call('HSET', KEYS[4], ARGV[3], waiting .. ':' .. who)
+redis.call('ZADD', KEYS[3], ms + math.max(redis.call('PTTL', KEYS[1]), 0), ARGV[3])
 local open = redis.call('HINCRBY', KEYS[1], 'n', -taken)
 if open <= 0 and s == 'input_required' then
   redis.call('HSET', KEYS[1], 's', 'working')
 end
-redis.call('HSET', KEYS[1], 'u', ARGV[1])
+redis.call('HSET', KEYS[1], 'u', ARGV[4])
 return taken
 """
 )
-"""KEYS: task. ARGV: at, then each key and its answer. The answers (the large
-values) are written first, so Redis's `maxmemory` check applies to them."""
+"""KEYS: task, kept bytes, waiting, waiting sizes. ARGV: the budgets (a
+caller's, all), task id, at, then each key and its answer. The answers are
+charged to the budgets with the ended tasks until taken (-1: they do not
+fit; nothing is written). The expired tasks' waiting answers are uncounted
+first, a small write: Redis's `maxmemory` check applies to the script."""
 
-_TAKE = """
+_TAKE = (
+    _ENDED
+    + """
 local found = {}
-for i = 1, #ARGV do
+local size = 0
+for i = 2, #ARGV do
   local answer = redis.call('HGET', KEYS[1], 'a:' .. ARGV[i])
   if not answer then return false end
-  found[i] = answer
+  found[#found + 1] = answer
+  size = size + #answer
 end
-for i = 1, #ARGV do redis.call('HDEL', KEYS[1], 'a:' .. ARGV[i]) end
+for i = 2, #ARGV do redis.call('HDEL', KEYS[1], 'a:' .. ARGV[i]) end
+local waiting = tonumber(redis.call('HGET', KEYS[1], 'w') or '0')
+local charged = math.min(size, waiting)
+if charged > 0 then
+  local who = redis.call('HGET', KEYS[1], 'k') or ''
+  unwait(ARGV[1], who, charged)
+  if waiting > charged then
+    redis.call('HSET', KEYS[1], 'w', waiting - charged)
+    redis.call('HSET', KEYS[3], ARGV[1], (waiting - charged) .. ':' .. who)
+    local expires = redis.call('PTTL', KEYS[1])
+    local now = redis.call('TIME')
+    local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+    redis.call('ZADD', KEYS[2], ms + math.max(expires, 0), ARGV[1])
+  else
+    redis.call('HDEL', KEYS[1], 'w')
+  end
+end
 return found
 """
-"""KEYS: task. ARGV: the keys whose answers to take, all or none."""
+)
+"""KEYS: task, waiting, waiting sizes. ARGV: task id, then the keys whose
+answers to take, all or none; their bytes are uncharged."""
 
 _PROGRESS = (
     _WHILE_RUNNING
@@ -582,8 +656,18 @@ class RedisTaskStore:
         self, task_id: str, responses: Mapping[str, dict[str, Any]], at: float
     ) -> bool:
         """Answer open questions; the worker running the task is woken."""
-        args = _keyed_args(at, responses)
-        taken = await self._call(self._answer(keys=[TASK_PREFIX + task_id], args=args))
+        budgets: list[str | int] = [self._memory_per_principal, self._memory, task_id]
+        taken = await self._call(
+            self._answer(
+                keys=[TASK_PREFIX + task_id, KEPT_BYTES, WAITING, WAITING_SIZE],
+                args=[*budgets, *_keyed_args(at, responses)],
+            )
+        )
+        if taken == -1:
+            raise TaskLimitError(
+                "the answers waiting for this caller's tasks fill its budget "
+                "(TASK_MEMORY_BUDGET_PER_PRINCIPAL)"
+            )
         if taken and task_id not in self._leased:
             await self._call(self.client.publish(ANSWERED_CHANNEL, task_id))
         return bool(taken)
@@ -593,7 +677,10 @@ class RedisTaskStore:
     ) -> dict[str, dict[str, Any]] | None:
         """Remove and return the answers to `keys`, or None until all are in."""
         found = await self._call(
-            self._take(keys=[TASK_PREFIX + task_id], args=list(keys))
+            self._take(
+                keys=[TASK_PREFIX + task_id, WAITING, WAITING_SIZE],
+                args=[task_id, *keys],
+            )
         )
         if found is None:
             return None
