@@ -351,3 +351,18 @@ async def test_an_answer_larger_than_a_task_keeps_is_refused_saying_why():
     assert "more than a task keeps waiting" in error["data"]["reason"]
     still = await client.get(task_id, caps=ASKING)
     assert first in still["inputRequests"]  # not taken: the client may answer again
+
+
+async def test_anonymous_ipv6_callers_are_counted_by_their_64():
+    """Issue 29, attack F6: a host holds a whole IPv6 /64; counted per address,
+    it could take every slot. Its addresses share one caller's cap."""
+    engine = budget_engine(max_tasks=10, max_tasks_per_principal=3)
+    for n in range(3):
+        await Client(engine, peer=f"2001:db8:1:2::{n + 1}").create("waiting")
+    same_64 = Client(engine, peer="2001:db8:1:2:ffff::9")
+    reply = await same_64.send("tools/call", {"name": "waiting", "arguments": {}})
+    assert reply.status == 503
+    assert "this caller runs as many tasks" in reply.body["error"]["message"]
+    assert await Client(engine, peer="2001:db8:1:3::1").create("waiting")
+    assert await Client(engine, peer="::ffff:10.0.0.1").create("waiting")
+    assert await Client(engine, peer="::ffff:10.0.0.2").create("waiting")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import ipaddress
 import logging
 import os
 import time
@@ -51,6 +52,22 @@ _STATUS_LIMIT: Final = 200
 _SHUTDOWN: Final = "The server stopped before the task finished; start it again."
 _UNWRITABLE: Final = "Internal error: the task's result could not be written as JSON."
 _UNWRITABLE_ERRORS: Final = (TypeError, ValueError, OverflowError, RecursionError)
+
+
+def peer_group(peer: str) -> str:
+    """Whom an anonymous caller's tasks count against: its address, IPv6 by /64.
+
+    One host is commonly given a whole IPv6 /64: counted per address, one
+    client could hold any number of slots. IPv4 (and IPv4-mapped) addresses
+    and anything that is not an address count as they are.
+    """
+    try:
+        address = ipaddress.ip_address(peer)
+    except ValueError:
+        return peer
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return peer
 
 
 def client_has_tasks(capabilities: Mapping[str, Any]) -> bool:
@@ -268,15 +285,16 @@ class Tasks:
         The record keeps the principal's stable key (its subject), so a
         refreshed token of the same caller keeps seeing its tasks. Its caps
         count it against that key, or without a principal against `peer`
-        (the caller's network address): one anonymous client cannot fill
-        the caps of every other (`docs/tasks.md`, Limits).
+        (the caller's network address, an IPv6 one by its /64): one
+        anonymous client cannot fill the caps of every other
+        (`docs/tasks.md`, Limits).
         """
         now = self._wall_clock()
         key = None if principal is None else principal_key(principal)
         if key is not None:
             counted_as: str | None = "principal:" + key
         else:
-            counted_as = None if peer is None else "peer:" + peer
+            counted_as = None if peer is None else "peer:" + peer_group(peer)
         record = TaskRecord(
             task_id=os.urandom(16).hex(),
             principal=key,
