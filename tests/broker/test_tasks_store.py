@@ -292,6 +292,38 @@ async def test_polls_of_an_ended_task_share_the_result_still_held(stores):
     assert again.result.data == held
 
 
+async def test_concurrent_polls_read_a_result_from_redis_once(stores, raw):
+    """Issue 29, attack F1 with BROKER: 40 unread polls of a 15 MiB result
+    each read it from Redis at once (Redis peak 212 MiB, worker +735 MiB).
+
+    Polls of one ended task while its result is being read, or still held
+    by an answer, read the task without it and share the one copy: ten at
+    once send Redis's result bytes about once, not ten times.
+    """
+    store = await stores()
+    task = record("sub:alice")
+    await store.create(task)
+    size = 300_000
+    assert await store.finish(task.task_id, "completed", at=1.0, result=blob(size))
+
+    async def sent() -> int:
+        return int((await raw.info("stats"))["total_net_output_bytes"])
+
+    before = await sent()
+    polls = await asyncio.gather(
+        *(store.get(task.task_id, "sub:alice") for _ in range(10))
+    )
+    grown = await sent() - before
+    first = polls[0]
+    assert first is not None
+    assert first.result is not None
+    assert all(poll is not None and poll.result is first.result for poll in polls)
+    assert len(first.result.data) == size
+    assert grown < 2 * size  # before: ten copies
+    stranger = await store.get(task.task_id, "sub:mallory")
+    assert stranger is None  # sharing never skips the principal's check
+
+
 async def test_a_dead_workers_tasks_free_their_callers_slots_with_their_leases(stores):
     """Issue 29, attack F5: running tasks were counted until their TTL.
 

@@ -178,12 +178,19 @@ if not ended(seen[2]) and redis.call('EXISTS', KEYS[2]) == 0 then
   if who then redis.call('ZREM', ARGV[6] .. who, ARGV[5]) end
   redis.call('PUBLISH', ARGV[4], ARGV[5])
 end
-return {redis.call('PTTL', KEYS[1]), redis.call('HGETALL', KEYS[1])}
+local flat = redis.call('HGETALL', KEYS[1])
+if ARGV[7] == '1' then
+  for i = 1, #flat, 2 do
+    if flat[i] == 'r' then flat[i + 1] = '' end
+  end
+end
+return {redis.call('PTTL', KEYS[1]), flat}
 """
 )
 """KEYS: task, lease, all running. ARGV: principal, lost error, now, stopped
-channel, id, running prefix. A task still running whose lease is gone is
-failed first (and no longer counted as running)."""
+channel, id, running prefix, '1' to leave the result out (sent as ''). A
+task still running whose lease is gone is failed first (and no longer
+counted as running)."""
 
 _FINISH = (
     _WHILE_RUNNING
@@ -479,6 +486,8 @@ class RedisTaskStore:
             weakref.WeakValueDictionary()
         )
         """Results read and still held by an answer: a poll meanwhile shares them."""
+        self._reading: dict[str, asyncio.Future[EncodedJSON | None]] = {}
+        """Tasks whose result is being read: a poll meanwhile waits to share it."""
         register = self.client.register_script
         self._create = register(_CREATE)
         self._get = register(_GET)
@@ -583,6 +592,48 @@ class RedisTaskStore:
         """
         if _TASK_ID.fullmatch(task_id) is None:
             return None
+        reading = self._reading.get(task_id)
+        if task_id in self._shown or reading is not None:
+            found = await self._get_fields(task_id, principal, with_result=False)
+            if found is None:
+                return None
+            if found[1].get(b"r") != b"":
+                return await self._record(task_id, principal, *found)
+            shared = self._shown.get(task_id)
+            if shared is None and reading is not None:
+                shared = await asyncio.shield(reading)
+            if shared is not None:
+                return await self._record(task_id, principal, *found, shared=shared)
+        return await self._read_once(task_id, principal)
+
+    async def _read_once(
+        self, task_id: str, principal: str | None
+    ) -> TaskRecord | None:
+        """Read the task with its result, telling polls meanwhile to share it."""
+        reading = self._reading.get(task_id)
+        if reading is None:
+            reading = self._reading[task_id] = (
+                asyncio.get_running_loop().create_future()
+            )
+            mine = True
+        else:
+            mine = False
+        kept: EncodedJSON | None = None
+        try:
+            found = await self._get_fields(task_id, principal, with_result=True)
+            if found is None:
+                return None
+            record = await self._record(task_id, principal, *found)
+            kept = record.result
+            return record
+        finally:
+            if mine:
+                del self._reading[task_id]
+                reading.set_result(kept)
+
+    async def _get_fields(
+        self, task_id: str, principal: str | None, *, with_result: bool
+    ) -> tuple[int, dict[bytes, bytes]] | None:
         lost = encode({"code": INTERNAL_ERROR, "message": LOST}).decode()
         found = await self._call(
             self._get(
@@ -594,18 +645,24 @@ class RedisTaskStore:
                     STOPPED_CHANNEL,
                     task_id,
                     PRINCIPAL_PREFIX,
+                    "" if with_result else "1",
                 ],
             )
         )
         if found is None:
             return None
         pttl, flat = found
-        return await self._record(task_id, principal, pttl, flat)
+        return pttl, dict(zip(flat[::2], flat[1::2], strict=True))
 
     async def _record(
-        self, task_id: str, principal: str | None, pttl: int, flat: list[bytes]
+        self,
+        task_id: str,
+        principal: str | None,
+        pttl: int,
+        fields: dict[bytes, bytes],
+        *,
+        shared: EncodedJSON | None = None,
     ) -> TaskRecord:
-        fields = dict(zip(flat[::2], flat[1::2], strict=True))
         requests = {
             name[2:].decode("utf-8", "replace"): json.loads(value)
             for name, value in fields.items()
@@ -613,7 +670,10 @@ class RedisTaskStore:
         }
         created = float(fields[b"c"])
         kept = fields.get(b"r")
-        result = None if kept is None else self._shared(task_id, kept)
+        if shared is not None:
+            result: EncodedJSON | None = shared
+        else:
+            result = None if kept is None else self._shared(task_id, kept)
         return TaskRecord(
             task_id=task_id,
             principal=principal,
