@@ -9,6 +9,7 @@ other writes (a new session) still succeed.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, ClassVar
 
@@ -194,3 +195,44 @@ async def test_exports_leave_room_for_new_sessions(
     )
     assert response.status == 200, await response.text()
     assert response.headers["Mcp-Session-Id"]
+
+
+async def test_concurrent_ends_stay_within_maxmemory(small_redis, raw):
+    """Issue 29, attack F3: many tasks ending at once on one worker.
+
+    Each end script's result argument sat in a Redis query buffer before
+    any script ran: 32 ends of 8 MiB took Redis to 298 MiB against 64 MB and
+    new sessions failed. Large ends now go to Redis one at a time per
+    worker, each checked against `maxmemory` before its bytes are sent.
+    """
+    await raw.config_set("maxmemory", MAXMEMORY)
+    store = RedisTaskStore(
+        small_redis.url,
+        max_tasks=1000,
+        max_per_principal=1000,
+        lease=10.0,
+    )  # the default budgets, fitted to half of maxmemory (8 MiB)
+    size = 2 * RESULT
+    try:
+        tasks = [record("sub:exporter") for _ in range(16)]  # 32 MiB at once
+        for task in tasks:
+            await store.create(task)
+        await raw.config_resetstat()
+        base = int((await raw.info("memory"))["used_memory_peak"])
+        await asyncio.gather(
+            *(
+                store.finish(task.task_id, "completed", at=1.0, result=blob(size))
+                for task in tasks
+            )
+        )
+        peak = int((await raw.info("memory"))["used_memory_peak"])
+        shown = [await store.get(task.task_id, "sub:exporter") for task in tasks]
+        figure = f"peak {peak / MIB:.1f} MiB (from {base / MIB:.1f})"
+        print(f"16 concurrent ends of 2 MiB: {figure}")  # noqa: T201
+        assert peak <= MAXMEMORY + 2 * size
+        assert await raw.set("wymcp:session:other", b"x" * 1024)  # still writable
+        kept = [task for task in shown if task is not None]
+        assert kept  # the newest ended tasks are kept, the oldest made room
+        assert {task.status for task in kept} == {"completed"}
+    finally:
+        await store.aclose()

@@ -14,7 +14,9 @@ import redis.asyncio as aioredis
 
 from redis_server import free_port
 from task_store_contract import CHECKS, QUESTION, blob, record
-from wymcp.core.server import EncodedJSON, TaskStoreUnavailableError
+from wymcp.core.server import EncodedJSON, TaskLimitError, TaskStoreUnavailableError
+from wymcp.core.server._task_store import RECORD_BYTES
+from wymcp.transport.aiohttp._answers import encode
 from wymcp.transport.aiohttp._redis_task_store import (
     ALL_TASKS,
     KEPT,
@@ -263,3 +265,127 @@ async def test_redis_down_is_unavailable_not_a_hang():
             await store.finish("abc", "cancelled", at=1.0)
     finally:
         await store.aclose()
+
+
+async def test_polls_of_an_ended_task_share_the_result_still_held(stores):
+    """Issue 29, attack F1: each poll read its own copy of a kept result.
+
+    While an answer still holds the result (its client has not read it), a
+    poll of the same task gets that same object, not one more copy; once
+    nothing holds it, the next poll reads it afresh.
+    """
+    store = await stores()
+    task = record("sub:alice")
+    await store.create(task)
+    assert await store.finish(task.task_id, "completed", at=1.0, result=blob(300_000))
+    first = await store.get(task.task_id, "sub:alice")
+    second = await store.get(task.task_id, "sub:alice")
+    assert first is not None
+    assert second is not None
+    assert first.result is not None
+    assert second.result is first.result
+    held = first.result.data
+    del first, second
+    again = await store.get(task.task_id, "sub:alice")
+    assert again is not None
+    assert again.result is not None
+    assert again.result.data == held
+
+
+async def test_concurrent_polls_read_a_result_from_redis_once(stores, raw):
+    """Issue 29, attack F1 with BROKER: 40 unread polls of a 15 MiB result
+    each read it from Redis at once (Redis peak 212 MiB, worker +735 MiB).
+
+    Polls of one ended task while its result is being read, or still held
+    by an answer, read the task without it and share the one copy: ten at
+    once send Redis's result bytes about once, not ten times.
+    """
+    store = await stores()
+    task = record("sub:alice")
+    await store.create(task)
+    size = 300_000
+    assert await store.finish(task.task_id, "completed", at=1.0, result=blob(size))
+
+    async def sent() -> int:
+        return int((await raw.info("stats"))["total_net_output_bytes"])
+
+    before = await sent()
+    polls = await asyncio.gather(
+        *(store.get(task.task_id, "sub:alice") for _ in range(10))
+    )
+    grown = await sent() - before
+    first = polls[0]
+    assert first is not None
+    assert first.result is not None
+    assert all(poll is not None and poll.result is first.result for poll in polls)
+    assert len(first.result.data) == size
+    assert grown < 2 * size  # before: ten copies
+    stranger = await store.get(task.task_id, "sub:mallory")
+    assert stranger is None  # sharing never skips the principal's check
+
+
+async def test_a_dead_workers_tasks_free_their_callers_slots_with_their_leases(stores):
+    """Issue 29, attack F5: running tasks were counted until their TTL.
+
+    A worker killed with its tasks running stops renewing their leases; the
+    caps count running tasks by live lease, so the caller can start tasks
+    on another worker once the leases ran out, with no `tasks/get` of the
+    dead ones. A live worker's renewals keep its tasks counted.
+    """
+    live = await stores(max_per_principal=2, lease=0.3)
+    held = [record("sub:alice", ttl=3600.0) for _ in range(2)]
+    for task in held:
+        await live.create(task)
+    await asyncio.sleep(1.0)  # three lease periods, renewed every 0.1 s
+    other = await stores(max_per_principal=2, lease=0.3)
+    with pytest.raises(Exception, match="this caller"):
+        await other.create(record("sub:alice"))
+    await live.aclose()  # as if killed: no end written, no lease renewed
+    await asyncio.sleep(0.5)  # the leases run out
+    await other.create(record("sub:alice"))  # its slots are free again
+    await other.create(record("sub:alice"))
+    with pytest.raises(Exception, match="this caller"):
+        await other.create(record("sub:alice"))
+
+
+async def test_answers_waiting_are_charged_to_the_redis_budget(stores, raw):
+    """Issue 29, attack F4 with BROKER: a half-answered task's answer sat in
+    Redis outside every budget until TASK_TTL (+62 MiB of a 64 MB Redis).
+
+    Waiting answers count in `wymcp:tasks-kept-bytes` with the ended tasks:
+    past the caller's budget an answer is refused and nothing is written;
+    taking, ending or expiring the task gives the bytes back.
+    """
+    store = await stores(memory=4 << 20, memory_per_principal=1 << 20)
+    answer = {"action": "accept", "content": {"confirm": "x" * 200_000}}
+    tasks, answered = [], []
+    for n in range(8):
+        task = record("sub:alice", ttl=1.5 if n == 0 else 60.0)
+        await store.create(task)
+        await store.ask(task.task_id, {"a-1": QUESTION, "b-1": QUESTION}, 1.0)
+        tasks.append(task)
+        try:
+            answered.append(await store.answer(task.task_id, {"a-1": answer}, 2.0))
+        except TaskLimitError:
+            answered.append(False)
+    assert answered == [True] * 5 + [False] * 3
+    each = len(encode(answer))
+
+    async def charged() -> int:
+        return int(await raw.hget(KEPT_BYTES, "*") or 0)
+
+    assert await charged() == 5 * each
+    other = record("sub:bob")  # another caller is not locked out
+    await store.create(other)
+    await store.ask(other.task_id, {"a-1": QUESTION}, 1.0)
+    assert await store.answer(other.task_id, {"a-1": answer}, 2.0)
+    assert await charged() == 6 * each
+    assert await store.finish(tasks[2].task_id, "cancelled", at=3.0)  # ended
+    assert await charged() == 5 * each + RECORD_BYTES  # the ended record instead
+    second = tasks[1]  # answered in full, then taken by its work
+    assert await store.answer(second.task_id, {"b-1": answer}, 4.0)
+    assert await store.take(second.task_id, ["a-1", "b-1"]) is not None
+    assert await charged() == 4 * each + RECORD_BYTES
+    await asyncio.sleep(1.6)  # the first task expired with its answer waiting
+    assert await store.answer(tasks[5].task_id, {"a-1": answer}, 5.0)
+    assert await charged() == 4 * each + RECORD_BYTES  # its bytes gave way

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import tracemalloc
+import weakref
 from typing import Any, ClassVar
 
 from wymcp.core.schema import Tool
@@ -25,7 +27,7 @@ from wymcp.core.server import (
 )
 
 from .conftest import FakeStream, modern_request
-from .test_tasks import TASKS, Client, settle
+from .test_tasks import ASKING, TASKS, Asking, Client, settle
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -241,3 +243,126 @@ async def test_an_ended_record_costs_about_what_it_is_charged():
         tracemalloc.stop()
     print(f"an ended record with a small result: {each:.0f} bytes")  # noqa: T201
     assert each <= 2048
+
+
+async def test_a_forgotten_result_is_freed_without_the_cycle_collector():
+    """Issue 29 attack F2: an ended task's run held its result through a cycle.
+
+    `_Run.ctx` -> `ToolContext.task_starter` (the run's bound method) -> the
+    run -> its record -> the result: only `gc.collect()` freed a result the
+    store had forgotten. With the collector off, a forgotten result goes at
+    once, and twice the exports add no more memory.
+    """
+    engine = budget_engine(
+        task_memory_budget=4 * MIB, task_memory_budget_per_principal=MIB
+    )
+    store = engine._tasks.store
+    assert isinstance(store, MemoryTaskStore)
+    await run_exports(engine, 4, 1)  # warm-up
+    gc.collect()
+    gc.disable()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        await run_exports(engine, 4, 1)
+        watched = weakref.ref(next(iter(store.records())))
+        await run_exports(engine, 16, 1)  # 5 MiB from one caller, 1 MiB kept
+        assert watched() is None  # the forgotten record (and its result) freed
+        once = tracemalloc.get_traced_memory()[0] - before
+        await run_exports(engine, 20, 1)
+        twice = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    print(f"gc off, 20 exports: +{once / MIB:.2f} MiB; 40: +{twice / MIB:.2f} MiB")  # noqa: T201
+    assert store.kept_bytes <= MIB
+    assert once <= MIB + 512 * KIB
+    assert twice <= once + 512 * KIB
+
+
+ANSWER = json.dumps({"action": "accept", "content": {"confirm": [[]] * 50_000}})
+"""An answer of ~200 KB of JSON that takes ~2.8 MB as Python values."""
+
+
+async def half_answer(client: Client, count: int) -> list[int]:
+    """`count` tasks asking two things; one answered large, never the other."""
+    statuses = []
+    for _ in range(count):
+        task_id = await client.create("asking", caps=ASKING)
+        await settle()
+        first = min((await client.get(task_id, caps=ASKING))["inputRequests"])
+        reply = await client.send(
+            "tasks/update",
+            {"taskId": task_id, "inputResponses": {first: json.loads(ANSWER)}},
+            caps=ASKING,
+        )
+        statuses.append(reply.status)
+    return statuses
+
+
+async def test_answers_waiting_for_a_half_answered_task_are_charged_to_the_budget():
+    """Issue 29, attack F4: a client answers one of two questions, largely.
+
+    The work waits for the other answer until TASK_TTL; the answer it holds
+    was in no budget (24 MiB per 1 MiB update). Answers waiting are kept as
+    their JSON text and charged to the caller's budget: past it, an update
+    is refused 503, twice the tasks add no memory, and another caller can
+    still answer its own task.
+    """
+    engine = Engine(
+        tools=[Asking],
+        options=EngineOptions(
+            task_memory_budget=8 * MIB, task_memory_budget_per_principal=MIB
+        ),
+    )
+    flooder = Client(engine, peer="10.0.0.66")
+    await half_answer(flooder, 2)  # warm-up
+    tracemalloc.start()
+    try:
+        before = traced()
+        first = await half_answer(flooder, 8)
+        once = traced() - before
+        second = await half_answer(flooder, 8)
+        twice = traced() - before
+    finally:
+        tracemalloc.stop()
+    print(f"8 half-answered tasks: +{once / MIB:.2f} MiB; 16: +{twice / MIB:.2f} MiB")  # noqa: T201
+    assert 503 in first
+    assert set(second) == {503}  # the caller's budget is full of its answers
+    assert once <= MIB + 512 * KIB
+    assert twice <= once + 512 * KIB
+    other = Client(engine, peer="10.0.0.1")
+    assert await half_answer(other, 1) == [200]
+
+
+async def test_an_answer_larger_than_a_task_keeps_is_refused_saying_why():
+    engine = Engine(tools=[Asking], options=EngineOptions())
+    client = Client(engine, peer="10.0.0.1")
+    task_id = await client.create("asking", caps=ASKING)
+    await settle()
+    first = min((await client.get(task_id, caps=ASKING))["inputRequests"])
+    huge = {"action": "accept", "content": {"confirm": "x" * 300_000}}
+    _status, error = await client.error(
+        "tasks/update",
+        {"taskId": task_id, "inputResponses": {first: huge}},
+        caps=ASKING,
+    )
+    assert error["code"] == -32602
+    assert "more than a task keeps waiting" in error["data"]["reason"]
+    still = await client.get(task_id, caps=ASKING)
+    assert first in still["inputRequests"]  # not taken: the client may answer again
+
+
+async def test_anonymous_ipv6_callers_are_counted_by_their_64():
+    """Issue 29, attack F6: a host holds a whole IPv6 /64; counted per address,
+    it could take every slot. Its addresses share one caller's cap."""
+    engine = budget_engine(max_tasks=10, max_tasks_per_principal=3)
+    for n in range(3):
+        await Client(engine, peer=f"2001:db8:1:2::{n + 1}").create("waiting")
+    same_64 = Client(engine, peer="2001:db8:1:2:ffff::9")
+    reply = await same_64.send("tools/call", {"name": "waiting", "arguments": {}})
+    assert reply.status == 503
+    assert "this caller runs as many tasks" in reply.body["error"]["message"]
+    assert await Client(engine, peer="2001:db8:1:3::1").create("waiting")
+    assert await Client(engine, peer="::ffff:10.0.0.1").create("waiting")
+    assert await Client(engine, peer="::ffff:10.0.0.2").create("waiting")

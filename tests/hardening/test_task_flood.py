@@ -8,15 +8,20 @@ tasks, grow memory past the budgets, or hold the loop (the watchdog is on).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
+import socket
 import time
+import tracemalloc
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import aiohttp
 import pytest
 
 from served import ServeApp
-from task_wire import create, get, send, until
+from task_wire import create, get, send, task_request, until
 from wymcp.core.schema import Tool
 from wymcp.transport.aiohttp import create_app
 
@@ -141,3 +146,74 @@ async def test_a_task_flood_from_one_address_leaves_another_served(url, clients)
     assert await create(valid, url, "waiting", {})
     for task_id in held:
         await send(flooder, url, "tasks/cancel", {"taskId": task_id})
+
+
+async def unread_poll(url: str, task_id: str) -> asyncio.StreamWriter:
+    """`tasks/get` on a connection with a 4 KiB receive buffer that never reads."""
+    address = urlsplit(url)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    port = address.port
+    assert port is not None
+    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
+    _, writer = await asyncio.open_connection(sock=sock)
+    body, headers = task_request("tasks/get", {"taskId": task_id})
+    head = [f"POST {address.path} HTTP/1.1", f"Host: 127.0.0.1:{port}"]
+    head += [f"{name}: {value}" for name, value in headers.items()]
+    head.append(f"Content-Length: {len(body.encode())}")
+    writer.write(("\r\n".join(head) + "\r\n\r\n" + body).encode())
+    await writer.drain()
+    return writer
+
+
+def traced() -> int:
+    gc.collect()
+    return tracemalloc.get_traced_memory()[0]
+
+
+async def settled() -> int:
+    """The traced memory once the polls' answers are written and wait."""
+    last = -1
+    for _ in range(100):
+        await asyncio.sleep(0.05)
+        now = traced()
+        if abs(now - last) < 64 * 1024:
+            return now
+        last = now
+    return last
+
+
+async def test_unread_polls_of_one_result_share_its_bytes(url, clients):
+    """Issue 29, attack F1: each unread poll held a copy of the kept result.
+
+    A 1 MiB result polled by 8, then 16 connections that never read: each
+    answer hands the connection slices of the kept bytes, so the polls add
+    a few slices each, not a result each (before: ~2 MiB per poll). A valid
+    client is served beside them.
+    """
+    _, valid = clients
+    task_id = await create(valid, url, "export", {"n": 3})
+    await until(valid, url, task_id, {"completed"})
+    writers: list[asyncio.StreamWriter] = []
+    tracemalloc.start()
+    try:
+        before = traced()
+        writers += [await unread_poll(url, task_id) for _ in range(8)]
+        once = await settled() - before
+        writers += [await unread_poll(url, task_id) for _ in range(8)]
+        twice = await settled() - before
+        began = time.perf_counter()
+        shown = await get(valid, url, task_id)
+        latency = time.perf_counter() - began
+    finally:
+        tracemalloc.stop()
+        for writer in writers:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+    print(f"8 unread polls of 1 MiB: +{once / MIB:.2f} MiB; 16: +{twice / MIB:.2f} MiB")  # noqa: T201
+    assert shown["result"]["content"][0]["text"] == "3" * RESULT
+    assert latency < LATENCY_BOUND
+    assert once < 8 * 256 * 1024
+    assert twice - once < 8 * 256 * 1024

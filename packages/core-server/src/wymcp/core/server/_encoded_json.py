@@ -17,7 +17,7 @@ class EncodedJSON:
     A plain class (not attrs): fast encoders must not take it for a record.
     """
 
-    __slots__ = ("data",)
+    __slots__ = ("__weakref__", "data")
 
     def __init__(self, data: bytes) -> None:
         self.data = data

@@ -26,6 +26,9 @@ RECORD_BYTES: Final = 2048
 record, its strings and the store's entries for it take (measured by
 `tests/core_server/test_task_store.py::test_an_ended_record_costs_about_what_it_is_charged`)."""
 MIB: Final = 1024 * 1024
+ANSWERS_BYTES: Final = 256 * 1024
+"""The most JSON text of answers one `tasks/update` may leave with a task (its
+running work takes them once every question it waits on is answered)."""
 
 
 def task_too_large(size: int, budget: int) -> dict[str, Any]:
@@ -67,7 +70,8 @@ class TaskRecord:
     caller without one its network address (`docs/tasks.md`, Limits).
     `expires_at` is on the engine's clock; `input_requests` are the
     questions still open (server-minted keys), `answers` those answered and
-    not yet taken by the running work. `result` is kept as the JSON text
+    not yet taken by the running work, as their JSON text (a memory store
+    charges them to the caller's budget until taken). `result` is kept as the JSON text
     written once when the task ended: every `tasks/get` copies it as is.
     """
 
@@ -83,7 +87,7 @@ class TaskRecord:
     result: EncodedJSON | None = None
     error: dict[str, Any] | None = None
     input_requests: dict[str, dict[str, Any]] = attrs.field(factory=dict)
-    answers: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    answers: dict[str, EncodedJSON] = attrs.field(factory=dict)
     counted_as: str | None = None
 
     @property
@@ -137,7 +141,9 @@ class TaskStore(Protocol):
     ) -> bool:
         """Answer open questions (others are ignored); whether any was.
 
-        The task goes back to `working` once no question is open.
+        The task goes back to `working` once no question is open. A store
+        that charges waiting answers to the caller's budget raises
+        `TaskLimitError` when they would not fit.
         """
 
     async def take(
@@ -178,7 +184,9 @@ class MemoryTaskStore:
     within `memory` bytes in all and `memory_per_principal` per caller, each
     counted as `task_charge` says (its result's JSON text, its error and
     `RECORD_BYTES`): to make room the oldest ended tasks of the caller go
-    first, then the oldest of all. Memory: O(`max_tasks`) running records
+    first, then the oldest of all. Answers waiting for a running task's work
+    are kept as JSON text and charged to the same budgets until taken (an
+    answer past them is refused). Memory: O(`max_tasks`) running records
     plus `memory` bytes. A timer sweeps expired records every `sweep_every`
     seconds while any is held, so work past its TTL stops on an idle server
     too; `aclose` cancels it. `get` hands out the stored record itself.
@@ -206,6 +214,9 @@ class MemoryTaskStore:
         """The ended tasks of each caller, oldest end first."""
         self._bytes = 0
         self._bytes_of: dict[str | None, int] = {}
+        """Bytes charged in all and per caller: ended tasks and answers waiting."""
+        self._waiting: dict[str, int] = {}
+        """Running tasks holding answers not yet taken, with their bytes."""
         self._max_tasks = max_tasks
         self._max_per_principal = max_per_principal
         self._memory = memory
@@ -238,6 +249,19 @@ class MemoryTaskStore:
         else:
             self._running.pop(key, None)
 
+    def _unwait(self, task_id: str, key: str | None, size: int | None = None) -> None:
+        """Uncharge `size` bytes of a task's waiting answers (None: all)."""
+        held = self._waiting.pop(task_id, 0)
+        freed = held if size is None else min(size, held)
+        if held - freed > 0:
+            self._waiting[task_id] = held - freed
+        self._bytes -= freed
+        left = self._bytes_of.get(key, 0) - freed
+        if left > 0:
+            self._bytes_of[key] = left
+        else:
+            self._bytes_of.pop(key, None)
+
     def _uncharge(self, task_id: str, key: str | None) -> None:
         size = self._ended.pop(task_id, 0)
         self._bytes -= size
@@ -258,6 +282,7 @@ class MemoryTaskStore:
         if record.terminal:
             self._uncharge(record.task_id, record.counted_as)
             return
+        self._unwait(record.task_id, record.counted_as)
         self._uncount_running(record.counted_as)
         if self._events is not None:
             self._events.stopped(record.task_id)
@@ -356,11 +381,31 @@ class MemoryTaskStore:
         record = self._live(task_id)
         if record is None or record.terminal:
             return False
-        taken = False
-        for key, answer in responses.items():
-            if record.input_requests.pop(key, None) is not None:
-                record.answers[key] = answer
-                taken = True
+        kept = {
+            key: EncodedJSON(encode_json(answer))
+            for key, answer in responses.items()
+            if key in record.input_requests
+        }
+        if not kept:
+            return False
+        size = sum(len(text) for text in kept.values())
+        who = record.counted_as
+        self._make_room(who, size)
+        if (
+            self._bytes_of.get(who, 0) + size > self._memory_per_principal
+            or self._bytes + size > self._memory
+        ):
+            raise TaskLimitError(
+                "the answers waiting for this caller's tasks fill its budget "
+                "(TASK_MEMORY_BUDGET_PER_PRINCIPAL)"
+            )
+        self._waiting[task_id] = self._waiting.get(task_id, 0) + size
+        self._bytes += size
+        self._bytes_of[who] = self._bytes_of.get(who, 0) + size
+        for key, text in kept.items():
+            del record.input_requests[key]
+            record.answers[key] = text
+        taken = True
         if taken:
             if not record.input_requests and record.status == "input_required":
                 record.status = "working"
@@ -374,7 +419,9 @@ class MemoryTaskStore:
         record = self._records.get(task_id)
         if record is None or not all(key in record.answers for key in keys):
             return None
-        return {key: record.answers.pop(key) for key in keys}
+        texts = [record.answers.pop(key) for key in keys]
+        self._unwait(task_id, record.counted_as, sum(len(text) for text in texts))
+        return {key: text.value() for key, text in zip(keys, texts, strict=True)}
 
     async def progress(self, task_id: str, message: str, at: float) -> None:
         """Set a running task's `statusMessage`."""
@@ -408,6 +455,7 @@ class MemoryTaskStore:
             error = task_too_large(kept, min(self._memory_per_principal, self._memory))
             size = task_charge(None, error)
         self._uncount_running(key)
+        self._unwait(task_id, key)
         self._make_room(key, size)
         record.status = status
         record.updated_at = at

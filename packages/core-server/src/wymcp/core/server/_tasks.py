@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import ipaddress
 import logging
 import os
 import time
@@ -25,12 +26,14 @@ from wymcp.core.server._json_policy import encode_json
 from wymcp.core.server._jsonrpc import (
     INTERNAL_ERROR,
     RpcError,
+    invalid_params,
     missing_capability,
     unavailable,
 )
 from wymcp.core.server._session import principal_key
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._task_store import (
+    ANSWERS_BYTES,
     TaskLimitError,
     TaskRecord,
     TaskStore,
@@ -49,6 +52,22 @@ _STATUS_LIMIT: Final = 200
 _SHUTDOWN: Final = "The server stopped before the task finished; start it again."
 _UNWRITABLE: Final = "Internal error: the task's result could not be written as JSON."
 _UNWRITABLE_ERRORS: Final = (TypeError, ValueError, OverflowError, RecursionError)
+
+
+def peer_group(peer: str) -> str:
+    """Whom an anonymous caller's tasks count against: its address, IPv6 by /64.
+
+    One host is commonly given a whole IPv6 /64: counted per address, one
+    client could hold any number of slots. IPv4 (and IPv4-mapped) addresses
+    and anything that is not an address count as they are.
+    """
+    try:
+        address = ipaddress.ip_address(peer)
+    except ValueError:
+        return peer
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return peer
 
 
 def client_has_tasks(capabilities: Mapping[str, Any]) -> bool:
@@ -127,7 +146,8 @@ class _Run:
         peer: str | None,
     ) -> None:
         self.tasks = tasks
-        self.ctx = ctx
+        self.ctx: ToolContext | None = ctx
+        """Until the task starts: the context then holds the run, not back."""
         self.principal = principal
         self.peer = peer
         self.capabilities = capabilities
@@ -145,10 +165,22 @@ class _Run:
         if self.record is None:
             self.record = await self.tasks.create(self.principal, self.peer)
             self.tasks.register(self)
-            self.ctx.become_task(self.ask, self.progress)
+            self.became_task()
             if self.started is not None:
                 self.started.set()
         return True
+
+    def became_task(self) -> None:
+        """The call's context asks through the task from now on.
+
+        The run lets go of the context: the context holds the run (its
+        `task_starter`, asker and progress are the run's methods), and a
+        cycle back would keep an ended task's record and result alive after
+        the store forgot them, until the cycle collector ran (issue 29, F2).
+        """
+        ctx, self.ctx = self.ctx, None
+        assert ctx is not None  # noqa: S101 - a run becomes a task once
+        ctx.become_task(self.ask, self.progress)
 
     async def ask(
         self, requests: dict[str, InputRequest], state: Any
@@ -253,15 +285,16 @@ class Tasks:
         The record keeps the principal's stable key (its subject), so a
         refreshed token of the same caller keeps seeing its tasks. Its caps
         count it against that key, or without a principal against `peer`
-        (the caller's network address): one anonymous client cannot fill
-        the caps of every other (`docs/tasks.md`, Limits).
+        (the caller's network address, an IPv6 one by its /64): one
+        anonymous client cannot fill the caps of every other
+        (`docs/tasks.md`, Limits).
         """
         now = self._wall_clock()
         key = None if principal is None else principal_key(principal)
         if key is not None:
             counted_as: str | None = "principal:" + key
         else:
-            counted_as = None if peer is None else "peer:" + peer
+            counted_as = None if peer is None else "peer:" + peer_group(peer)
         record = TaskRecord(
             task_id=os.urandom(16).hex(),
             principal=key,
@@ -435,8 +468,19 @@ class Tasks:
         }
         if not chosen:
             return
+        size = sum(len(encode_json(answer)) for answer in chosen.values())
+        if size > ANSWERS_BYTES:
+            raise invalid_params(
+                f"The answers take {size} bytes, more than a task keeps waiting "
+                f"({ANSWERS_BYTES} bytes); answer with less."
+            )
         try:
             taken = await self.store.answer(record.task_id, chosen, self._wall_clock())
+        except TaskLimitError as error:
+            raise unavailable(
+                f"Too many answers waiting: {error}. Retry when the tasks took them.",
+                self._retry_after,
+            ) from None
         except TaskStoreUnavailableError:
             raise self._unavailable() from None
         if taken:
@@ -464,7 +508,7 @@ class Tasks:
         if not prelude:
             record = run.record = await self.create(principal, peer)
             self.register(run)
-            ctx.become_task(run.ask, run.progress)
+            run.became_task()
             run.job = asyncio.get_running_loop().create_task(run.execute(work))
             at = _iso(record.created_at)
             return {
@@ -489,6 +533,8 @@ class Tasks:
             finally:
                 waiter.cancel()
         if run.record is None:
+            ctx.task_starter = None  # ended as a plain call: no cycle keeps it
+            run.ctx = None
             return job.result()
         created = task_json(run.record, detailed=False)
         created["resultType"] = "task"

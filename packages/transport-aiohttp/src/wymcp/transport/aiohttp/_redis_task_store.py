@@ -16,6 +16,7 @@ import logging
 import re
 import secrets
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
@@ -41,7 +42,8 @@ TASK_PREFIX: Final = "wymcp:task:"
 LEASE_PREFIX: Final = "wymcp:task-lease:"
 """A key per running task, alive while the worker running it renews it."""
 ALL_TASKS: Final = "wymcp:tasks"
-"""A sorted set of every running task id, scored by expiry (the MAX_TASKS count)."""
+"""A sorted set of every running task id, scored by its lease's expiry (the
+MAX_TASKS count): a task whose worker died leaves it with its lease."""
 PRINCIPAL_PREFIX: Final = "wymcp:tasks-of:"
 """A sorted set per caller (a digest of `counted_as`) of its running tasks:
 MAX_TASKS_PER_PRINCIPAL."""
@@ -52,7 +54,13 @@ KEPT_PREFIX: Final = "wymcp:tasks-kept-of:"
 KEPT_SIZE: Final = "wymcp:tasks-kept-size"
 """A hash: each ended task kept -> `<bytes charged>:<its caller's digest>`."""
 KEPT_BYTES: Final = "wymcp:tasks-kept-bytes"
-"""A hash: `*` -> the bytes of every ended task kept; a caller's digest -> its."""
+"""A hash: `*` -> the bytes of every ended task kept and of the answers waiting
+for running tasks; a caller's digest -> its."""
+WAITING: Final = "wymcp:tasks-waiting"
+"""A sorted set of running tasks holding answers not yet taken, scored by the
+task's expiry: an expired one's answers are uncounted at the next answer."""
+WAITING_SIZE: Final = "wymcp:tasks-waiting-size"
+"""A hash: each task in `WAITING` -> `<bytes of its answers>:<caller's digest>`."""
 STOPPED_CHANNEL: Final = "wymcp:task-stopped"
 """A task ended away from the worker running it (cancelled, lease lost)."""
 ANSWERED_CHANNEL: Final = "wymcp:task-answered"
@@ -80,17 +88,46 @@ _OFF_LOOP: Final = 64 * 1024
 """A stored JSON text larger than this is decoded in a worker thread."""
 _RECONNECT: Final = 1.0
 """Seconds between attempts to listen while Redis is down."""
+BIG_END: Final = 64 * 1024
+"""An end whose result is larger goes to Redis alone (one per worker at a time),
+after a check that Redis has room for it: the arguments of scripts waiting to
+run sit in Redis's query buffers, counted in `used_memory` but never refused."""
 
-_ENDED = """
+_ENDED = f"""
 local function ended(s)
   return s == 'completed' or s == 'failed' or s == 'cancelled'
+end
+local function unwait(id, who, bytes)
+  redis.call('HINCRBY', '{KEPT_BYTES}', '*', -bytes)
+  if redis.call('HINCRBY', '{KEPT_BYTES}', who, -bytes) <= 0 then
+    redis.call('HDEL', '{KEPT_BYTES}', who)
+  end
+  redis.call('HDEL', '{WAITING_SIZE}', id)
+  redis.call('ZREM', '{WAITING}', id)
+end
+local function unwait_expired(ms)
+  local due = redis.call('ZRANGEBYSCORE', '{WAITING}', '-inf', ms, 'LIMIT', 0, 100)
+  for _, id in ipairs(due) do
+    local entry = redis.call('HGET', '{WAITING_SIZE}', id)
+    if entry then
+      local cut = string.find(entry, ':', 1, true)
+      unwait(id, string.sub(entry, cut + 1), tonumber(string.sub(entry, 1, cut - 1)))
+    else
+      redis.call('ZREM', '{WAITING}', id)
+    end
+  end
 end
 local function clear(key)
   for _, name in ipairs(redis.call('HKEYS', key)) do
     local head = string.sub(name, 1, 2)
     if head == 'q:' or head == 'a:' then redis.call('HDEL', key, name) end
   end
-  redis.call('HDEL', key, 'n', 'm')
+  local waiting = tonumber(redis.call('HGET', key, 'w') or '0')
+  if waiting > 0 then
+    local id = string.sub(key, {len(TASK_PREFIX) + 1})
+    unwait(id, redis.call('HGET', key, 'k') or '', waiting)
+  end
+  redis.call('HDEL', key, 'n', 'm', 'w')
 end
 """
 
@@ -116,14 +153,17 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 8))
 redis.call('HSET', KEYS[1], 'k', ARGV[7])
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('SET', KEYS[2], ARGV[5], 'PX', ARGV[2])
-redis.call('ZADD', KEYS[3], ms + ttl, ARGV[6])
-redis.call('ZADD', KEYS[4], ms + ttl, ARGV[6])
+local counted = ms + math.min(tonumber(ARGV[2]), ttl)
+redis.call('ZADD', KEYS[3], counted, ARGV[6])
+redis.call('ZADD', KEYS[4], counted, ARGV[6])
 if redis.call('PTTL', KEYS[4]) < ttl then redis.call('PEXPIRE', KEYS[4], ttl) end
 return 0
 """
 """KEYS: task, lease, all running, the caller's running. ARGV: ttl ms, lease
 ms, caps (2), owner, task id, the caller's digest, then the hash's fields and
-values. 0, or which cap is full. Only running tasks are counted."""
+values. 0, or which cap is full. Only running tasks are counted, each until
+its lease runs out (renewals push it on) or its TTL, whichever comes first:
+a dead worker's tasks free their slots with their leases."""
 
 _GET = (
     _ENDED
@@ -138,12 +178,19 @@ if not ended(seen[2]) and redis.call('EXISTS', KEYS[2]) == 0 then
   if who then redis.call('ZREM', ARGV[6] .. who, ARGV[5]) end
   redis.call('PUBLISH', ARGV[4], ARGV[5])
 end
-return {redis.call('PTTL', KEYS[1]), redis.call('HGETALL', KEYS[1])}
+local flat = redis.call('HGETALL', KEYS[1])
+if ARGV[7] == '1' then
+  for i = 1, #flat, 2 do
+    if flat[i] == 'r' then flat[i + 1] = '' end
+  end
+end
+return {redis.call('PTTL', KEYS[1]), flat}
 """
 )
 """KEYS: task, lease, all running. ARGV: principal, lost error, now, stopped
-channel, id, running prefix. A task still running whose lease is gone is
-failed first (and no longer counted as running)."""
+channel, id, running prefix, '1' to leave the result out (sent as ''). A
+task still running whose lease is gone is failed first (and no longer
+counted as running)."""
 
 _FINISH = (
     _WHILE_RUNNING
@@ -181,6 +228,7 @@ local function evict(set, field)
 end
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ms, 'LIMIT', 0, 500)
 for _, id in ipairs(expired) do forget(id) end
+unwait_expired(ms)
 local mine = ARGV[10] .. who
 evict(mine, who)
 evict(KEYS[4], '*')
@@ -231,39 +279,81 @@ _ANSWER = (
     _WHILE_RUNNING
     + """
 local asked = {}
-for i = 2, #ARGV, 2 do
+local size = 0
+for i = 5, #ARGV, 2 do
   if redis.call('HEXISTS', KEYS[1], 'q:' .. ARGV[i]) == 1 then
     asked[#asked + 1] = i
+    size = size + #ARGV[i + 1]
   end
 end
 local taken = #asked
 if taken == 0 then return 0 end
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local who = redis.call('HGET', KEYS[1], 'k') or ''
+local function held(field)
+  return tonumber(redis.call('HGET', KEYS[2], field) or '0')
+end
+unwait_expired(ms)
+if held(who) + size > tonumber(ARGV[1]) or held('*') + size > tonumber(ARGV[2]) then
+  return -1
+end
 for _, i in ipairs(asked) do
   redis.call('HSET', KEYS[1], 'a:' .. ARGV[i], ARGV[i + 1])
 end
 for _, i in ipairs(asked) do redis.call('HDEL', KEYS[1], 'q:' .. ARGV[i]) end
+local waiting = redis.call('HINCRBY', KEYS[1], 'w', size)
+redis.call('HINCRBY', KEYS[2], '*', size)
+redis.call('HINCRBY', KEYS[2], who, size)
+redis.call('HSET', KEYS[4], ARGV[3], waiting .. ':' .. who)
+redis.call('ZADD', KEYS[3], ms + math.max(redis.call('PTTL', KEYS[1]), 0), ARGV[3])
 local open = redis.call('HINCRBY', KEYS[1], 'n', -taken)
 if open <= 0 and s == 'input_required' then
   redis.call('HSET', KEYS[1], 's', 'working')
 end
-redis.call('HSET', KEYS[1], 'u', ARGV[1])
+redis.call('HSET', KEYS[1], 'u', ARGV[4])
 return taken
 """
 )
-"""KEYS: task. ARGV: at, then each key and its answer. The answers (the large
-values) are written first, so Redis's `maxmemory` check applies to them."""
+"""KEYS: task, kept bytes, waiting, waiting sizes. ARGV: the budgets (a
+caller's, all), task id, at, then each key and its answer. The answers are
+charged to the budgets with the ended tasks until taken (-1: they do not
+fit; nothing is written). The expired tasks' waiting answers are uncounted
+first, a small write: Redis's `maxmemory` check applies to the script."""
 
-_TAKE = """
+_TAKE = (
+    _ENDED
+    + """
 local found = {}
-for i = 1, #ARGV do
+local size = 0
+for i = 2, #ARGV do
   local answer = redis.call('HGET', KEYS[1], 'a:' .. ARGV[i])
   if not answer then return false end
-  found[i] = answer
+  found[#found + 1] = answer
+  size = size + #answer
 end
-for i = 1, #ARGV do redis.call('HDEL', KEYS[1], 'a:' .. ARGV[i]) end
+for i = 2, #ARGV do redis.call('HDEL', KEYS[1], 'a:' .. ARGV[i]) end
+local waiting = tonumber(redis.call('HGET', KEYS[1], 'w') or '0')
+local charged = math.min(size, waiting)
+if charged > 0 then
+  local who = redis.call('HGET', KEYS[1], 'k') or ''
+  unwait(ARGV[1], who, charged)
+  if waiting > charged then
+    redis.call('HSET', KEYS[1], 'w', waiting - charged)
+    redis.call('HSET', KEYS[3], ARGV[1], (waiting - charged) .. ':' .. who)
+    local expires = redis.call('PTTL', KEYS[1])
+    local now = redis.call('TIME')
+    local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+    redis.call('ZADD', KEYS[2], ms + math.max(expires, 0), ARGV[1])
+  else
+    redis.call('HDEL', KEYS[1], 'w')
+  end
+end
 return found
 """
-"""KEYS: task. ARGV: the keys whose answers to take, all or none."""
+)
+"""KEYS: task, waiting, waiting sizes. ARGV: task id, then the keys whose
+answers to take, all or none; their bytes are uncharged."""
 
 _PROGRESS = (
     _WHILE_RUNNING
@@ -277,11 +367,25 @@ return 1
 _RENEW = (
     _ENDED
     + """
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local alive = {}
 for i = 1, #KEYS, 2 do
   local s = redis.call('HGET', KEYS[i], 's')
   if s and not ended(s) then
+    local id = ARGV[4 + (i - 1) / 2]
+    local left = math.max(redis.call('PTTL', KEYS[i]), 0)
+    local until_ms = ms + math.min(tonumber(ARGV[1]), left)
     redis.call('SET', KEYS[i + 1], ARGV[2], 'PX', ARGV[1])
+    redis.call('ZADD', ARGV[3], until_ms, id)
+    local who = redis.call('HGET', KEYS[i], 'k')
+    if who then
+      local mine = ARGV[4 + #KEYS / 2] .. who
+      redis.call('ZADD', mine, until_ms, id)
+      if redis.call('PTTL', mine) < tonumber(ARGV[1]) then
+        redis.call('PEXPIRE', mine, ARGV[1])
+      end
+    end
     alive[#alive + 1] = 1
   else
     alive[#alive + 1] = 0
@@ -290,8 +394,10 @@ end
 return alive
 """
 )
-"""KEYS: task and lease, per task. ARGV: lease ms, owner. 1 per task still
-running (its lease set again, even one that ran out unread), else 0."""
+"""KEYS: task and lease, per task. ARGV: lease ms, owner, the all-running
+set, each task id, then the running prefix. 1 per task still running (its
+lease set again, even one that ran out unread, and counted as running until
+the new lease runs out), else 0."""
 
 T = TypeVar("T")
 
@@ -374,6 +480,14 @@ class RedisTaskStore:
         """Ends of tasks run here that Redis could not take yet (retried)."""
         self._background: list[asyncio.Task[None]] = []
         self._closed = False
+        self._big_ends = asyncio.Semaphore(1)
+        """Held while a result larger than `BIG_END` is sent (see there)."""
+        self._shown: weakref.WeakValueDictionary[str, EncodedJSON] = (
+            weakref.WeakValueDictionary()
+        )
+        """Results read and still held by an answer: a poll meanwhile shares them."""
+        self._reading: dict[str, asyncio.Future[EncodedJSON | None]] = {}
+        """Tasks whose result is being read: a poll meanwhile waits to share it."""
         register = self.client.register_script
         self._create = register(_CREATE)
         self._get = register(_GET)
@@ -478,6 +592,48 @@ class RedisTaskStore:
         """
         if _TASK_ID.fullmatch(task_id) is None:
             return None
+        reading = self._reading.get(task_id)
+        if task_id in self._shown or reading is not None:
+            found = await self._get_fields(task_id, principal, with_result=False)
+            if found is None:
+                return None
+            if found[1].get(b"r") != b"":
+                return await self._record(task_id, principal, *found)
+            shared = self._shown.get(task_id)
+            if shared is None and reading is not None:
+                shared = await asyncio.shield(reading)
+            if shared is not None:
+                return await self._record(task_id, principal, *found, shared=shared)
+        return await self._read_once(task_id, principal)
+
+    async def _read_once(
+        self, task_id: str, principal: str | None
+    ) -> TaskRecord | None:
+        """Read the task with its result, telling polls meanwhile to share it."""
+        reading = self._reading.get(task_id)
+        if reading is None:
+            reading = self._reading[task_id] = (
+                asyncio.get_running_loop().create_future()
+            )
+            mine = True
+        else:
+            mine = False
+        kept: EncodedJSON | None = None
+        try:
+            found = await self._get_fields(task_id, principal, with_result=True)
+            if found is None:
+                return None
+            record = await self._record(task_id, principal, *found)
+            kept = record.result
+            return record
+        finally:
+            if mine:
+                del self._reading[task_id]
+                reading.set_result(kept)
+
+    async def _get_fields(
+        self, task_id: str, principal: str | None, *, with_result: bool
+    ) -> tuple[int, dict[bytes, bytes]] | None:
         lost = encode({"code": INTERNAL_ERROR, "message": LOST}).decode()
         found = await self._call(
             self._get(
@@ -489,18 +645,24 @@ class RedisTaskStore:
                     STOPPED_CHANNEL,
                     task_id,
                     PRINCIPAL_PREFIX,
+                    "" if with_result else "1",
                 ],
             )
         )
         if found is None:
             return None
         pttl, flat = found
-        return await self._record(task_id, principal, pttl, flat)
+        return pttl, dict(zip(flat[::2], flat[1::2], strict=True))
 
     async def _record(
-        self, task_id: str, principal: str | None, pttl: int, flat: list[bytes]
+        self,
+        task_id: str,
+        principal: str | None,
+        pttl: int,
+        fields: dict[bytes, bytes],
+        *,
+        shared: EncodedJSON | None = None,
     ) -> TaskRecord:
-        fields = dict(zip(flat[::2], flat[1::2], strict=True))
         requests = {
             name[2:].decode("utf-8", "replace"): json.loads(value)
             for name, value in fields.items()
@@ -508,6 +670,10 @@ class RedisTaskStore:
         }
         created = float(fields[b"c"])
         kept = fields.get(b"r")
+        if shared is not None:
+            result: EncodedJSON | None = shared
+        else:
+            result = None if kept is None else self._shared(task_id, kept)
         return TaskRecord(
             task_id=task_id,
             principal=principal,
@@ -518,10 +684,25 @@ class RedisTaskStore:
             poll_interval_ms=int(fields[b"i"]),
             status=fields[b"s"].decode("ascii", "replace"),
             status_message=_text(fields.get(b"m")),
-            result=None if kept is None else EncodedJSON(kept),
+            result=result,
             error=await _decoded(fields.get(b"e")),
             input_requests=requests,
         )
+
+    def _shared(self, task_id: str, kept: bytes) -> EncodedJSON:
+        """The result read, as the one an answer still writes if it is the same.
+
+        An ended task's result never changes: polls of it while earlier
+        answers still wait for their client share one copy (the bytes just
+        read are freed at once), so N unread polls hold one result, not N
+        (issue 29, attack F1).
+        """
+        shown = self._shown.get(task_id)
+        if shown is not None and shown.data == kept:
+            return shown
+        result = EncodedJSON(kept)
+        self._shown[task_id] = result
+        return result
 
     async def ask(
         self, task_id: str, requests: Mapping[str, dict[str, Any]], at: float
@@ -535,8 +716,18 @@ class RedisTaskStore:
         self, task_id: str, responses: Mapping[str, dict[str, Any]], at: float
     ) -> bool:
         """Answer open questions; the worker running the task is woken."""
-        args = _keyed_args(at, responses)
-        taken = await self._call(self._answer(keys=[TASK_PREFIX + task_id], args=args))
+        budgets: list[str | int] = [self._memory_per_principal, self._memory, task_id]
+        taken = await self._call(
+            self._answer(
+                keys=[TASK_PREFIX + task_id, KEPT_BYTES, WAITING, WAITING_SIZE],
+                args=[*budgets, *_keyed_args(at, responses)],
+            )
+        )
+        if taken == -1:
+            raise TaskLimitError(
+                "the answers waiting for this caller's tasks fill its budget "
+                "(TASK_MEMORY_BUDGET_PER_PRINCIPAL)"
+            )
         if taken and task_id not in self._leased:
             await self._call(self.client.publish(ANSWERED_CHANNEL, task_id))
         return bool(taken)
@@ -546,7 +737,10 @@ class RedisTaskStore:
     ) -> dict[str, dict[str, Any]] | None:
         """Remove and return the answers to `keys`, or None until all are in."""
         found = await self._call(
-            self._take(keys=[TASK_PREFIX + task_id], args=list(keys))
+            self._take(
+                keys=[TASK_PREFIX + task_id, WAITING, WAITING_SIZE],
+                args=[task_id, *keys],
+            )
         )
         if found is None:
             return None
@@ -604,6 +798,41 @@ class RedisTaskStore:
         return ended
 
     async def _write_end(self, task_id: str, args: tuple[Any, ...]) -> bool:
+        result: bytes = args[2]
+        if len(result) <= BIG_END:
+            return await self._write_end_now(task_id, args)
+        async with self._big_ends:
+            if await self._room_for(len(result)):
+                return await self._write_end_now(task_id, args)
+            logger.warning("wymcp: task %s's result is over Redis maxmemory", task_id)
+            return await self._write_failed(task_id, args, _FULL)
+
+    async def _room_for(self, size: int) -> bool:
+        """Whether Redis has `size` bytes below its `maxmemory` (or no limit).
+
+        Asked before the bytes are sent: Redis refuses a script's first write
+        only once its arguments are in, counted in `used_memory`.
+        """
+        memory = await self._call(self.client.info("memory"))
+        limit = int(memory.get("maxmemory", 0) or 0)
+        return not limit or int(memory.get("used_memory", 0)) + size <= limit
+
+    async def _write_failed(
+        self, task_id: str, args: tuple[Any, ...], message: str
+    ) -> bool:
+        """End the task `failed` saying why its result is not kept."""
+        why = {"code": INTERNAL_ERROR, "message": message}
+        failed = (
+            "failed",
+            args[1],
+            b"",
+            encode(why).decode(),
+            "",
+            task_charge(None, why),
+        )
+        return await self._write_end_now(task_id, failed)
+
+    async def _write_end_now(self, task_id: str, args: tuple[Any, ...]) -> bool:
         result: bytes = args[2]
         why: dict[str, Any] | None = None
         ended = 0
@@ -690,9 +919,9 @@ class RedisTaskStore:
         for start in range(0, len(leased), _RENEW_BATCH):
             batch = leased[start : start + _RENEW_BATCH]
             keys = [k for t in batch for k in (TASK_PREFIX + t, LEASE_PREFIX + t)]
-            alive = await self._call(
-                self._renew(keys=keys, args=[self._lease_ms, self._owner])
-            )
+            renewal: list[str | int] = [self._lease_ms, self._owner, ALL_TASKS]
+            renewal += [*batch, PRINCIPAL_PREFIX]
+            alive = await self._call(self._renew(keys=keys, args=renewal))
             for task_id, running in zip(batch, alive, strict=True):
                 if running:
                     self._tell("answered", task_id)
