@@ -70,9 +70,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
 _RECONNECT: Final = 1.0
+"""Seconds between attempts to listen for ended sessions while Redis is down."""
+_CLOSE_WAIT: Final = 2.0
+"""Seconds `aclose` waits for the listener, before and after closing its connection."""
 _SUBSCRIBE_WAIT: Final = 2.0
 """Seconds a session request waits for this worker's channels to be heard."""
-"""Seconds between attempts to listen for ended sessions while Redis is down."""
 FRESH: Final = 1.0
 """Seconds an initialized session fetched from Redis is served from this
 worker's copy without asking Redis again (a quarter of the idle timeout when
@@ -212,6 +214,8 @@ class BrokeredEngine:
         self._store = store
         self._sessions = sessions
         self._listener: asyncio.Task[None] | None = None
+        self._closed = False
+        self._pubsub: Any = None
         self._listening = False  # subscribed: ends and changes reach us
         self._subscribed = asyncio.Event()  # set while `_listening`
         self._fresh: dict[str, float] = {}  # session id -> trusted until
@@ -367,17 +371,29 @@ class BrokeredEngine:
         await self._sessions.client.ping()
 
     async def aclose(self) -> None:
-        """Stop listening, end the local sessions, close the connections."""
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
-            self._listener = None
+        """Stop listening, end the local sessions, close the connections.
+
+        The wait for the listener is bounded: redis-py (8.2) can swallow the
+        cancel of a task reading pub/sub; closing the client breaks its
+        connection, and the loop sees `_closed` and ends.
+        """
+        self._closed = True
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.cancel()
+            await asyncio.wait({listener}, timeout=_CLOSE_WAIT)
         await self._bus.aclose()
         await self._waits.aclose()
         await self._events.leases.aclose()
         await self.engine.aclose()
         await self._sessions.aclose()
+        if listener is not None and not listener.done():
+            if self._pubsub is not None:  # its own connection, not the pool's
+                with contextlib.suppress(RedisError, OSError):
+                    await self._pubsub.aclose()
+            await asyncio.wait({listener}, timeout=_CLOSE_WAIT)
+            if not listener.done():
+                logger.warning("wymcp: the BROKER listener did not stop at close")
 
     # ------------------------------------------------------------ sessions
 
@@ -568,9 +584,10 @@ class BrokeredEngine:
         subscribes again: each new confirmation of every channel means
         messages may have been missed meanwhile, so it catches up again.
         """
-        while True:
+        while not self._closed:
             try:
                 pubsub = self._sessions.client.pubsub()
+                self._pubsub = pubsub
                 try:
                     await pubsub.subscribe(*_CHANNELS)
                     confirmed: set[object] = set()
