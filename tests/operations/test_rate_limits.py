@@ -38,7 +38,7 @@ class Hold(Tool):
     description = "Hold until released."
     input_schema = {"type": "object", "properties": {}}  # noqa: RUF012
 
-    async def run(self, arguments: dict[str, Any], ctx: Any) -> str:  # noqa: ARG002
+    async def run(self, arguments: dict[str, Any], ctx: Any) -> str:
         await GATE_OPEN.wait()
         return "released"
 
@@ -165,10 +165,10 @@ def test_good_rules_load_as_rate_rules():
         ],
         RATE_LIMIT_ON_REDIS_ERROR="closed",
     )
-    assert settings.RATE_LIMITS == (
+    assert (
         RateRule(count=600, period=60.0, burst=20),
         RateRule(tool="jobs", action="run", count=5, period=1.0, concurrency=2),
-    )
+    ) == settings.RATE_LIMITS
     with pytest.raises(ImproperlyConfigured) as caught:
         load_settings(None, RATE_LIMIT_ON_REDIS_ERROR="maybe")
     assert caught.value.problems[0].id == "wymcp.E004"
