@@ -203,7 +203,8 @@ def _spawn(command: Path, port: int, env: dict[str, str]) -> subprocess.Popen[by
 
 
 async def test_a_rate_holds_across_two_serve_processes(tmp_path: Path, redis_url: str):
-    (tmp_path / "limited_settings.py").write_text(SETTINGS % (redis_url, RATE, BURST), "utf-8")
+    text = SETTINGS % (redis_url, RATE, BURST)
+    (tmp_path / "limited_settings.py").write_text(text, "utf-8")
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
