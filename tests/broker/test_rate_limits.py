@@ -16,9 +16,13 @@ import time
 from pathlib import Path
 
 import aiohttp
+import pytest
 
+from ops_tools import Jobs
 from redis_server import free_port
 from wymcp.core.server import RateCheck, RateRule
+from wymcp.testing import Client
+from wymcp.transport.aiohttp import create_app
 from wymcp.transport.aiohttp._redis_rates import CLOSED_RETRY, PREFIX, RedisRates
 
 
@@ -235,3 +239,24 @@ async def test_a_rate_holds_across_two_serve_processes(tmp_path: Path, redis_url
     assert counts["limited"] > counts["ok"]  # the load was well over the rate
     assert abs(counts["ok"] - expected) <= 0.1 * expected, (counts, elapsed)
     # measured here: 164 admitted of 4,311 in 8.0 s (165 due)
+
+
+@pytest.mark.parametrize("policy", ["open", "closed"])
+async def test_the_outage_policy_on_the_wire(policy: str):
+    """A stateless call with Redis down: own limits ("open"), or refused."""
+
+    app = create_app(
+        TOOLS=[Jobs],
+        BROKER=f"redis://127.0.0.1:{free_port()}/0",
+        STATE_SECRET="s" * 40,
+        RATE_LIMITS=[{"tool": "jobs", "rate": "2/h", "burst": 2}],
+        RATE_LIMIT_ON_REDIS_ERROR=policy,
+    )
+    async with Client(app, protocol_version="2026-07-28") as client:
+        answers = [await client.call("jobs", "run", {"size": 1}) for _ in range(3)]
+    errors = [json.loads(a.text)["error"] if a.is_error else None for a in answers]
+    if policy == "open":
+        assert errors == [None, None, "rate_limited"]
+    else:
+        assert errors == ["rate_limited"] * 3
+        assert json.loads(answers[0].text)["retry_after_ms"] == 1000
