@@ -1,10 +1,7 @@
 """Rate and concurrency limits on `tools/call`: the rules and the middleware.
 
-A `RateRule` applies to every call of a principal (its token's subject, else
-the client address), or to one tool, or to one action of a tool. The
-`RateLimiter` middleware asks a `RateStore` once per call whether every
-matching rule admits it (GCRA for the rate, a count for concurrency); this
-process's `LocalRates`, or Redis with `BROKER`.
+`RateLimiter` asks a `RateStore` once per call whether every matching
+`RateRule` admits it, per principal (token subject, else client address).
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """`RATE_LIMITS` decided in Redis, so the limits hold across every worker.
 
-One Lua script per decision checks and spends every rule of a call at once
-(no read-modify-write race between workers), on Redis's own clock. Keys, all
-of one principal in one cluster slot (`{digest}`):
-
-- `wymcp:rl:{digest}:TAG:r`: the GCRA arrival time, a string, expiring when
-  it would no longer limit (at most `burst * period / count`);
-- `wymcp:rl:{digest}:TAG:c`: a sorted set of the running calls' tokens,
-  scored by when their slot lapses (`lease`), expiring `lease` after the last.
-
-When Redis fails, `on_error` decides: "open" uses this worker's `LocalRates`
-(logged once per outage), "closed" refuses for `CLOSED_RETRY` seconds.
+One Lua script per decision, on Redis's clock; keys expire when they stop
+limiting. When Redis fails, `on_error` ("open": this worker's `LocalRates`;
+"closed": refuse) decides. Keys and TTLs: `docs/operations.md`.
 """
 
 from __future__ import annotations
