@@ -5,6 +5,7 @@ from __future__ import annotations
 from wymcp.core import server
 
 EXPECTED = [
+    "CONCURRENCY_RETRY",
     "ECHO_LIMIT",
     "HANDSHAKE",
     "ID_TEXT_LIMIT",
@@ -20,6 +21,7 @@ EXPECTED = [
     "NAME_HEADER",
     "PARAM_HEADER_PREFIX",
     "PARSE_ERROR",
+    "RATE_LIMITED",
     "REPLAY_BYTES",
     "RETRY_AFTER",
     "SESSION_HEADER",
@@ -43,6 +45,7 @@ EXPECTED = [
     "InputRequest",
     "InvalidToken",
     "JwtValidator",
+    "LocalRates",
     "MemorySessionStore",
     "MemoryTaskStore",
     "Middleware",
@@ -52,6 +55,10 @@ EXPECTED = [
     "Principal",
     "Prompt",
     "PromptArgument",
+    "RateCheck",
+    "RateLimiter",
+    "RateRule",
+    "RateStore",
     "Reply",
     "Resource",
     "ResourceNotFoundError",

@@ -23,6 +23,10 @@ PROGRAMMATIC_ONLY: Final = {
         "`BROKER`; the stdio transport's never expires)"
     ),
     "task_store": "an object, not a value: a deployment passes its own store in code",
+    "rate_store": (
+        "an object, not a value: the transport picks it (memory, or Redis with "
+        "`BROKER`)"
+    ),
     "clock": "a function: tests pass a fake clock",
     "wall_clock": "a function: tests pass a fake clock",
 }

@@ -39,6 +39,7 @@ from wymcp.conf._converters import (
     unique,
 )
 from wymcp.conf._problems import ERROR, CheckMessage, ImproperlyConfigured
+from wymcp.conf._rate_rules import rate_rule
 
 if TYPE_CHECKING:
     from wymcp.core.server import TokenValidator
@@ -120,6 +121,7 @@ _SERVED: Final = ListOf(
 """How RESOURCES and PROMPTS read: objects, or dotted paths to import."""
 
 _LOG_FORMATS: Final = re.compile(r"text|json")
+_OPEN_CLOSED: Final = re.compile(r"open|closed")
 
 _SCOPES: Final = ListOf(
     item=scope, finish=unique, what="a list of OAuth scope tokens (E001/E004)"
@@ -775,6 +777,43 @@ class Settings:
             "with no arguments. See `docs/operations.md`."
         ),
         engine="middleware",
+    )
+    RATE_LIMITS: tuple[object, ...] = setting(
+        (),
+        ListOf(
+            item=rate_rule,
+            indexed=True,
+            what="a list of rules (E001), each a dict of `tool`, `action`, `rate`, "
+            "`burst`, `concurrency` (E012)",
+        ),
+        (
+            "Rate and concurrency limits on `tools/call`, per principal (the "
+            "token's subject, else the client address): every rule that matches "
+            "a call applies. A rule is a dict: `tool` and `action` narrow it (none:"
+            ' every call), `rate` ("10/s", "600/min", "N/h", "N/day") with '
+            "`burst` (calls at once after a quiet spell, default 1; GCRA), "
+            "`concurrency` (calls running at once). A limited call is refused "
+            "`rate_limited` with `retry_after_ms`; `help` is never counted. Per "
+            "process without `BROKER`, across every worker with it. See "
+            "`docs/operations.md`."
+        ),
+        engine="rate_limits",
+    )
+    RATE_LIMIT_ON_REDIS_ERROR: str = setting(
+        "open",
+        Matching(
+            pattern=_OPEN_CLOSED,
+            must='be "open" or "closed"',
+            example="open",
+            what='`"open"` or `"closed"` (E001/E004)',
+        ),
+        (
+            "What `RATE_LIMITS` do when `BROKER` is set and Redis fails a "
+            'decision. `"open"` (the default): the call is decided by this '
+            "worker's own limits, as without `BROKER` (each worker admits the "
+            'rule\'s rate; logged once per outage). `"closed"`: the call is '
+            "refused `rate_limited` (retry after 1 s)."
+        ),
     )
     METRICS: bool = setting(
         False,  # noqa: FBT003 - the default

@@ -63,9 +63,18 @@ from wymcp.core.server._jsonrpc import (
     valid_id,
 )
 from wymcp.core.server._jwt_validator import JwtValidator
+from wymcp.core.server._local_rates import LocalRates
 from wymcp.core.server._middleware import CallRecord, CallRefused, Middleware, Next
 from wymcp.core.server._off_loop import OffLoopLane, yielding
 from wymcp.core.server._options import EngineOptions
+from wymcp.core.server._rate_limits import (
+    CONCURRENCY_RETRY,
+    RATE_LIMITED,
+    RateCheck,
+    RateLimiter,
+    RateRule,
+    RateStore,
+)
 from wymcp.core.server._replay import REPLAY_BYTES
 from wymcp.core.server._revision import (
     HANDSHAKE,
@@ -97,6 +106,7 @@ from wymcp.core.server._task_store import (
 from wymcp.core.server._tasks import EXTENSION as TASKS_EXTENSION
 
 __all__ = [
+    "CONCURRENCY_RETRY",
     "ECHO_LIMIT",
     "HANDSHAKE",
     "ID_TEXT_LIMIT",
@@ -112,6 +122,7 @@ __all__ = [
     "NAME_HEADER",
     "PARAM_HEADER_PREFIX",
     "PARSE_ERROR",
+    "RATE_LIMITED",
     "REPLAY_BYTES",
     "RETRY_AFTER",
     "SESSION_HEADER",
@@ -135,6 +146,7 @@ __all__ = [
     "InputRequest",
     "InvalidToken",
     "JwtValidator",
+    "LocalRates",
     "MemorySessionStore",
     "MemoryTaskStore",
     "Middleware",
@@ -144,6 +156,10 @@ __all__ = [
     "Principal",
     "Prompt",
     "PromptArgument",
+    "RateCheck",
+    "RateLimiter",
+    "RateRule",
+    "RateStore",
     "Reply",
     "Resource",
     "ResourceNotFoundError",

@@ -36,6 +36,7 @@ from wymcp.core.server._jsonrpc import (
 from wymcp.core.server._ladder import open_stateless, takes_stateless_path
 from wymcp.core.server._lifecycle import ping, run_in_session, set_level
 from wymcp.core.server._listing import Listing
+from wymcp.core.server._local_rates import LocalRates
 from wymcp.core.server._middleware import (
     CallRecord,
     CallRefused,
@@ -45,6 +46,7 @@ from wymcp.core.server._middleware import (
 )
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._prompt_methods import PromptMethods
+from wymcp.core.server._rate_limits import RateLimiter
 from wymcp.core.server._resource_methods import ResourceMethods
 from wymcp.core.server._resumable_stream import run_resumable
 from wymcp.core.server._revision import SESSIONS, STATELESS, Revision, revision
@@ -162,7 +164,7 @@ class Engine:
             "logging/setLevel": set_level,
         }
         """Every method of every revision; each `Revision` says which it serves."""
-        self._middleware = opts.middleware
+        self._middleware = opts.middleware + _rate_limiter(opts)
         """The MIDDLEWARE chain, outermost first (empty: no record, no extra await)."""
         self._stateless_info = self._server_info(STATELESS.name)
         """The serverInfo every stateless result carries (read, never changed)."""
@@ -376,6 +378,7 @@ class Engine:
     def _observed(self, record: CallRecord, call: Call, handler: Handler) -> Handler:
         """`handler` run through the MIDDLEWARE chain, its outcome in `record`."""
         record.principal = call.principal
+        record.peer = call.peer
         if call.session is not None:
             record.session = call.session.id
         if call.method == "tools/call":
@@ -468,6 +471,14 @@ class Engine:
         return await self._subscriptions.listen(call.id, honoured, call.stream)
 
 
+def _rate_limiter(opts: EngineOptions) -> tuple[RateLimiter, ...]:
+    """The RATE_LIMITS middleware (innermost: the user's see its refusals)."""
+    if not opts.rate_limits:
+        return ()
+    store = opts.rate_store or LocalRates(clock=opts.clock)
+    return (RateLimiter(opts.rate_limits, store),)
+
+
 def _failed(record: CallRecord | None, error: RpcError) -> None:
     """Note in `record` (if any) the error a request was answered with."""
     if record is not None and record.outcome == "ok":
@@ -481,6 +492,8 @@ def _refusal_result(record: CallRecord, refused: CallRefused) -> Result:
             INVALID_REQUEST, refused.message, {"error": refused.code}
         ) from None
     payload: dict[str, Any] = {"error": refused.code, "message": refused.message}
+    if refused.retry_after_ms is not None:
+        payload["retry_after_ms"] = refused.retry_after_ms
     if record.known_tool:
         payload["tool"] = record.tool
         pointer = f'tool: "{record.tool}"'

@@ -50,9 +50,10 @@ _RPC_OUTCOMES: Final = {
 class CallRecord:
     """One request as the middleware chain, the metrics and the access log see it.
 
-    `method`, `revision` (its name), `id`, `principal` and `session` (its id)
-    are filled when the request is opened; for `tools/call`, `tool` and
-    `action` are the names as sent (None when absent or not strings) and
+    `method`, `revision` (its name), `id`, `principal`, `peer` (the client's
+    address, if the transport knows one) and `session` (its id) are filled
+    when the request is opened; for `tools/call`, `tool` and `action` are
+    the names as sent (None when absent or not strings) and
     `known_tool`/`known_action` whether the catalogue has them. `outcome` is
     `ok`, the gate or middleware code that refused the call, `tool_error`,
     `tool_raised`, `call_timeout`, `result_too_large`, `unknown_tool`,
@@ -64,6 +65,7 @@ class CallRecord:
     revision: str | None = None
     id: str | int | None = None
     principal: object | None = None
+    peer: str | None = None
     session: str | None = None
     tool: str | None = None
     action: str | None = None
@@ -103,12 +105,16 @@ class CallRefused(Exception):  # noqa: N818 - an answer, as `ToolError` is
     read; any other method answers JSON-RPC -32600 with `data.error` the code.
     `code` is a short snake_case word chosen by the middleware (metrics count
     it as the gate `middleware` unless it is one wymcp knows).
+    `retry_after_ms`, when given, is in the refusal (`rate_limited`'s hint).
     """
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(
+        self, code: str, message: str, *, retry_after_ms: int | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code[:64]
         self.message = message[:500]
+        self.retry_after_ms = retry_after_ms
 
 
 def rpc_outcome(record: CallRecord, error: RpcError) -> str:

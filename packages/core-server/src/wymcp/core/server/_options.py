@@ -13,6 +13,7 @@ import attrs
 
 from wymcp.core.server._jsonrpc import RETRY_AFTER
 from wymcp.core.server._middleware import Middleware
+from wymcp.core.server._rate_limits import RateRule, RateStore
 from wymcp.core.server._revision import SUPPORTED, newest_first
 from wymcp.core.server._session import SessionStore
 from wymcp.core.server._task_store import TaskStore
@@ -53,6 +54,8 @@ class EngineOptions:
     `max_streams` caps the long-lived streams (GET, `subscriptions/listen`)
     open at once, `max_streams_per_client` those of one client.
     `middleware` runs around each request, outermost first (`CallRecord`).
+    `rate_limits` are the `RATE_LIMITS` rules of `tools/call`, kept in
+    `rate_store` (None: this process's memory, `LocalRates`).
     """
 
     server_name: str = "wymcp"
@@ -82,6 +85,8 @@ class EngineOptions:
     expose_exception_messages: bool = False
     session_store: SessionStore | None = None
     middleware: tuple[Middleware, ...] = attrs.field(default=(), converter=tuple)
+    rate_limits: tuple[RateRule, ...] = attrs.field(default=(), converter=tuple)
+    rate_store: RateStore | None = None
     task_ttl: float = 3600.0
     task_poll_interval_ms: int = 1000
     max_tasks: int = 1000

@@ -44,6 +44,7 @@ from wymcp.transport.aiohttp._redis_events import (
     RedisEvents,
     redis_event_id,
 )
+from wymcp.transport.aiohttp._redis_rates import RedisRates, lease_for
 from wymcp.transport.aiohttp._redis_sessions import (
     CHANGED_CHANNEL,
     ENDED_CHANNEL,
@@ -208,9 +209,14 @@ class BrokeredEngine:
     """
 
     def __init__(
-        self, engine: Engine, store: SessionCache, sessions: RedisSessions
+        self,
+        engine: Engine,
+        store: SessionCache,
+        sessions: RedisSessions,
+        rates: RedisRates | None = None,
     ) -> None:
         self.engine = engine
+        self._rates = rates
         self._store = store
         self._sessions = sessions
         self._listener: asyncio.Task[None] | None = None
@@ -387,6 +393,8 @@ class BrokeredEngine:
         await self._events.leases.aclose()
         await self.engine.aclose()
         await self._sessions.aclose()
+        if self._rates is not None:
+            await self._rates.aclose()
         if listener is not None and not listener.done():
             if self._pubsub is not None:  # its own connection, not the pool's
                 with contextlib.suppress(RedisError, OSError):
@@ -652,6 +660,15 @@ def brokered_engine(settings: Settings, broker: str) -> tuple[Engine, BrokeredEn
         memory=settings.TASK_MEMORY_BUDGET,
         memory_per_principal=settings.TASK_MEMORY_BUDGET_PER_PRINCIPAL,
     )
-    engine = build_engine(settings, session_store=store, task_store=tasks)
+    rates = None
+    if settings.RATE_LIMITS:
+        rates = RedisRates(
+            broker,
+            lease=lease_for(settings.CALL_TIMEOUT),
+            on_error=settings.RATE_LIMIT_ON_REDIS_ERROR,
+        )
+    engine = build_engine(
+        settings, session_store=store, task_store=tasks, rate_store=rates
+    )
     sessions = RedisSessions(broker, idle_timeout=settings.SESSION_IDLE_TIMEOUT)
-    return engine, BrokeredEngine(engine, store, sessions)
+    return engine, BrokeredEngine(engine, store, sessions, rates)

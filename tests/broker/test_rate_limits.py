@@ -1,0 +1,262 @@
+"""RATE_LIMITS with BROKER: one limit across workers, bounded keys, the outage policy.
+
+Two `RedisRates` on one server stand for two workers; two `wymcp serve`
+processes check a rule of N calls per second under load from several clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from ops_tools import Jobs
+from redis_server import free_port
+from wymcp.core.server import RateCheck, RateRule
+from wymcp.testing import Client
+from wymcp.transport.aiohttp import create_app
+from wymcp.transport.aiohttp._redis_rates import CLOSED_RETRY, PREFIX, RedisRates
+
+
+def _checks(rule: RateRule, who: str = "{p1}") -> list[RateCheck]:
+    return [RateCheck(rule, f"{who}:{rule.tag}")]
+
+
+async def test_two_workers_share_one_exact_rate(redis_url: str):
+    rule = RateRule(count=5, period=60.0, burst=5)
+    checks = _checks(rule, "{shared-rate}")
+    one, two = RedisRates(redis_url, lease=60), RedisRates(redis_url, lease=60)
+    try:
+        answers = [
+            await (one if n % 2 else two).acquire(checks, f"t{n}") for n in range(6)
+        ]
+        ttl = await one.client.pttl(f"{PREFIX}{checks[0].key}:r")
+    finally:
+        await one.client.delete(f"{PREFIX}{checks[0].key}:r")
+        await one.aclose()
+        await two.aclose()
+    assert answers[:5] == [None] * 5
+    assert answers[5] is not None
+    assert 11.0 < answers[5] <= 12.0  # one call every 12 s
+    # the key lives only while it limits: at most burst * interval (60 s)
+    assert 0 < ttl <= 60_001
+
+
+async def test_the_concurrency_cap_holds_across_workers_and_frees(redis_url: str):
+    rule = RateRule(concurrency=2)
+    checks = _checks(rule, "{shared-cap}")
+    one, two = RedisRates(redis_url, lease=60), RedisRates(redis_url, lease=60)
+    try:
+        assert await one.acquire(checks, "a") is None
+        assert await two.acquire(checks, "b") is None
+        assert await one.acquire(checks, "c") == 1.0
+        ttl = await one.client.pttl(f"{PREFIX}{checks[0].key}:c")
+        await two.release(checks, "b")
+        assert await one.acquire(checks, "c") is None
+        await one.release(checks, "a")
+        await one.release(checks, "c")
+        left = await one.client.zcard(f"{PREFIX}{checks[0].key}:c")
+    finally:
+        await one.aclose()
+        await two.aclose()
+    assert 0 < ttl <= 60_000  # a crashed worker's slot lapses with the lease
+    assert left == 0
+
+
+async def test_a_lapsed_lease_frees_the_slot_of_a_worker_that_died(redis_url: str):
+    rule = RateRule(concurrency=1)
+    checks = _checks(rule, "{lapsed}")
+    store = RedisRates(redis_url, lease=0.2)
+    try:
+        assert await store.acquire(checks, "dead-worker-call") is None
+        assert await store.acquire(checks, "next") == 1.0
+        await asyncio.sleep(0.3)
+        assert await store.acquire(checks, "next") is None
+    finally:
+        await store.release(checks, "next")
+        await store.aclose()
+
+
+async def test_redis_down_open_falls_back_to_this_workers_limits(caplog):
+    down = f"redis://127.0.0.1:{free_port()}/0"
+    store = RedisRates(down, lease=60, on_error="open")
+    rule = RateRule(count=3, period=60.0, burst=3)
+    try:
+        answers = [await store.acquire(_checks(rule), f"t{n}") for n in range(4)]
+    finally:
+        await store.aclose()
+    assert answers[:3] == [None] * 3
+    assert answers[3] is not None
+    assert 19.0 < answers[3] <= 20.0
+    logged = [r for r in caplog.records if "RATE_LIMITS: Redis failed" in r.message]
+    assert len(logged) == 1  # once per outage, not per call
+
+
+async def test_redis_down_closed_refuses_every_call():
+    down = f"redis://127.0.0.1:{free_port()}/0"
+    store = RedisRates(down, lease=60, on_error="closed")
+    rule = RateRule(count=1000, period=1.0, burst=1000)
+    try:
+        answers = [await store.acquire(_checks(rule), f"t{n}") for n in range(3)]
+    finally:
+        await store.aclose()
+    assert answers == [CLOSED_RETRY] * 3
+
+
+# ------------------------------------------------- two processes under load
+
+RATE = 20
+BURST = 5
+SECONDS = 8.0
+SETTINGS = """
+from wymcp_conformance.settings import *  # noqa: F403
+BROKER = %r
+RATE_LIMITS = [{"tool": "calc", "rate": "%d/s", "burst": %d}]
+"""
+
+
+LEGACY = "2025-11-25"
+ACCEPT = "application/json, text/event-stream"
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+class RawSession:
+    """A 2025-11-25 session over plain HTTP with one worker."""
+
+    def __init__(self, http: aiohttp.ClientSession, base: str) -> None:
+        self.http, self.url, self.sid, self.rid = http, base + "/mcp", "", 0
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "Accept": ACCEPT,
+            "Mcp-Session-Id": self.sid,
+            "MCP-Protocol-Version": LEGACY,
+        }
+
+    async def start(self) -> None:
+        body = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": LEGACY, "capabilities": {}},
+        }
+        async with self.http.post(
+            self.url, json=body, headers={"Accept": ACCEPT}
+        ) as response:
+            assert response.status == 200
+            self.sid = response.headers["Mcp-Session-Id"]
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        async with self.http.post(self.url, json=note, headers=self.headers()) as r:
+            assert r.status == 202
+
+    async def call(self, arguments: dict[str, object]) -> dict[str, object]:
+        self.rid += 1
+        params = {"name": "calc", "arguments": arguments}
+        body = {"jsonrpc": "2.0", "id": self.rid, "method": "tools/call"}
+        body["params"] = params
+        async with self.http.post(self.url, json=body, headers=self.headers()) as r:
+            assert r.status == 200, await r.text()
+            text = await r.text()
+        if r.content_type == "text/event-stream":
+            data = [x for x in text.splitlines() if x.startswith("data: ")]
+            text = data[-1].removeprefix("data: ")
+        answer: dict[str, object] = json.loads(text)["result"]
+        return answer
+
+
+async def _hammer(base: str, stop: float, counts: dict[str, int]) -> None:
+    async with aiohttp.ClientSession() as http:
+        session = RawSession(http, base)
+        await session.start()
+        while time.monotonic() < stop:
+            result = await session.call({"action": "add", "data": {"a": 1, "b": 2}})
+            if result.get("isError"):
+                content = result["content"]
+                assert isinstance(content, list)
+                payload = json.loads(content[0]["text"])
+                assert payload["error"] == "rate_limited", payload
+                assert payload["retry_after_ms"] >= 1
+                counts["limited"] += 1
+            else:
+                counts["ok"] += 1
+            await asyncio.sleep(0.005)
+
+
+def _spawn(command: Path, port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(  # noqa: S603 - our own command, fixed arguments
+        [str(command), "serve", "--settings", "limited_settings", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+async def test_a_rate_holds_across_two_serve_processes(tmp_path: Path, redis_url: str):
+    text = SETTINGS % (redis_url, RATE, BURST)
+    (tmp_path / "limited_settings.py").write_text(text, "utf-8")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
+        "WYMCP_SETTINGS_MODULE": "limited_settings",
+    }
+    command = Path(sys.executable).parent / "wymcp"
+    ports = [free_port(), free_port()]
+    processes = [_spawn(command, port, env) for port in ports]
+    try:
+        for port, process in zip(ports, processes, strict=True):
+            for _ in range(3000):
+                if _listening(port) or process.poll() is not None:
+                    break
+                await asyncio.sleep(0.01)
+            assert process.poll() is None, "wymcp serve exited"
+        counts = {"ok": 0, "limited": 0}
+        bases = [f"http://127.0.0.1:{port}" for port in ports]
+        started = time.monotonic()
+        stop = started + SECONDS
+        await asyncio.gather(*(_hammer(bases[n % 2], stop, counts) for n in range(4)))
+        elapsed = time.monotonic() - started
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(timeout=20)
+    expected = RATE * elapsed + BURST
+    assert counts["limited"] > counts["ok"]  # the load was well over the rate
+    assert abs(counts["ok"] - expected) <= 0.1 * expected, (counts, elapsed)
+    # measured here: 164 admitted of 4,311 in 8.0 s (165 due)
+
+
+@pytest.mark.parametrize("policy", ["open", "closed"])
+async def test_the_outage_policy_on_the_wire(policy: str):
+    """A stateless call with Redis down: own limits ("open"), or refused."""
+
+    app = create_app(
+        TOOLS=[Jobs],
+        BROKER=f"redis://127.0.0.1:{free_port()}/0",
+        STATE_SECRET="s" * 40,
+        RATE_LIMITS=[{"tool": "jobs", "rate": "2/h", "burst": 2}],
+        RATE_LIMIT_ON_REDIS_ERROR=policy,
+    )
+    async with Client(app, protocol_version="2026-07-28") as client:
+        answers = [await client.call("jobs", "run", {"size": 1}) for _ in range(3)]
+    errors = [json.loads(a.text)["error"] if a.is_error else None for a in answers]
+    if policy == "open":
+        assert errors == [None, None, "rate_limited"]
+    else:
+        assert errors == ["rate_limited"] * 3
+        assert json.loads(answers[0].text)["retry_after_ms"] == 1000
