@@ -25,6 +25,7 @@ STREAMS_TAKE_ALL_CONNECTIONS = "wymcp.W012"
 BROKER_WITHOUT_STATE_SECRET = "wymcp.E008"  # noqa: S105 - a check id, not a secret
 BROKER_CLIENT_MISSING = "wymcp.E010"
 METRICS_CLIENT_MISSING = "wymcp.E011"
+TRACING_API_MISSING = "wymcp.E013"
 BODY_OVER_MEMORY_BUDGET = "wymcp.W013"
 TASK_RESULTS_OVER_BUDGET = "wymcp.W016"
 
@@ -175,6 +176,15 @@ def settings_problems(
                 METRICS_CLIENT_MISSING,
                 "METRICS is on but the prometheus_client package is not installed.",
                 'Install it: pip install "wymcp-transport-aiohttp[metrics]".',
+            )
+        )
+    if settings.TRACING and importlib.util.find_spec("opentelemetry") is None:
+        found.append(
+            CheckMessage(
+                ERROR,
+                TRACING_API_MISSING,
+                "TRACING is on but the opentelemetry-api package is not installed.",
+                'Install it: pip install "wymcp-core-server[otel]".',
             )
         )
     if not secret_set and settings.BROKER is None and not alone:

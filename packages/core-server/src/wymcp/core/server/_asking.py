@@ -28,6 +28,7 @@ from wymcp.core.server._context import (
 )
 from wymcp.core.server._exchange import Stream
 from wymcp.core.server._jsonrpc import invalid_params, missing_capability
+from wymcp.core.server._middleware import Spans
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import META_LOG_LEVEL, Revision
 from wymcp.core.server._session import Session
@@ -165,9 +166,16 @@ def is_asked_id(value: object) -> bool:
 
 
 def session_asker(
-    session: Session, revision: Revision, stream: Stream, timeout: float
+    session: Session,
+    revision: Revision,
+    stream: Stream,
+    timeout: float,
+    spans: Spans | None = None,
 ) -> Asker:
-    """Send each question as a request on the call's stream and await it."""
+    """Send each question as a request on the call's stream and await it.
+
+    Traced (`spans`), each request carries the trace context in `params._meta`.
+    """
 
     async def one(request: InputRequest) -> dict[str, Any]:
         needed = CAPABILITY_OF.get(request.method)
@@ -188,6 +196,10 @@ def session_asker(
         try:
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid}
             message.update(request.to_json())
+            if spans is not None:
+                params = message["params"] = dict(message.get("params") or {})
+                meta = params["_meta"] = dict(params.get("_meta") or {})
+                spans.inject(meta)
             try:
                 await stream.send(message)
             except Exception:  # noqa: BLE001 - the client went away
@@ -314,6 +326,7 @@ class Contexts:
                     call.revision,
                     call.stream,
                     self._options.client_request_timeout,
+                    call.record.spans if call.record is not None else None,
                 )
         server = self._server
         return ToolContext(

@@ -53,6 +53,7 @@ class EngineOptions:
     `max_streams` caps the long-lived streams (GET, `subscriptions/listen`)
     open at once, `max_streams_per_client` those of one client.
     `middleware` runs around each request, outermost first (`CallRecord`).
+    `tracing` makes an OpenTelemetry span of each request (the `[otel]` extra).
     """
 
     server_name: str = "wymcp"
@@ -82,6 +83,7 @@ class EngineOptions:
     expose_exception_messages: bool = False
     session_store: SessionStore | None = None
     middleware: tuple[Middleware, ...] = attrs.field(default=(), converter=tuple)
+    tracing: bool = False
     task_ttl: float = 3600.0
     task_poll_interval_ms: int = 1000
     max_tasks: int = 1000

@@ -11,7 +11,8 @@ import functools
 import json
 import logging
 import secrets
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Coroutine, Mapping
+from contextlib import nullcontext
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from types import CoroutineType
 from typing import Any, Final
@@ -86,6 +87,8 @@ def split_arguments(
 
 Opened = tuple[str | None, Verdict] | dict[str, Any]
 """The action and accepted verdict of a call, or the refusal result to answer."""
+_UNTRACED: Final = nullcontext()
+"""The tool's span when the call is not traced: nothing (reusable, stateless)."""
 
 
 def _split(
@@ -105,14 +108,14 @@ def _refusal(refusal: dict[str, Any], record: CallRecord | None) -> dict[str, An
     return {"content": [_text(_dumps(refusal))], "isError": True}
 
 
-async def open_call(
+def open_call(
     spec: ToolSpec,
     arguments: Mapping[str, Any],
     *,
     strict: bool,
     record: CallRecord | None = None,
     lane: OffLoopLane | None = None,
-) -> Opened:
+) -> Coroutine[Any, Any, Opened]:
     """The action and the accepted verdict of a call, or the refusal to answer.
 
     A refusal (of the arguments' shape or of a gate) is a CallToolResult with
@@ -120,7 +123,32 @@ async def open_call(
     they cost one engine call; their full walk is linear in the data, longer
     on a large body than the event loop may be held, so it runs in a thread
     (through the engine's `lane` for data of over `ON_LOOP_VALUES` values).
+    Traced (`record.spans`), they run in a `gates` span; else no extra await.
     """
+    if record is not None and record.spans is not None:
+        return _traced_open(spec, arguments, strict, record, lane)
+    return _open(spec, arguments, strict, record, lane)
+
+
+async def _traced_open(
+    spec: ToolSpec,
+    arguments: Mapping[str, Any],
+    strict: bool,  # noqa: FBT001 - private, positional as open_call passes it
+    record: CallRecord,
+    lane: OffLoopLane | None,
+) -> Opened:
+    assert record.spans is not None  # noqa: S101 - open_call checked it
+    with record.spans.child("gates"):
+        return await _open(spec, arguments, strict, record, lane)
+
+
+async def _open(
+    spec: ToolSpec,
+    arguments: Mapping[str, Any],
+    strict: bool,  # noqa: FBT001 - private, positional as open_call passes it
+    record: CallRecord | None,
+    lane: OffLoopLane | None,
+) -> Opened:
     action = arguments.get("action")
     data = arguments.get("data")
     if spec.plain is not None:  # a plain tool: its arguments are its data
@@ -316,41 +344,45 @@ async def call_tool(
     gated = verdict.data if verdict.data is not None else {}  # this run's alone
     ctx.tool = spec.name
     ctx.action = action
-    try:
-        work = _dispatch(spec, action, gated, ctx, lane)
-        if call_timeout is not None:
-            label = f"tool {spec.name}" + (f" {action}" if action else "")
-            work = deadlines.run(
-                work if work.__class__ is CoroutineType else _awaited(work),
-                call_timeout,
-                label,
+    traced = record is not None and record.spans is not None
+    with record.spans.child("execute_tool") if traced else _UNTRACED:  # type: ignore[union-attr]
+        try:
+            work = _dispatch(spec, action, gated, ctx, lane)
+            if call_timeout is not None:
+                label = f"tool {spec.name}" + (f" {action}" if action else "")
+                work = deadlines.run(
+                    work if work.__class__ is CoroutineType else _awaited(work),
+                    call_timeout,
+                    label,
+                )
+            value = await work
+            result = _shape(
+                spec,
+                action,
+                value,
+                ctx,
+                revision=revision,
+                limit=options.result_limit,
+                record=record,
             )
-        value = await work
-        result = _shape(
-            spec,
-            action,
-            value,
-            ctx,
-            revision=revision,
-            limit=options.result_limit,
-            record=record,
-        )
-    except DeadlineError:
-        assert call_timeout is not None  # noqa: S101 - only raised with one
-        _log.warning("tool %s stopped after %gs", spec.name, call_timeout)
-        result = timed_out(spec, action, call_timeout)
-        _outcome(record, "call_timeout")
-    except UnreadableDataError as error:  # values the schema admits, the class not
-        assert action is not None  # noqa: S101 - only typed actions read a class
-        result = _refusal(unreadable_refusal(spec, action, error), record)
-    except ToolError as error:
-        result = _refused(spec, action, error)
-        _outcome(record, "tool_error")
-    except (InputRequired, MissingCapabilityError, TaskFailedError):
-        raise
-    except Exception as error:  # noqa: BLE001 - any raise answers tool_raised
-        result = raised(spec, action, error, expose=options.expose_exception_messages)
-        _outcome(record, "tool_raised")
+        except DeadlineError:
+            assert call_timeout is not None  # noqa: S101 - only raised with one
+            _log.warning("tool %s stopped after %gs", spec.name, call_timeout)
+            result = timed_out(spec, action, call_timeout)
+            _outcome(record, "call_timeout")
+        except UnreadableDataError as error:  # values the schema admits, the class not
+            assert action is not None  # noqa: S101 - only typed actions read a class
+            result = _refusal(unreadable_refusal(spec, action, error), record)
+        except ToolError as error:
+            result = _refused(spec, action, error)
+            _outcome(record, "tool_error")
+        except (InputRequired, MissingCapabilityError, TaskFailedError):
+            raise
+        except Exception as error:  # noqa: BLE001 - any raise answers tool_raised
+            result = raised(
+                spec, action, error, expose=options.expose_exception_messages
+            )
+            _outcome(record, "tool_raised")
     if verdict.dropped:
         result.setdefault("_meta", {})[DROPPED_META] = list(verdict.dropped)
     return result
