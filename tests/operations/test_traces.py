@@ -1,4 +1,4 @@
-"""TRACING: the spans of each request, read with the OpenTelemetry SDK's in-memory exporter."""
+"""TRACING: the spans of each request, read with the SDK's in-memory exporter."""
 
 from __future__ import annotations
 
@@ -285,8 +285,7 @@ async def test_the_stdio_transport_traces_each_request(spans: InMemorySpanExport
     }
     await connection.read(Lines(json.dumps(request).encode() + b"\n"))
     async with asyncio.timeout(5):
-        while not output.data:
-            await asyncio.sleep(0.01)
+        await asyncio.gather(*connection._in_flight.values())
     answer = json.loads(output.data)
     assert answer["id"] == 7
     assert answer["result"]["isError"] is True
@@ -302,8 +301,7 @@ async def test_the_stdio_transport_traces_each_request(spans: InMemorySpanExport
 
 def test_tracing_off_never_imports_opentelemetry():
     """The default path: an engine serves a call and OpenTelemetry stays unloaded."""
-    script = (
-        """
+    script = """
 import asyncio, sys
 sys.path.insert(0, "tests")
 from ops_tools import Jobs
@@ -313,7 +311,7 @@ async def main():
     engine = Engine(tools=[Jobs])
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": {},
-            "traceparent": "%s"}
+            "traceparent": "TRACEPARENT"}
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "jobs", "arguments": {"action": "run", "data": {"size": 1}},
         "_meta": meta}}
@@ -325,9 +323,7 @@ async def main():
     print(sorted(m for m in sys.modules if m.startswith("opentelemetry")))
 
 asyncio.run(main())
-"""
-        % TRACEPARENT
-    )  # noqa: UP031 - a script's text
+""".replace("TRACEPARENT", TRACEPARENT)
     done = subprocess.run(  # noqa: S603 - this interpreter, our script
         [sys.executable, "-c", script],
         capture_output=True,

@@ -135,6 +135,20 @@ def in_order(problems: list[CheckMessage]) -> list[CheckMessage]:
     return sorted(problems, key=lambda problem: (not problem.is_error, problem.id))
 
 
+def _tracing_problems(settings: Settings) -> list[CheckMessage]:
+    """E013: TRACING on without the OpenTelemetry API (the `[otel]` extra)."""
+    if not settings.TRACING or importlib.util.find_spec("opentelemetry") is not None:
+        return []
+    return [
+        CheckMessage(
+            ERROR,
+            TRACING_API_MISSING,
+            "TRACING is on but the opentelemetry-api package is not installed.",
+            'Install it: pip install "wymcp-core-server[otel]".',
+        )
+    ]
+
+
 def settings_problems(
     settings: Settings, *, serving: Serving | None = None
 ) -> list[CheckMessage]:
@@ -178,15 +192,7 @@ def settings_problems(
                 'Install it: pip install "wymcp-transport-aiohttp[metrics]".',
             )
         )
-    if settings.TRACING and importlib.util.find_spec("opentelemetry") is None:
-        found.append(
-            CheckMessage(
-                ERROR,
-                TRACING_API_MISSING,
-                "TRACING is on but the opentelemetry-api package is not installed.",
-                'Install it: pip install "wymcp-core-server[otel]".',
-            )
-        )
+    found.extend(_tracing_problems(settings))
     if not secret_set and settings.BROKER is None and not alone:
         found.append(
             CheckMessage(
