@@ -140,7 +140,7 @@ async def test_a_refused_call_and_a_raised_tool_carry_error_type(
     assert (raised.attributes or {})["error.type"] == "tool_raised"
     assert raised.status.status_code is StatusCode.ERROR
     tool = _named(spans, "execute_tool jobs")
-    assert (tool.attributes or {})["error.type"] == "tool_raised"
+    assert (tool.attributes or {})["error.type"] == "RuntimeError"  # what it raised
     assert _children(spans, raised) == ["execute_tool jobs", "gates jobs"]
 
 

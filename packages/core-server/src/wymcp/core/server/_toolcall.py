@@ -12,7 +12,6 @@ import json
 import logging
 import secrets
 from collections.abc import Awaitable, Coroutine, Mapping
-from contextlib import nullcontext
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from types import CoroutineType
 from typing import Any, Final
@@ -42,7 +41,7 @@ from wymcp.core.server._context import (
 from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
-from wymcp.core.server._middleware import CallRecord
+from wymcp.core.server._middleware import CallRecord, Spans
 from wymcp.core.server._off_loop import OffLoopLane
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._result_limit import over_limit, too_large
@@ -87,8 +86,6 @@ def split_arguments(
 
 Opened = tuple[str | None, Verdict] | dict[str, Any]
 """The action and accepted verdict of a call, or the refusal result to answer."""
-_UNTRACED: Final = nullcontext()
-"""The tool's span when the call is not traced: nothing (reusable, stateless)."""
 
 
 def _split(
@@ -123,7 +120,8 @@ def open_call(
     they cost one engine call; their full walk is linear in the data, longer
     on a large body than the event loop may be held, so it runs in a thread
     (through the engine's `lane` for data of over `ON_LOOP_VALUES` values).
-    Traced (`record.spans`), they run in a `gates` span; else no extra await.
+    Traced (`record.spans`), they run in a `gates` child span; untraced,
+    this returns `_open`'s coroutine itself (no extra await).
     """
     if record is not None and record.spans is not None:
         return _traced_open(spec, arguments, strict, record, lane)
@@ -344,48 +342,74 @@ async def call_tool(
     gated = verdict.data if verdict.data is not None else {}  # this run's alone
     ctx.tool = spec.name
     ctx.action = action
-    traced = record is not None and record.spans is not None
-    with record.spans.child("execute_tool") if traced else _UNTRACED:  # type: ignore[union-attr]
-        try:
-            work = _dispatch(spec, action, gated, ctx, lane)
-            if call_timeout is not None:
-                label = f"tool {spec.name}" + (f" {action}" if action else "")
-                work = deadlines.run(
-                    work if work.__class__ is CoroutineType else _awaited(work),
-                    call_timeout,
-                    label,
-                )
-            value = await work
-            result = _shape(
+    try:
+        work = _dispatch(spec, action, gated, ctx, lane)
+        if call_timeout is not None or record is not None:
+            work = _bounded(
                 spec,
                 action,
-                value,
-                ctx,
-                revision=revision,
-                limit=options.result_limit,
+                work,
+                deadlines=deadlines,
+                call_timeout=call_timeout,
                 record=record,
             )
-        except DeadlineError:
-            assert call_timeout is not None  # noqa: S101 - only raised with one
-            _log.warning("tool %s stopped after %gs", spec.name, call_timeout)
-            result = timed_out(spec, action, call_timeout)
-            _outcome(record, "call_timeout")
-        except UnreadableDataError as error:  # values the schema admits, the class not
-            assert action is not None  # noqa: S101 - only typed actions read a class
-            result = _refusal(unreadable_refusal(spec, action, error), record)
-        except ToolError as error:
-            result = _refused(spec, action, error)
-            _outcome(record, "tool_error")
-        except (InputRequired, MissingCapabilityError, TaskFailedError):
-            raise
-        except Exception as error:  # noqa: BLE001 - any raise answers tool_raised
-            result = raised(
-                spec, action, error, expose=options.expose_exception_messages
-            )
-            _outcome(record, "tool_raised")
+        value = await work
+        result = _shape(
+            spec,
+            action,
+            value,
+            ctx,
+            revision=revision,
+            limit=options.result_limit,
+            record=record,
+        )
+    except DeadlineError:
+        assert call_timeout is not None  # noqa: S101 - only raised with one
+        _log.warning("tool %s stopped after %gs", spec.name, call_timeout)
+        result = timed_out(spec, action, call_timeout)
+        _outcome(record, "call_timeout")
+    except UnreadableDataError as error:  # values the schema admits, the class not
+        assert action is not None  # noqa: S101 - only typed actions read a class
+        result = _refusal(unreadable_refusal(spec, action, error), record)
+    except ToolError as error:
+        result = _refused(spec, action, error)
+        _outcome(record, "tool_error")
+    except (InputRequired, MissingCapabilityError, TaskFailedError):
+        raise
+    except Exception as error:  # noqa: BLE001 - any raise answers tool_raised
+        result = raised(spec, action, error, expose=options.expose_exception_messages)
+        _outcome(record, "tool_raised")
     if verdict.dropped:
         result.setdefault("_meta", {})[DROPPED_META] = list(verdict.dropped)
     return result
+
+
+def _bounded(
+    spec: ToolSpec,
+    action: str | None,
+    work: Awaitable[Any],
+    *,
+    deadlines: Deadlines,
+    call_timeout: float | None,
+    record: CallRecord | None,
+) -> Awaitable[Any]:
+    """The tool's `work` under its CALL_TIMEOUT, traced when `record` is."""
+    if call_timeout is not None:
+        label = f"tool {spec.name}" + (f" {action}" if action else "")
+        work = deadlines.run(
+            work if work.__class__ is CoroutineType else _awaited(work),
+            call_timeout,
+            label,
+        )
+    if record is not None and record.spans is not None:
+        work = _traced(record.spans, work)
+    return work
+
+
+async def _traced(spans: Spans, work: Awaitable[Any]) -> Any:
+    """Await the tool's code (and its deadline) in an `execute_tool` child span."""
+    with spans.child("execute_tool"):
+        return await work
 
 
 def _outcome(record: CallRecord | None, outcome: str) -> None:

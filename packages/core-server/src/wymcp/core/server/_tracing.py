@@ -162,6 +162,14 @@ def _failed(span: trace.Span, outcome: str, message: str | None) -> None:
     span.set_status(Status(StatusCode.ERROR, message))
 
 
+def _class_name(error: BaseException) -> str:
+    """The exception's class, as `error.type` names one (module-qualified)."""
+    cls = type(error)
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 class _RequestSpans:
     """The children of one request's span (`CallRecord.spans`)."""
 
@@ -171,7 +179,11 @@ class _RequestSpans:
 
     @contextmanager
     def child(self, kind: str) -> Iterator[object]:
-        """`gates {tool}` or `execute_tool {tool}`: error.type the outcome it left."""
+        """`gates {tool}` or `execute_tool {tool}`.
+
+        Its `error.type` is the class of what the code raised (the conventions'
+        rule for exceptions), else the refusal it left (a gate's code).
+        """
         record = self._record
         attributes: dict[str, Any] = {}
         name = kind
@@ -189,8 +201,8 @@ class _RequestSpans:
         ) as span:
             try:
                 yield span
-            except BaseException:
-                _failed(span, record.outcome, None)
+            except BaseException as error:
+                _failed(span, _class_name(error), None)
                 raise
             if record.outcome != "ok":
                 _failed(span, record.outcome, None)
