@@ -144,6 +144,22 @@ async def test_a_refused_call_and_a_raised_tool_carry_error_type(
     assert _children(spans, raised) == ["execute_tool jobs", "gates jobs"]
 
 
+async def test_a_call_stopped_at_call_timeout_is_a_timeout(
+    spans: InMemorySpanExporter,
+):
+    app = create_app(TOOLS=[Jobs], TRACING=True, CALL_TIMEOUT=0.3)
+    async with Client(app) as client:
+        stopped = await client.call("jobs", "sleep")
+    assert stopped.is_error
+    call = _named(spans, "tools/call jobs")
+    assert (call.attributes or {})["error.type"] == "call_timeout"
+    tool = _named(spans, "execute_tool jobs")
+    assert (tool.attributes or {})["error.type"] == "timeout"
+    assert tool.parent is not None
+    assert call.context is not None
+    assert tool.parent.span_id == call.context.span_id
+
+
 async def test_a_json_rpc_error_is_its_code_and_an_unknown_tool_is_not_named(
     spans: InMemorySpanExporter,
 ):

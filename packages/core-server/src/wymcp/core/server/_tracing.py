@@ -15,6 +15,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
+from wymcp.core.server._deadlines import DeadlineError
 from wymcp.core.server._jsonrpc import RpcError
 
 if TYPE_CHECKING:
@@ -163,7 +164,12 @@ def _failed(span: trace.Span, outcome: str, message: str | None) -> None:
 
 
 def _class_name(error: BaseException) -> str:
-    """The exception's class, as `error.type` names one (module-qualified)."""
+    """The exception's class, as `error.type` names one (module-qualified).
+
+    CALL_TIMEOUT's stop is the conventions' `timeout`.
+    """
+    if isinstance(error, DeadlineError):
+        return "timeout"
     cls = type(error)
     if cls.__module__ == "builtins":
         return cls.__qualname__
