@@ -72,14 +72,21 @@ class _Replay:
         responses: Mapping[str, Any],
         recorded: Round,
         seal: Callable[[Any, Round], str],
+        spans: Spans | None = None,
     ) -> None:
         self._capabilities = capabilities
+        self._spans = spans
         self._responses = responses
         self._recorded = recorded
         self._seal = seal
         self._cursor = 0
         self._fresh = True
         self._transcript: list[Mapping[str, Any]] = []
+
+    def _request(self, request: InputRequest) -> dict[str, Any]:
+        """The wire shape of a question, with the trace context when traced."""
+        shape = request.to_json()
+        return shape if self._spans is None else _carry_context(shape, self._spans)
 
     def _replayed(self, keys: list[str]) -> dict[str, dict[str, Any]] | None:
         answers = self._recorded.answers
@@ -121,7 +128,7 @@ class _Replay:
             )
         result: dict[str, Any] = {
             "resultType": "input_required",
-            "inputRequests": {k: r.to_json() for k, r in pending.items()},
+            "inputRequests": {k: self._request(r) for k, r in pending.items()},
         }
         if state is not None or self._transcript or given or rounds > 1:
             token = self._seal(
@@ -165,6 +172,14 @@ def is_asked_id(value: object) -> bool:
     return isinstance(value, str) and _ASKED_ID.fullmatch(value) is not None
 
 
+def _carry_context(request: dict[str, Any], spans: Spans) -> dict[str, Any]:
+    """`request` with the current trace context in its `params._meta` (TRACING)."""
+    params = request["params"] = dict(request.get("params") or {})
+    meta = params["_meta"] = dict(params.get("_meta") or {})
+    spans.inject(meta)
+    return request
+
+
 def session_asker(
     session: Session,
     revision: Revision,
@@ -197,9 +212,7 @@ def session_asker(
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid}
             message.update(request.to_json())
             if spans is not None:
-                params = message["params"] = dict(message.get("params") or {})
-                meta = params["_meta"] = dict(params.get("_meta") or {})
-                spans.inject(meta)
+                _carry_context(message, spans)
             try:
                 await stream.send(message)
             except Exception:  # noqa: BLE001 - the client went away
@@ -370,7 +383,8 @@ class Contexts:
                 rounds=carried.rounds,
             )
 
-        return _Replay(call.capabilities, responses, recorded, sealer)
+        spans = call.record.spans if call.record is not None else None
+        return _Replay(call.capabilities, responses, recorded, sealer, spans)
 
 
 async def answer_asking(run: Awaitable[dict[str, Any]]) -> dict[str, Any]:
