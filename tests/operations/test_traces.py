@@ -220,6 +220,27 @@ async def test_a_bad_traceparent_starts_a_new_trace_and_the_call_is_answered(
     assert call.parent is None
 
 
+@pytest.mark.parametrize("size", [64 * 1024, 128 * 1024])
+async def test_huge_tracestate_and_baggage_are_ignored_unread(
+    spans: InMemorySpanExporter, loop_watchdog: Any, size: int
+):
+    """Values past the bounds never reach the propagators; the parent still holds."""
+    app = create_app(TOOLS=[Jobs], TRACING=True)
+    meta = {
+        "traceparent": TRACEPARENT,
+        "tracestate": "a=" + "b" * size,
+        "baggage": "k=v," * (size // 4),
+    }
+    async with Client(app) as client:
+        ok = await client.call("jobs", "run", {"size": 1}, meta=meta)
+    assert ok.value == {"size": 1}
+    call = _named(spans, "tools/call jobs")
+    assert call.parent is not None
+    assert f"{call.parent.span_id:016x}" == PARENT_ID
+    assert call.parent.trace_state is not None
+    assert not call.parent.trace_state  # the over-long tracestate was not read
+
+
 @pytest.mark.parametrize("version", REVISIONS)
 async def test_a_server_to_client_request_carries_the_trace_context(
     spans: InMemorySpanExporter, version: str
