@@ -24,7 +24,7 @@ UV = ROOT / ".cache" / "uv" / "bin" / "uv"
 MEMBERS = (
     "packages/core-schema",
     "packages/core-gates",
-    "packages/core-server[jwt]",
+    "packages/core-server[jwt,otel]",
     "packages/conf",
     "packages/transport-stdio",
     "packages/transport-aiohttp[jwt,metrics,redis]",

@@ -25,6 +25,7 @@ STREAMS_TAKE_ALL_CONNECTIONS = "wymcp.W012"
 BROKER_WITHOUT_STATE_SECRET = "wymcp.E008"  # noqa: S105 - a check id, not a secret
 BROKER_CLIENT_MISSING = "wymcp.E010"
 METRICS_CLIENT_MISSING = "wymcp.E011"
+TRACING_API_MISSING = "wymcp.E013"
 BODY_OVER_MEMORY_BUDGET = "wymcp.W013"
 TASK_RESULTS_OVER_BUDGET = "wymcp.W016"
 
@@ -134,6 +135,20 @@ def in_order(problems: list[CheckMessage]) -> list[CheckMessage]:
     return sorted(problems, key=lambda problem: (not problem.is_error, problem.id))
 
 
+def _tracing_problems(settings: Settings) -> list[CheckMessage]:
+    """E013: TRACING on without the OpenTelemetry API (the `[otel]` extra)."""
+    if not settings.TRACING or importlib.util.find_spec("opentelemetry") is not None:
+        return []
+    return [
+        CheckMessage(
+            ERROR,
+            TRACING_API_MISSING,
+            "TRACING is on but the opentelemetry-api package is not installed.",
+            'Install it: pip install "wymcp-core-server[otel]".',
+        )
+    ]
+
+
 def settings_problems(
     settings: Settings, *, serving: Serving | None = None
 ) -> list[CheckMessage]:
@@ -177,6 +192,7 @@ def settings_problems(
                 'Install it: pip install "wymcp-transport-aiohttp[metrics]".',
             )
         )
+    found.extend(_tracing_problems(settings))
     if not secret_set and settings.BROKER is None and not alone:
         found.append(
             CheckMessage(

@@ -826,6 +826,21 @@ class Settings:
         ),
         checks="needs the prometheus_client package (E011)",
     )
+    TRACING: bool = setting(
+        False,  # noqa: FBT003 - the default
+        Boolean(),
+        (
+            "Make an OpenTelemetry span of each request the engine serves, after "
+            "the MCP semantic conventions, with child spans for the gates and the "
+            "tool's code; the parent is the trace context in `params._meta`, else "
+            "the HTTP `traceparent` header (needs the `[otel]` extra of "
+            "wymcp-core-server: `opentelemetry-api`; wire an SDK and exporter "
+            "yourself, see `docs/operations.md`). Off: OpenTelemetry is never "
+            "imported and a request costs what it did."
+        ),
+        checks="needs the opentelemetry-api package (E013)",
+        engine="tracing",
+    )
     METRICS_PATH: str = setting(
         "/metrics",
         Matching(

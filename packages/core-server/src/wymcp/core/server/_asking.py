@@ -28,6 +28,7 @@ from wymcp.core.server._context import (
 )
 from wymcp.core.server._exchange import Stream
 from wymcp.core.server._jsonrpc import invalid_params, missing_capability
+from wymcp.core.server._middleware import Spans
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import META_LOG_LEVEL, Revision
 from wymcp.core.server._session import Session
@@ -71,14 +72,21 @@ class _Replay:
         responses: Mapping[str, Any],
         recorded: Round,
         seal: Callable[[Any, Round], str],
+        spans: Spans | None = None,
     ) -> None:
         self._capabilities = capabilities
+        self._spans = spans
         self._responses = responses
         self._recorded = recorded
         self._seal = seal
         self._cursor = 0
         self._fresh = True
         self._transcript: list[Mapping[str, Any]] = []
+
+    def _request(self, request: InputRequest) -> dict[str, Any]:
+        """The wire shape of a question, with the trace context when traced."""
+        shape = request.to_json()
+        return shape if self._spans is None else _carry_context(shape, self._spans)
 
     def _replayed(self, keys: list[str]) -> dict[str, dict[str, Any]] | None:
         answers = self._recorded.answers
@@ -120,7 +128,7 @@ class _Replay:
             )
         result: dict[str, Any] = {
             "resultType": "input_required",
-            "inputRequests": {k: r.to_json() for k, r in pending.items()},
+            "inputRequests": {k: self._request(r) for k, r in pending.items()},
         }
         if state is not None or self._transcript or given or rounds > 1:
             token = self._seal(
@@ -164,10 +172,25 @@ def is_asked_id(value: object) -> bool:
     return isinstance(value, str) and _ASKED_ID.fullmatch(value) is not None
 
 
+def _carry_context(request: dict[str, Any], spans: Spans) -> dict[str, Any]:
+    """`request` with the current trace context in its `params._meta` (TRACING)."""
+    params = request["params"] = dict(request.get("params") or {})
+    meta = params["_meta"] = dict(params.get("_meta") or {})
+    spans.inject(meta)
+    return request
+
+
 def session_asker(
-    session: Session, revision: Revision, stream: Stream, timeout: float
+    session: Session,
+    revision: Revision,
+    stream: Stream,
+    timeout: float,
+    spans: Spans | None = None,
 ) -> Asker:
-    """Send each question as a request on the call's stream and await it."""
+    """Send each question as a request on the call's stream and await it.
+
+    Traced (`spans`), each request carries the trace context in `params._meta`.
+    """
 
     async def one(request: InputRequest) -> dict[str, Any]:
         needed = CAPABILITY_OF.get(request.method)
@@ -188,6 +211,8 @@ def session_asker(
         try:
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid}
             message.update(request.to_json())
+            if spans is not None:
+                _carry_context(message, spans)
             try:
                 await stream.send(message)
             except Exception:  # noqa: BLE001 - the client went away
@@ -314,6 +339,7 @@ class Contexts:
                     call.revision,
                     call.stream,
                     self._options.client_request_timeout,
+                    call.record.spans if call.record is not None else None,
                 )
         server = self._server
         return ToolContext(
@@ -357,7 +383,8 @@ class Contexts:
                 rounds=carried.rounds,
             )
 
-        return _Replay(call.capabilities, responses, recorded, sealer)
+        spans = call.record.spans if call.record is not None else None
+        return _Replay(call.capabilities, responses, recorded, sealer, spans)
 
 
 async def answer_asking(run: Awaitable[dict[str, Any]]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -59,6 +59,9 @@ from wymcp.core.server._task_methods import TaskMethods
 from wymcp.core.server._task_store import MemoryTaskStore
 from wymcp.core.server._tasks import EXTENSION, Tasks
 from wymcp.core.server._tool_methods import ToolMethods
+
+if TYPE_CHECKING:
+    from wymcp.core.server._tracing import Tracing
 
 
 @attrs.frozen
@@ -166,6 +169,10 @@ class Engine:
         """Every method of every revision; each `Revision` says which it serves."""
         self._middleware = opts.middleware + _rate_limiter(opts)
         """The MIDDLEWARE chain, outermost first (empty: no record, no extra await)."""
+        self._tracing = self._make_tracing() if opts.tracing else None
+        """The spans of each request (TRACING); None: OpenTelemetry never imported."""
+        self._records = bool(self._middleware) or self._tracing is not None
+        """Whether the engine makes a `CallRecord` of each request itself."""
         self._stateless_info = self._server_info(STATELESS.name)
         """The serverInfo every stateless result carries (read, never changed)."""
         self.session_ended: Callable[[str, float], None] | None = None
@@ -327,7 +334,7 @@ class Engine:
     async def _post(self, exchange: Exchange, stream: Stream) -> Reply:
         body = exchange.body
         record = exchange.record
-        if record is None and self._middleware:
+        if record is None and self._records:
             record = CallRecord()
         try:
             incoming = classify(body)
@@ -389,10 +396,31 @@ class Engine:
         def refusal(refused: CallRefused) -> Result:
             return _refusal_result(record, refused)
 
+        tracing = self._tracing
+
         def run(opened: Call) -> Coroutine[Any, Any, Result]:
-            return observed(record, chain, lambda: handler(opened), refusal)
+            if tracing is None:
+                return observed(record, chain, lambda: handler(opened), refusal)
+            return tracing.run(
+                record,
+                opened,
+                lambda: observed(record, chain, lambda: handler(opened), refusal),
+            )
 
         return run
+
+    def _make_tracing(self) -> Tracing:
+        """The request spans (TRACING): imports OpenTelemetry, the `[otel]` extra."""
+        try:
+            from wymcp.core.server._tracing import Tracing  # noqa: PLC0415
+        except ImportError as error:
+            msg = (
+                "TRACING needs the OpenTelemetry API: pip install "
+                '"wymcp-core-server[otel]"'
+            )
+            raise ImportError(msg) from error
+        catalogue = self._catalogue
+        return Tracing(lambda name: catalogue.prompt(name) is not None)
 
     def _name_tool(self, record: CallRecord, params: Mapping[str, Any]) -> None:
         """The tool and action a call names, and whether the catalogue has them."""

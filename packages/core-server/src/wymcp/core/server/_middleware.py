@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Final, Protocol
 
 import attrs
@@ -46,6 +47,18 @@ _RPC_OUTCOMES: Final = {
 }
 
 
+class Spans(Protocol):
+    """The spans of one traced request (`TRACING`): its children and its context."""
+
+    def child(self, kind: str) -> AbstractContextManager[object]:
+        """A child span of the request's span (`gates`, `execute_tool`)."""
+        ...
+
+    def inject(self, meta: dict[str, Any]) -> None:
+        """Put the current trace context in a server->client request's `_meta`."""
+        ...
+
+
 @attrs.define(eq=False)
 class CallRecord:
     """One request as the middleware chain, the metrics and the access log see it.
@@ -59,6 +72,7 @@ class CallRecord:
     `tool_raised`, `call_timeout`, `result_too_large`, `unknown_tool`,
     `cancelled`, or the JSON-RPC error's kind; `refused` says a gate or a
     middleware refused it. `tags` are a middleware's own notes (logged).
+    `spans`, with `TRACING` on, makes the request's child spans.
     """
 
     method: str | None = None
@@ -74,6 +88,7 @@ class CallRecord:
     outcome: str = "ok"
     refused: bool = False
     tags: dict[str, str] = attrs.Factory(dict)
+    spans: Spans | None = None
 
     @property
     def subject(self) -> str | None:

@@ -56,6 +56,7 @@ class EngineOptions:
     `middleware` runs around each request, outermost first (`CallRecord`).
     `rate_limits` are the `RATE_LIMITS` rules of `tools/call`, kept in
     `rate_store` (None: this process's memory, `LocalRates`).
+    `tracing` makes an OpenTelemetry span of each request (the `[otel]` extra).
     """
 
     server_name: str = "wymcp"
@@ -87,6 +88,7 @@ class EngineOptions:
     middleware: tuple[Middleware, ...] = attrs.field(default=(), converter=tuple)
     rate_limits: tuple[RateRule, ...] = attrs.field(default=(), converter=tuple)
     rate_store: RateStore | None = None
+    tracing: bool = False
     task_ttl: float = 3600.0
     task_poll_interval_ms: int = 1000
     max_tasks: int = 1000

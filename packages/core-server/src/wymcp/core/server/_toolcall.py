@@ -11,7 +11,7 @@ import functools
 import json
 import logging
 import secrets
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Coroutine, Mapping
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from types import CoroutineType
 from typing import Any, Final
@@ -41,7 +41,7 @@ from wymcp.core.server._context import (
 from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
-from wymcp.core.server._middleware import CallRecord
+from wymcp.core.server._middleware import CallRecord, Spans
 from wymcp.core.server._off_loop import OffLoopLane
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._result_limit import over_limit, too_large
@@ -105,14 +105,14 @@ def _refusal(refusal: dict[str, Any], record: CallRecord | None) -> dict[str, An
     return {"content": [_text(_dumps(refusal))], "isError": True}
 
 
-async def open_call(
+def open_call(
     spec: ToolSpec,
     arguments: Mapping[str, Any],
     *,
     strict: bool,
     record: CallRecord | None = None,
     lane: OffLoopLane | None = None,
-) -> Opened:
+) -> Coroutine[Any, Any, Opened]:
     """The action and the accepted verdict of a call, or the refusal to answer.
 
     A refusal (of the arguments' shape or of a gate) is a CallToolResult with
@@ -120,7 +120,33 @@ async def open_call(
     they cost one engine call; their full walk is linear in the data, longer
     on a large body than the event loop may be held, so it runs in a thread
     (through the engine's `lane` for data of over `ON_LOOP_VALUES` values).
+    Traced (`record.spans`), they run in a `gates` child span; untraced,
+    this returns `_open`'s coroutine itself (no extra await).
     """
+    if record is not None and record.spans is not None:
+        return _traced_open(spec, arguments, strict, record, lane)
+    return _open(spec, arguments, strict, record, lane)
+
+
+async def _traced_open(
+    spec: ToolSpec,
+    arguments: Mapping[str, Any],
+    strict: bool,  # noqa: FBT001 - private, positional as open_call passes it
+    record: CallRecord,
+    lane: OffLoopLane | None,
+) -> Opened:
+    assert record.spans is not None  # noqa: S101 - open_call checked it
+    with record.spans.child("gates"):
+        return await _open(spec, arguments, strict, record, lane)
+
+
+async def _open(
+    spec: ToolSpec,
+    arguments: Mapping[str, Any],
+    strict: bool,  # noqa: FBT001 - private, positional as open_call passes it
+    record: CallRecord | None,
+    lane: OffLoopLane | None,
+) -> Opened:
     action = arguments.get("action")
     data = arguments.get("data")
     if spec.plain is not None:  # a plain tool: its arguments are its data
@@ -318,12 +344,14 @@ async def call_tool(
     ctx.action = action
     try:
         work = _dispatch(spec, action, gated, ctx, lane)
-        if call_timeout is not None:
-            label = f"tool {spec.name}" + (f" {action}" if action else "")
-            work = deadlines.run(
-                work if work.__class__ is CoroutineType else _awaited(work),
-                call_timeout,
-                label,
+        if call_timeout is not None or record is not None:
+            work = _bounded(
+                spec,
+                action,
+                work,
+                deadlines=deadlines,
+                call_timeout=call_timeout,
+                record=record,
             )
         value = await work
         result = _shape(
@@ -354,6 +382,34 @@ async def call_tool(
     if verdict.dropped:
         result.setdefault("_meta", {})[DROPPED_META] = list(verdict.dropped)
     return result
+
+
+def _bounded(
+    spec: ToolSpec,
+    action: str | None,
+    work: Awaitable[Any],
+    *,
+    deadlines: Deadlines,
+    call_timeout: float | None,
+    record: CallRecord | None,
+) -> Awaitable[Any]:
+    """The tool's `work` under its CALL_TIMEOUT, traced when `record` is."""
+    if call_timeout is not None:
+        label = f"tool {spec.name}" + (f" {action}" if action else "")
+        work = deadlines.run(
+            work if work.__class__ is CoroutineType else _awaited(work),
+            call_timeout,
+            label,
+        )
+    if record is not None and record.spans is not None:
+        work = _traced(record.spans, work)
+    return work
+
+
+async def _traced(spans: Spans, work: Awaitable[Any]) -> Any:
+    """Await the tool's code (and its deadline) in an `execute_tool` child span."""
+    with spans.child("execute_tool"):
+        return await work
 
 
 def _outcome(record: CallRecord | None, outcome: str) -> None:
