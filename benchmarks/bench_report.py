@@ -14,7 +14,16 @@ from typing import Any
 import bench_png
 import bench_servers
 
-SERVER_ORDER = ("sdk", "fastmcp", "ts-sdk-1", "ts-sdk-2", "wymcp", "ceiling")
+SERVER_ORDER = (
+    "sdk",
+    "fastmcp",
+    "ts-sdk-1",
+    "ts-sdk-2",
+    "wymcp",
+    "ceiling",
+    "wymcp-uvloop",
+    "ceiling-uvloop",
+)
 AGREE = 0.15
 """Two clients' ratios agree when they differ by at most this share (issue 26)."""
 PATH_LABEL = {

@@ -141,6 +141,8 @@ class ServerKind:
     node_major: str = ""  # "1" or "2": the TypeScript SDK line, run by Node
     paths: tuple[str, ...] = ("2026-07-28", "2025-11-25")
     """The protocol paths it serves (the TS SDK 1.x predates 2026-07-28)."""
+    loop: str = "asyncio"
+    """wymcp's `LOOP` and the ceiling's `--loop` (the others bring their own)."""
 
     def installed(self) -> bool:
         """Whether this server's runtime and packages are in place."""
@@ -152,7 +154,7 @@ class ServerKind:
 
     def command(self, port: int, *, json_mode: bool) -> list[str]:
         """The command line that serves on 127.0.0.1:`port`."""
-        if self.key == "wymcp":
+        if self.key in {"wymcp", "wymcp-uvloop"}:
             wymcp = Path(sys.executable).with_name("wymcp")
             return [
                 str(wymcp),
@@ -164,12 +166,14 @@ class ServerKind:
                 "--port",
                 str(port),
             ]
-        if self.key == "ceiling":
+        if self.key in {"ceiling", "ceiling-uvloop"}:
             return [
                 sys.executable,
                 str(HERE / "ceiling_server.py"),
                 "--port",
                 str(port),
+                "--loop",
+                self.loop,
             ]
         if self.node_major:
             script = HERE / "peer_ts_sdk_server.mjs"
@@ -195,6 +199,10 @@ SERVERS = {
     ),
     "wymcp": ServerKind("wymcp", "wymcp", None),
     "ceiling": ServerKind("ceiling", "bare aiohttp (ceiling)", None),
+    "wymcp-uvloop": ServerKind("wymcp-uvloop", "wymcp, uvloop", None, loop="uvloop"),
+    "ceiling-uvloop": ServerKind(
+        "ceiling-uvloop", "bare aiohttp (ceiling), uvloop", None, loop="uvloop"
+    ),
 }
 
 
@@ -267,6 +275,7 @@ class Running:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         env = project_env()
+        env["WYMCP_LOOP"] = kind.loop
         command = kind.command(self.port, json_mode=json_mode)
         if wrapper and not Path(command[0]).name.startswith("python"):
             command = [sys.executable, *command]  # the `wymcp` script

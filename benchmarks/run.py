@@ -42,7 +42,7 @@ BODY_LIMIT = 4 * 1024 * 1024
 def calls_for(key: str) -> dict[str, Call]:
     """The same work as each server spells it."""
     order = order_arguments()
-    if key == "wymcp":
+    if key.startswith("wymcp"):
         return {
             "calc": Call("calc", {"action": "add", "data": {"a": 1, "b": 2}}),
             "order": Call("orders", {"action": "total", "data": order}),
@@ -56,7 +56,7 @@ def calls_for(key: str) -> dict[str, Call]:
 def bad_call(key: str, items: int) -> Call:
     """`items` wrong-typed entries in an array of numbers."""
     values = ["x"] * items
-    if key == "wymcp":
+    if key.startswith("wymcp"):
         return Call("calc", {"action": "total", "data": {"values": values}})
     return Call("total", {"values": values})
 
@@ -67,7 +67,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, help="report directory")
     parser.add_argument(
         "--servers",
-        help="comma list of sdk,fastmcp,ts-sdk-1,ts-sdk-2,wymcp,ceiling",
+        help="comma list of sdk,fastmcp,ts-sdk-1,ts-sdk-2,wymcp,ceiling,"
+        "wymcp-uvloop,ceiling-uvloop",
     )
     parser.add_argument("--requests", type=int, help="measured calls per case")
     parser.add_argument("--warmup", type=int, help="warm-up calls per case")
@@ -121,7 +122,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.servers = (
             "ts-sdk-1,ts-sdk-2,wymcp,ceiling"
             if args.smoke
-            else "sdk,fastmcp,ts-sdk-1,ts-sdk-2,wymcp,ceiling"
+            else "sdk,fastmcp,ts-sdk-1,ts-sdk-2,wymcp,ceiling,"
+            "wymcp-uvloop,ceiling-uvloop"
         )
     args.server_keys = [key for key in args.servers.split(",") if key]
     unknown = sorted(set(args.server_keys) - set(SERVERS))

@@ -25,6 +25,7 @@ STREAMS_TAKE_ALL_CONNECTIONS = "wymcp.W012"
 BROKER_WITHOUT_STATE_SECRET = "wymcp.E008"  # noqa: S105 - a check id, not a secret
 BROKER_CLIENT_MISSING = "wymcp.E010"
 METRICS_CLIENT_MISSING = "wymcp.E011"
+LOOP_MISSING = "wymcp.E012"
 BODY_OVER_MEMORY_BUDGET = "wymcp.W013"
 TASK_RESULTS_OVER_BUDGET = "wymcp.W016"
 
@@ -134,6 +135,40 @@ def in_order(problems: list[CheckMessage]) -> list[CheckMessage]:
     return sorted(problems, key=lambda problem: (not problem.is_error, problem.id))
 
 
+def _missing_packages(settings: Settings) -> list[CheckMessage]:
+    """E010, E011, E012: a setting needs an optional extra that is not installed."""
+    found: list[CheckMessage] = []
+    if settings.BROKER is not None and importlib.util.find_spec("redis") is None:
+        found.append(
+            CheckMessage(
+                ERROR,
+                BROKER_CLIENT_MISSING,
+                "BROKER is set but the redis package (redis-py) is not installed.",
+                'Install it: pip install "wymcp-transport-aiohttp[redis]".',
+            )
+        )
+    if settings.METRICS and importlib.util.find_spec("prometheus_client") is None:
+        found.append(
+            CheckMessage(
+                ERROR,
+                METRICS_CLIENT_MISSING,
+                "METRICS is on but the prometheus_client package is not installed.",
+                'Install it: pip install "wymcp-transport-aiohttp[metrics]".',
+            )
+        )
+    if settings.LOOP == "uvloop" and importlib.util.find_spec("uvloop") is None:
+        found.append(
+            CheckMessage(
+                ERROR,
+                LOOP_MISSING,
+                'LOOP is "uvloop" but the uvloop package is not installed.',
+                'Install it: pip install "wymcp-transport-aiohttp[uvloop]", or set '
+                'LOOP = "asyncio".',
+            )
+        )
+    return found
+
+
 def settings_problems(
     settings: Settings, *, serving: Serving | None = None
 ) -> list[CheckMessage]:
@@ -159,24 +194,7 @@ def settings_problems(
                 "or more, the same on every worker and host).",
             )
         )
-    if settings.BROKER is not None and importlib.util.find_spec("redis") is None:
-        found.append(
-            CheckMessage(
-                ERROR,
-                BROKER_CLIENT_MISSING,
-                "BROKER is set but the redis package (redis-py) is not installed.",
-                'Install it: pip install "wymcp-transport-aiohttp[redis]".',
-            )
-        )
-    if settings.METRICS and importlib.util.find_spec("prometheus_client") is None:
-        found.append(
-            CheckMessage(
-                ERROR,
-                METRICS_CLIENT_MISSING,
-                "METRICS is on but the prometheus_client package is not installed.",
-                'Install it: pip install "wymcp-transport-aiohttp[metrics]".',
-            )
-        )
+    found += _missing_packages(settings)
     if not secret_set and settings.BROKER is None and not alone:
         found.append(
             CheckMessage(
