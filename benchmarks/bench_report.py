@@ -565,6 +565,15 @@ MACHINE = """
   (`benchmarks/peer_*_server.py`), served by uvicorn.
 - Peers are installed by pip into their own virtual environments under
   `{venvs}`, outside the repository.
+- The TypeScript SDK peers (`benchmarks/peer_ts_sdk_server.mjs`) come from
+  `locks/node` (`npm ci` into `.cache/node`) and run on its pinned Node 22,
+  stateless with JSON responses, a server per request as their READMEs show:
+  2.x (`@modelcontextprotocol/server`, `createMcpHandler` with
+  `responseMode: 'json'`; 2025 traffic takes its stateless fallback, SSE) on both
+  paths, 1.x (`@modelcontextprotocol/sdk`) on the 2025-11-25 path only (it
+  answers 2026-07-28 with 400). zod schemas as strict as the pydantic models.
+- `wymcp-uvloop` and `ceiling-uvloop`: the same servers with `LOOP = "uvloop"`
+  and `ceiling_server.py --loop uvloop`.
 
 ## Throughput and latency
 
