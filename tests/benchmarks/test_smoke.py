@@ -1,7 +1,9 @@
 """The benchmark harness in smoke mode still measures every case and writes its report.
 
-Smoke mode runs wymcp and the bare aiohttp ceiling with a handful of requests; nothing
-here looks at a figure's size, only that each case produced one.
+Smoke mode runs wymcp, the bare aiohttp ceiling and the TypeScript SDK peers with a
+handful of requests; nothing here looks at a figure's size, only that each case
+produced one. The TS SDK peers and autocannon come from locks/node (`npm ci`, once
+per lock); where npm is missing the run skips them and says why.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PATHS = ("2026-07-28", "2025-11-25")
 TOOLS = ("calc", "order")
+TS_PATHS = {"ts-sdk-1": ("2025-11-25",), "ts-sdk-2": PATHS}
+"""The paths each TS SDK peer serves (1.x predates 2026-07-28)."""
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +40,7 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str, Path]:
         check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (out / "stdout.txt").write_text(done.stdout, encoding="utf-8")
     results = json.loads((out / "performance.json").read_text(encoding="utf-8"))
     report = (out / "performance.md").read_text(encoding="utf-8")
     return results, report, out
@@ -54,14 +59,45 @@ def test_every_throughput_case_measured_for_wymcp_and_the_ceiling(smoke) -> None
                     assert key in row
 
 
-def test_both_clients_drive_every_server(smoke) -> None:
+def node_tools_installed(results: dict) -> bool:
+    """Whether the run had the locked Node tools (else it said why it skipped)."""
+    return "ts-sdk-2" in results["config"]["servers"]
+
+
+def test_every_client_drives_every_server(smoke) -> None:
     results, _, _ = smoke
     seen = {(r["server"], r["client"]) for r in results["client_check"] if "rps" in r}
-    assert seen == {
-        (server, client)
-        for server in ("wymcp", "ceiling")
-        for client in ("raw", "aiohttp")
-    }
+    servers = ["wymcp", "ceiling"]
+    clients = ["raw", "aiohttp"]
+    if node_tools_installed(results):
+        servers.append("ts-sdk-2")  # 1.x cannot serve the 2026 path checked here
+        clients.append("autocannon")
+    assert seen == {(server, client) for server in servers for client in clients}
+
+
+def test_the_typescript_sdk_peers_are_measured_or_skipped_with_a_reason(
+    smoke,
+) -> None:
+    results, report, out = smoke
+    if not node_tools_installed(results):
+        stdout = (out / "stdout.txt").read_text(encoding="utf-8")
+        assert "TS SDK peers and autocannon skipped" in stdout
+        assert "dropped: ts-sdk-1, ts-sdk-2" in stdout
+        return
+    rows = {(r["server"], r["path"], r["tool"]): r for r in results["throughput"]}
+    for server, paths in TS_PATHS.items():
+        for path in paths:
+            for tool in TOOLS:
+                row = rows[(server, path, tool)]
+                assert "error" not in row, row
+                assert row["calls"] > 0
+    assert ("ts-sdk-1", PATHS[0], "calc") not in rows
+    versions = results["machine"]["versions"]
+    assert versions["@modelcontextprotocol/sdk (ts-sdk-1)"].startswith("1.")
+    assert versions["@modelcontextprotocol/server (ts-sdk-2)"].startswith("2.")
+    assert versions["autocannon (second client)"]
+    assert "| wymcp against | hand-written | autocannon | agree within 15% |" in report
+    assert "TS SDK 2.x (@modelcontextprotocol/server)" in report
 
 
 def test_both_bad_call_probes_get_a_bounded_answer_and_the_server_survives(

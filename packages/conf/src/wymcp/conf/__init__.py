@@ -2,8 +2,8 @@
 
 `load_settings()` reads the module named by its argument or by
 `WYMCP_SETTINGS_MODULE`, and `WYMCP_<NAME>` variables, into a frozen `Settings`;
-`run_checks()` reports problems with stable ids; `build_engine()` builds an engine,
-`enter_lifespan()` enters its LIFESPAN (every transport the same way).
+`run_checks()` reports problems with stable ids; `build_engine()`, `enter_lifespan()`
+and `loop_factory()` build, start and loop a server (every transport the same way).
 """
 
 from wymcp.conf._checks import run_checks
@@ -18,6 +18,7 @@ from wymcp.conf._command_line import (
 from wymcp.conf._engine import build_engine
 from wymcp.conf._lifespan import LifespanExitError, enter_lifespan
 from wymcp.conf._loading import ENVIRONMENT_VARIABLE, load_settings
+from wymcp.conf._loop import loop_factory
 from wymcp.conf._problems import CheckMessage, ImproperlyConfigured
 from wymcp.conf._settings import Settings
 
@@ -33,6 +34,7 @@ __all__ = [
     "engine_for_command",
     "enter_lifespan",
     "load_settings",
+    "loop_factory",
     "print_problems",
     "project_on_path",
     "run_checks",

@@ -26,6 +26,7 @@ BROKER_WITHOUT_STATE_SECRET = "wymcp.E008"  # noqa: S105 - a check id, not a sec
 BROKER_CLIENT_MISSING = "wymcp.E010"
 METRICS_CLIENT_MISSING = "wymcp.E011"
 TRACING_API_MISSING = "wymcp.E013"
+LOOP_MISSING = "wymcp.E014"
 BODY_OVER_MEMORY_BUDGET = "wymcp.W013"
 TASK_RESULTS_OVER_BUDGET = "wymcp.W016"
 
@@ -149,6 +150,40 @@ def _tracing_problems(settings: Settings) -> list[CheckMessage]:
     ]
 
 
+def _missing_packages(settings: Settings) -> list[CheckMessage]:
+    """E010, E011, E014: a setting needs an optional extra that is not installed."""
+    found: list[CheckMessage] = []
+    if settings.BROKER is not None and importlib.util.find_spec("redis") is None:
+        found.append(
+            CheckMessage(
+                ERROR,
+                BROKER_CLIENT_MISSING,
+                "BROKER is set but the redis package (redis-py) is not installed.",
+                'Install it: pip install "wymcp-transport-aiohttp[redis]".',
+            )
+        )
+    if settings.METRICS and importlib.util.find_spec("prometheus_client") is None:
+        found.append(
+            CheckMessage(
+                ERROR,
+                METRICS_CLIENT_MISSING,
+                "METRICS is on but the prometheus_client package is not installed.",
+                'Install it: pip install "wymcp-transport-aiohttp[metrics]".',
+            )
+        )
+    if settings.LOOP == "uvloop" and importlib.util.find_spec("uvloop") is None:
+        found.append(
+            CheckMessage(
+                ERROR,
+                LOOP_MISSING,
+                'LOOP is "uvloop" but the uvloop package is not installed.',
+                'Install it: pip install "wymcp-transport-aiohttp[uvloop]", or set '
+                'LOOP = "asyncio".',
+            )
+        )
+    return found
+
+
 def settings_problems(
     settings: Settings, *, serving: Serving | None = None
 ) -> list[CheckMessage]:
@@ -174,24 +209,7 @@ def settings_problems(
                 "or more, the same on every worker and host).",
             )
         )
-    if settings.BROKER is not None and importlib.util.find_spec("redis") is None:
-        found.append(
-            CheckMessage(
-                ERROR,
-                BROKER_CLIENT_MISSING,
-                "BROKER is set but the redis package (redis-py) is not installed.",
-                'Install it: pip install "wymcp-transport-aiohttp[redis]".',
-            )
-        )
-    if settings.METRICS and importlib.util.find_spec("prometheus_client") is None:
-        found.append(
-            CheckMessage(
-                ERROR,
-                METRICS_CLIENT_MISSING,
-                "METRICS is on but the prometheus_client package is not installed.",
-                'Install it: pip install "wymcp-transport-aiohttp[metrics]".',
-            )
-        )
+    found += _missing_packages(settings)
     found.extend(_tracing_problems(settings))
     if not secret_set and settings.BROKER is None and not alone:
         found.append(

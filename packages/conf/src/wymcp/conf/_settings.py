@@ -122,6 +122,7 @@ _SERVED: Final = ListOf(
 
 _LOG_FORMATS: Final = re.compile(r"text|json")
 _OPEN_CLOSED: Final = re.compile(r"open|closed")
+_LOOPS: Final = re.compile(r"asyncio|uvloop")
 
 _SCOPES: Final = ListOf(
     item=scope, finish=unique, what="a list of OAuth scope tokens (E001/E004)"
@@ -878,6 +879,24 @@ class Settings:
             "or `json` (one object per line). Request-controlled values are "
             "escaped in both; see `docs/operations.md`."
         ),
+    )
+    LOOP: str = setting(
+        "asyncio",
+        Matching(
+            pattern=_LOOPS,
+            must='be "asyncio" or "uvloop"',
+            example="uvloop",
+            what='`"asyncio"` or `"uvloop"` (E001/E004)',
+        ),
+        (
+            "The event loop `wymcp serve`, `wymcp stdio` and `GunicornWorker` run: "
+            "`asyncio` (the standard library's) or `uvloop` (needs the `[uvloop]` "
+            "extra). `asyncio` by default: it needs no compiled extra and runs "
+            "everywhere Python does, so a plain install serves as documented; "
+            "`uvloop` is the faster choice where its wheel installs (see "
+            "`docs/performance.md`)."
+        ),
+        checks="needs the uvloop package (E017)",
     )
     SHUTDOWN_GRACE: float = setting(
         10.0,

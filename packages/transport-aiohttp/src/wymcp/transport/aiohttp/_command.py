@@ -25,6 +25,7 @@ from wymcp.conf import (
     add_settings_option,
     describe_settings,
     engine_for_command,
+    loop_factory,
     print_problems,
     project_on_path,
     run_checks,
@@ -160,7 +161,7 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # Not asyncio.run: closing its loop waits for every task and every worker
     # thread, so a call that ignores cancellation or blocks in a thread
     # would hold the process past SHUTDOWN_GRACE.
-    runner = asyncio.Runner()
+    runner = asyncio.Runner(loop_factory=loop_factory(settings))
     try:
         left = runner.run(
             _serve_until_stopped(app, settings, banner(settings, engine), out)

@@ -1,20 +1,20 @@
 """`GunicornWorker`: aiohttp's gunicorn worker, serving with wymcp's runner.
 
-aiohttp's own worker builds a plain `AppRunner`, so a call is not cancelled
-when its client leaves, and `HEADER_TIMEOUT` and `MAX_CONNECTIONS` do not
-apply. This worker hands aiohttp's worker the runner `wymcp serve` uses (the
-worker accepts an async factory that returns an `AppRunner`).
+aiohttp's own worker builds a plain `AppRunner` (a call is not cancelled when
+its client leaves; `HEADER_TIMEOUT`, `MAX_CONNECTIONS` do not apply). This one
+hands it the runner `wymcp serve` uses, on the event loop `LOOP` names.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
 from aiohttp.worker import GunicornWebWorker
 
-from wymcp.conf import run_checks
+from wymcp.conf import Settings, load_settings, loop_factory, run_checks
 from wymcp.transport.aiohttp._runner import make_runner
 from wymcp.transport.aiohttp._setup import get_endpoint
 
@@ -31,14 +31,27 @@ class GunicornWorker(GunicornWebWorker):
     `--access-logformat` in aiohttp's format, as under aiohttp's worker).
     Each worker logs the problems `wymcp check` finds (W002 when
     `STATE_SECRET` is unset: workers cannot open each other's state, …) to
-    gunicorn's error log.
+    gunicorn's error log. The worker runs on the loop `LOOP` names (the
+    application's settings; for an async factory, `load_settings()`'s).
     """
 
     def load_wsgi(self) -> None:
         """Load the application, then serve it through wymcp's runner."""
         super().load_wsgi()
         loaded: object = self.wsgi  # type: ignore[has-type] # gunicorn's, untyped
+        self._use_loop(_settings_of(loaded))
         self.wsgi = self._runner_factory(loaded)
+
+    def _use_loop(self, settings: Settings) -> None:
+        """Swap aiohttp's fresh loop for the kind `LOOP` names (nothing ran on it)."""
+        wanted = loop_factory(settings)()
+        if type(wanted) is type(self.loop):
+            wanted.close()
+            return
+        self.loop.close()  # drops the signal handlers init_signals added to it
+        self.loop = wanted
+        asyncio.set_event_loop(self.loop)
+        self.init_signals()
 
     def _runner_factory(self, loaded: object) -> Callable[[], Awaitable[web.AppRunner]]:
         access_log = self.log.access_log if self.cfg.accesslog else None
@@ -71,3 +84,13 @@ class GunicornWorker(GunicornWebWorker):
             )
 
         return runner
+
+
+def _settings_of(loaded: object) -> Settings:
+    """The settings the loaded application serves (an async factory's: the env's)."""
+    if isinstance(loaded, web.Application):
+        try:
+            return get_endpoint(loaded).settings
+        except RuntimeError:  # not set up: the runner says so when it starts
+            pass
+    return load_settings()

@@ -14,7 +14,12 @@ import os
 import sys
 from typing import TextIO
 
-from wymcp.conf import LifespanExitError, engine_for_command, settings_for_command
+from wymcp.conf import (
+    LifespanExitError,
+    engine_for_command,
+    loop_factory,
+    settings_for_command,
+)
 from wymcp.transport.stdio._serve import build_stdio_engine, serve
 
 logger = logging.getLogger("wymcp.transport.stdio")
@@ -64,7 +69,7 @@ def run(module: str | None, *, err: TextIO | None = None) -> int:
     # Not asyncio.run: closing its loop waits for every task and worker thread,
     # so a call or a LIFESPAN exit that ignores cancellation would hold the
     # process forever after stdin closed.
-    runner = asyncio.Runner()
+    runner = asyncio.Runner(loop_factory=loop_factory(settings))
     status = 0
     try:
         runner.run(serve(engine, settings, input_fd=0, output_fd=answers))
