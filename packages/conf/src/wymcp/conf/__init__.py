@@ -6,7 +6,7 @@
 `enter_lifespan()` enters its LIFESPAN (every transport the same way).
 """
 
-from wymcp.conf._checks import run_checks
+from wymcp.conf._checks import published_size, run_checks
 from wymcp.conf._command_line import (
     add_settings_option,
     describe_settings,
@@ -35,6 +35,7 @@ __all__ = [
     "load_settings",
     "print_problems",
     "project_on_path",
+    "published_size",
     "run_checks",
     "settings_for_command",
 ]
