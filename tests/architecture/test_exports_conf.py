@@ -21,6 +21,7 @@ def test_the_facade_exports_a_sorted_pinned_list():
         "loop_factory",
         "print_problems",
         "project_on_path",
+        "published_size",
         "run_checks",
         "settings_for_command",
     ]

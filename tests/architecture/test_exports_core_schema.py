@@ -3,6 +3,7 @@ import wymcp.core.schema
 
 def test_the_public_names_of_core_schema_are_pinned():
     assert wymcp.core.schema.__all__ == [
+        "DATA_DESCRIPTION_LIMIT",
         "ECHO_LIMIT",
         "RESERVED_NAME",
         "SCOPE_TOKEN",
@@ -38,14 +39,17 @@ def test_the_public_names_of_core_schema_are_pinned():
         "build_input_schema",
         "close_properties",
         "close_schema",
+        "data_description",
         "decode_header_value",
         "dispatch_action",
         "encode_header_value",
+        "full_input_schema",
         "header_annotation_problems",
         "header_annotations",
         "multiple_of_problem",
         "prepare",
         "prepare_all",
+        "published_description",
         "published_task_support",
         "required_scopes",
         "spend_work",

@@ -35,7 +35,13 @@ def test_the_published_schema_is_the_compact_shape():
                     "bare: Do nothing\ncreate: Create a widget\nlist: List widgets"
                 ),
             },
-            "data": {"type": "object"},
+            "data": {
+                "type": "object",
+                "description": (
+                    "The action's fields. Required, by action: bare: none;"
+                    " create: name; list: none."
+                ),
+            },
         },
         "required": ["action"],
         "additionalProperties": False,

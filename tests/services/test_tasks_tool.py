@@ -302,7 +302,14 @@ def test_tools_list_publishes_the_compact_schema(tmp_path: Path) -> None:
         "search",
         "update",
     ]
-    assert spec.input_schema["properties"]["data"] == {"type": "object"}
+    assert spec.input_schema["properties"]["data"] == {
+        "type": "object",
+        "description": (
+            "The action's fields. Required, by action: complete: id; create: title;"
+            " delete: id; export: none; get: id; list: none; search: text; update:"
+            " id, and title or description or status or priority or due or project."
+        ),
+    }
     # Derived from the return annotations: {task}, {tasks, count}, {deleted},
     # {count, csv}.
     assert spec.output_schema is not None

@@ -315,3 +315,33 @@ async def test_serve_applies_header_timeout_and_max_connections(project):
     finally:
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), 60) == 0
+
+
+def test_check_prints_the_published_size_per_tool_and_action(project, capsys):
+    name = settings(
+        project, "cmd_size", 'TOOLS = ["cmdtools.Slow"]\nSTATE_SECRET = "k" * 32\n'
+    )
+    assert main(["check", "--settings", name]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    total = next(line for line in lines if line.startswith("tools/list (2026-07-28)"))
+    assert "budget 10,000 tokens" in total
+    slow = next(line for line in lines if line.startswith("  slow: "))
+    size = int(slow.split(": ")[1].split(" bytes")[0].replace(",", ""))
+    assert f"(~{-(-size // 4):,} tokens)" in slow
+    assert any(line.startswith("    slow.wait: ") for line in lines)
+    assert any(line.startswith("  help: ") for line in lines)
+    assert "wymcp.W017" not in out
+
+
+def test_check_warns_when_tools_list_passes_its_budget(project, capsys):
+    name = settings(
+        project,
+        "cmd_budget",
+        'TOOLS = ["cmdtools.Slow"]\nSTATE_SECRET = "k" * 32\nTOOLS_LIST_BUDGET = 50\n',
+    )
+    assert main(["check", "--settings", name]) == 0
+    out = capsys.readouterr().out
+    assert "wymcp.W017 (warning): tools/list takes" in out
+    assert "above TOOLS_LIST_BUDGET (50 tokens)" in out
+    assert "0 error(s), 1 warning(s)" in out

@@ -90,7 +90,6 @@ class Tasks(Tool):
     description = (
         "Track tasks: each has a title, a status (open, in_progress, done), a"
         " priority from 1 (most urgent) to 5, an optional due date and project."
-        " Call help for an action's full schema."
     )
     # delete removes a task for good; nothing leaves the local database.
     annotations: ClassVar[Mapping[str, Any]] = {

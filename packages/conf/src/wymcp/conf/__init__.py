@@ -6,7 +6,7 @@
 and `loop_factory()` build, start and loop a server (every transport the same way).
 """
 
-from wymcp.conf._checks import run_checks
+from wymcp.conf._checks import published_size, run_checks
 from wymcp.conf._command_line import (
     add_settings_option,
     describe_settings,
@@ -37,6 +37,7 @@ __all__ = [
     "loop_factory",
     "print_problems",
     "project_on_path",
+    "published_size",
     "run_checks",
     "settings_for_command",
 ]

@@ -8,11 +8,15 @@ from __future__ import annotations
 import importlib.util
 import ipaddress
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from wymcp.conf._engine import build_engine
 from wymcp.conf._problems import ERROR, UNKNOWN_NAME, WARNING, CheckMessage, echo_limit
+from wymcp.conf._publish_size import tools_list_report
 from wymcp.conf._settings import Settings
+
+if TYPE_CHECKING:
+    from wymcp.core.server import Engine
 
 UNSERVABLE_DECLARATION = "wymcp.E006"
 STATE_SECRET_NOT_SET = "wymcp.W002"  # noqa: S105 - a check id, not a secret
@@ -75,13 +79,24 @@ def unservable(exc: Exception) -> CheckMessage:
 
 
 def _declaration_problems(
-    settings: Settings, build: Callable[[Settings], object]
+    settings: Settings, build: Callable[[Settings], Engine]
 ) -> list[CheckMessage]:
     try:
-        build(settings)
+        engine = build(settings)
     except Exception as exc:  # noqa: BLE001 - anything a declaration raises
         return [unservable(exc)]
-    return []
+    return published_size(settings, engine)[1]
+
+
+def published_size(
+    settings: Settings, engine: Engine
+) -> tuple[list[str], list[CheckMessage]]:
+    """The size lines of `engine`'s `tools/list` and W017 when over the budget.
+
+    Measured at the newest of `PROTOCOL_VERSIONS` (the most fields).
+    """
+    version = max(settings.PROTOCOL_VERSIONS)
+    return tools_list_report(engine, version, settings.TOOLS_LIST_BUDGET)
 
 
 def _auth_warnings(settings: Settings) -> list[CheckMessage]:

@@ -713,6 +713,33 @@ class Settings:
         ),
         engine="ttl_ms",
     )
+    PUBLISH_SCHEMA: str = setting(
+        "compact",
+        Matching(
+            pattern=re.compile("compact|full"),
+            must='be "compact" or "full"',
+            example="full",
+            what='`"compact"` or `"full"` (E001/E004)',
+        ),
+        (
+            'What `tools/list` publishes of a multi-action tool: `"compact"`, '
+            "`action` and a `data` object whose description names each action's "
+            'required fields (`help` has the rest); `"full"`, also each action\'s '
+            "fields, as a root `oneOf` with one branch per action (`action` its "
+            "`const`, `data` its closed schema). See [tools.md](tools.md)."
+        ),
+        engine="publish_schema",
+    )
+    TOOLS_LIST_BUDGET: int = setting(
+        10_000,
+        Integer(low=1),
+        (
+            "The estimated tokens (published bytes / 4) `tools/list` may take "
+            "before `wymcp check` warns; `wymcp check` prints each tool's and "
+            "action's share. 10,000 tokens is about 5% of a 200k context."
+        ),
+        checks="above it warns (W017)",
+    )
     CACHE_SCOPE: str = setting(
         "public",
         Matching(

@@ -31,6 +31,12 @@ from wymcp.core.schema._declarations import (
 )
 from wymcp.core.schema._echo_limit import ECHO_LIMIT
 from wymcp.core.schema._errors import ConfigurationError, ToolError
+from wymcp.core.schema._field_guide import (
+    DATA_DESCRIPTION_LIMIT,
+    data_description,
+    published_description,
+)
+from wymcp.core.schema._full_schema import full_input_schema
 from wymcp.core.schema._header_annotations import (
     HeaderAnnotation,
     header_annotation_problems,
@@ -50,6 +56,7 @@ from wymcp.core.schema._value_root import ValueNode
 from wymcp.core.schema._work_budget import OverBudgetError, spend_work, work_budget
 
 __all__ = [
+    "DATA_DESCRIPTION_LIMIT",
     "ECHO_LIMIT",
     "RESERVED_NAME",
     "SCOPE_TOKEN",
@@ -85,14 +92,17 @@ __all__ = [
     "build_input_schema",
     "close_properties",
     "close_schema",
+    "data_description",
     "decode_header_value",
     "dispatch_action",
     "encode_header_value",
+    "full_input_schema",
     "header_annotation_problems",
     "header_annotations",
     "multiple_of_problem",
     "prepare",
     "prepare_all",
+    "published_description",
     "published_task_support",
     "required_scopes",
     "spend_work",

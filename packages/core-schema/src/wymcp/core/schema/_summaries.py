@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from wymcp.core.schema._field_guide import data_description
+
 
 def compact_input_schema(actions: Mapping[str, Any]) -> dict[str, Any]:
     """The published input schema of a multi-action tool whose actions are checked."""
@@ -20,7 +22,7 @@ def compact_input_schema(actions: Mapping[str, Any]) -> dict[str, Any]:
                 "enum": sorted(actions),
                 "description": "\n".join(summaries(actions)),
             },
-            "data": {"type": "object"},
+            "data": {"type": "object", "description": data_description(actions)},
         },
         "required": ["action"],
         "additionalProperties": False,

@@ -22,6 +22,8 @@ class Tool:
     ``task_support`` (``forbidden``, ``optional``, ``required``; an action may
     override it) says whether a call may run as a task; with ``task_prelude``
     the call runs in its request until it awaits ``ctx.start_task()``.
+    ``help_pointer = False`` leaves out the sentence pointing at ``help`` that a
+    multi-action tool's published description otherwise ends with.
 
     The framework instantiates each tool class once with no arguments.
     """
@@ -36,6 +38,7 @@ class Tool:
     scopes: ClassVar[Sequence[str] | Mapping[str, Sequence[str]] | None] = None
     task_support: ClassVar[str | None] = None
     task_prelude: ClassVar[bool] = False
+    help_pointer: ClassVar[bool] = True
 
     async def run_action(
         self, action: str, data: dict[str, Any], ctx: Context

@@ -12,7 +12,9 @@ from typing import Any
 from wymcp.core.schema import (
     ConfigurationError,
     ToolSpec,
+    full_input_schema,
     prepare_all,
+    published_description,
     published_task_support,
 )
 from wymcp.core.server._help import HELP_NAME, help_definition
@@ -21,15 +23,22 @@ from wymcp.core.server._resource import ResourceSpec, prepare_resource
 from wymcp.core.server._revision import Revision
 
 
-def tool_definition(spec: ToolSpec, revision: Revision) -> dict[str, Any]:
-    """A Tool object of `tools/list`, with the fields `revision` has."""
+def tool_definition(
+    spec: ToolSpec, revision: Revision, *, full: bool = False
+) -> dict[str, Any]:
+    """A Tool object of `tools/list`, with the fields `revision` has.
+
+    `full` publishes each action's fields (`PUBLISH_SCHEMA = "full"`).
+    """
     tool = spec.tool
     definition: dict[str, Any] = {"name": spec.name}
     title = getattr(tool, "title", None)
     if title and revision.titles:
         definition["title"] = title
-    definition["description"] = tool.description
-    definition["inputSchema"] = dict(spec.input_schema)
+    definition["description"] = published_description(spec)
+    definition["inputSchema"] = (
+        full_input_schema(spec) if full else dict(spec.input_schema)
+    )
     output = spec.output_schema
     if output is not None and revision.publishes_output_schema(output):
         definition["outputSchema"] = dict(output)
@@ -59,7 +68,10 @@ class Catalogue:
         resources: Iterable[object],
         prompts: Iterable[object],
         on_change: Callable[[str], None],
+        *,
+        full: bool = False,
     ) -> None:
+        self._full = full
         self._set_tools(list(prepare_all(list(tools))))
         self.resources: list[ResourceSpec] = [prepare_resource(r) for r in resources]
         self.prompts: list[PromptSpec] = [prepare_prompt(p) for p in prompts]
@@ -109,7 +121,7 @@ class Catalogue:
         key = ("tools", revision.name)
         if key not in self._cache:
             self._cache[key] = [
-                *(tool_definition(s, revision) for s in self.tools),
+                *(tool_definition(s, revision, full=self._full) for s in self.tools),
                 help_definition(),
             ]
         return self._cache[key]

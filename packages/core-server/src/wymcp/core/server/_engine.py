@@ -103,7 +103,9 @@ class Engine:
             retry_after=opts.retry_after,
             wall_clock=opts.wall_clock,
         )
-        self._catalogue = Catalogue(tools, resources, prompts, self._changed)
+        self._catalogue = Catalogue(
+            tools, resources, prompts, self._changed, full=opts.publish_schema == "full"
+        )
         self._store = opts.session_store or MemorySessionStore(
             idle_timeout=opts.session_idle_timeout,
             max_sessions=opts.max_sessions,
@@ -217,6 +219,10 @@ class Engine:
         if stateless:
             caps["extensions"] = {EXTENSION: {}}
         return caps
+
+    def published_tools(self, version: str) -> list[dict[str, Any]]:
+        """The `tools/list` entries a client of `version` is given, help last."""
+        return self._catalogue.tool_definitions(revision(version))
 
     @property
     def tool_specs(self) -> tuple[ToolSpec, ...]:

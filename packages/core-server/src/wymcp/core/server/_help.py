@@ -18,6 +18,7 @@ from wymcp.core.schema import (
     action_output_schema,
     action_summaries,
 )
+from wymcp.core.server._help_defs import hoist_shared
 from wymcp.core.server._jsonrpc import echo
 
 HELP_NAME: Final = "help"
@@ -143,7 +144,7 @@ def _tool_level(spec: ToolSpec) -> HelpAnswer:
     }
     if spec.plain is not None:
         payload["input_schema"] = copy.deepcopy(dict(spec.input_schema))
-    return HelpAnswer(payload)
+    return HelpAnswer(hoist_shared(payload))
 
 
 def _without_tool(specs: Sequence[ToolSpec], action: str | None) -> HelpAnswer:
@@ -185,6 +186,7 @@ def answer_help(
     output = action_output_schema(spec.tool, action)
     if output is not None:
         payload["output_schema"] = output
+    payload = hoist_shared(payload)
     context = context_of(spec, action)
     if context is not None:
         payload["context"] = context

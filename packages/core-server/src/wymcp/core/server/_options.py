@@ -42,6 +42,9 @@ class EngineOptions:
     when not empty, replaces it: the first seals, every one opens (key
     rotation). `ttl_ms` and
     `cache_scope` are the 2026-07-28 cache hints of lists and reads.
+    `publish_schema` is "compact" (a multi-action tool's `data` is an object
+    whose description names each action's required fields) or "full" (each
+    action's fields under a root `oneOf`, `full_input_schema`).
     `call_timeout` stops a tool still running after that many seconds
     (None: no limit). `result_limit` is the most bytes a tool's result may
     take (None: no limit); `expose_exception_messages` sends a raising
@@ -74,6 +77,9 @@ class EngineOptions:
     ttl_ms: int = 0
     cache_scope: str = attrs.field(
         default="public", validator=attrs.validators.in_(("public", "private"))
+    )
+    publish_schema: str = attrs.field(
+        default="compact", validator=attrs.validators.in_(("compact", "full"))
     )
     session_idle_timeout: float = 1800.0
     max_sessions: int = 10_000

@@ -23,11 +23,13 @@ from wymcp.conf import (
     LifespanExitError,
     Settings,
     add_settings_option,
+    build_engine,
     describe_settings,
     engine_for_command,
     loop_factory,
     print_problems,
     project_on_path,
+    published_size,
     run_checks,
     settings_for_command,
 )
@@ -120,6 +122,9 @@ def check(
 ) -> int:
     """Print every problem of the settings; return 1 if any is an error.
 
+    With no error, first what `tools/list` publishes per tool and per action,
+    in bytes and estimated tokens (bytes / 4).
+
     With `verbose`, first every setting's value and where it came from.
     """
     settings = settings_for_command(module, err)
@@ -128,8 +133,11 @@ def check(
     if verbose:
         print("\n".join(describe_settings(settings)), file=out)
     problems = run_checks(settings)
-    print_problems(problems, out)
     errors = sum(problem.is_error for problem in problems)
+    if not errors and settings.TOOLS:
+        lines, _ = published_size(settings, build_engine(settings))
+        print("\n".join(lines), file=out)
+    print_problems(problems, out)
     print(
         f"wymcp check: {errors} error(s), {len(problems) - errors} warning(s).",
         file=out,
