@@ -45,7 +45,7 @@ class RateRule:
 
     @property
     def interval(self) -> float:
-        """Seconds between two calls at the steady rate (0: no rate)."""
+        """Seconds between two calls at the steady rate, or 0 for a rule of none."""
         return self.period / self.count if self.count else 0.0
 
     @property
