@@ -70,7 +70,7 @@ facade_api_facades = [
 # Types of other projects (no intersphinx: the build reads no network), each
 # by its module; anything else that does not resolve fails the build.
 nitpick_ignore_regex = [
-    ("py:.*", r"(collections\.abc|re|argparse|asyncio|_asyncio|logging)\.\w+"),
+    ("py:.*", r"(collections\.abc|re|argparse|asyncio|_asyncio|logging)(\.\w+)+"),
     ("py:.*", r"aiohttp\.[\w.]+"),
 ]
 
