@@ -21,6 +21,7 @@ from wymcp.core.schema import Tool
 from wymcp.core.server import (
     CallRecord,
     LocalRates,
+    RateCheck,
     RateLimiter,
     RateRule,
 )
@@ -242,3 +243,13 @@ def test_the_lru_forgets_the_oldest_principal_first():
         ]
 
     assert asyncio.run(script()) == [True, True, False, True, True, False]
+
+
+@pytest.mark.parametrize("now", [7856.003, 7856.004, 12.5, 1e6 + 0.1])
+def test_a_fresh_principal_is_admitted_whatever_the_clock_reads(now):
+    # (now + 3600) - now - 3600 is above 0 for about a quarter of clock values:
+    # the first call of a 1/h rule was refused depending on the machine's uptime
+    store = LocalRates(clock=lambda: now)
+    check = RateCheck(RateRule(count=1, period=3600.0), "fresh")
+    assert store.decide([check]) is None
+    assert store.decide([check]) == pytest.approx(3600.0)

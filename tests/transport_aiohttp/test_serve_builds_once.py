@@ -86,7 +86,11 @@ def test_check_verbose_lists_each_value_and_its_origin(project, monkeypatch):
     assert lines[-1] == "wymcp check: 0 error(s), 0 warning(s)."
     plain = io.StringIO()
     assert _command.check(project, plain, err) == 0
-    assert plain.getvalue().splitlines() == ["wymcp check: 0 error(s), 0 warning(s)."]
+    told = plain.getvalue().splitlines()
+    # the published sizes (tools/list, each tool and action), then the verdict
+    assert told[0].startswith("tools/list (2026-07-28): ")
+    assert told[-1] == "wymcp check: 0 error(s), 0 warning(s)."
+    assert not any(" = " in line for line in told)  # values only with verbose
 
 
 def test_checks_after_a_build_do_not_build_again(project):

@@ -49,11 +49,13 @@ class LocalRates:
                 wait = max(wait, CONCURRENCY_RETRY)
             if rule.count:
                 interval = rule.interval
-                arrival = max(self._arrivals.get(check.key, now), now) + interval
-                late = arrival - now - interval * rule.burst
+                due = max(self._arrivals.get(check.key, now), now)
+                # compared before adding `interval`: (now + i) - now - i is not
+                # always 0 in floating point, and a fresh key was refused
+                late = due - now - interval * (rule.burst - 1)
                 if late > 0:
                     wait = max(wait, late)
-                arrivals.append((check.key, arrival))
+                arrivals.append((check.key, due + interval))
         if wait > 0:
             return wait
         for key, arrival in arrivals:

@@ -46,7 +46,7 @@ for i = 1, n do
     local tat = tonumber(redis.call('GET', KEYS[2 * i - 1]) or now) or now
     if tat < now then tat = now end
     local arrival = tat + interval
-    local late = arrival - now - interval * burst
+    local late = tat - now - interval * (burst - 1)
     if late > 0 then wait = math.max(wait, late) end
     arrivals[i] = arrival
   end
