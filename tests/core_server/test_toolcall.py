@@ -1097,13 +1097,13 @@ _ENVELOPES = [
 
 @pytest.mark.parametrize("arguments", _ENVELOPES)
 async def test_the_envelope_read_at_once_opens_as_the_gates_would(arguments):
-    """`open_call` reads the usual envelope itself: it answers as the gates do."""
+    """`gate_arguments` reads the usual envelope itself: it answers as the gates do."""
     from wymcp.core.gates import check
     from wymcp.core.schema import prepare
-    from wymcp.core.server._toolcall import _split, open_call
+    from wymcp.core.server._toolcall import _split, gate_arguments
 
     spec = prepare(Widgets())
-    opened = await open_call(spec, arguments, strict=True)
+    opened = await gate_arguments(spec, arguments, strict=True)
     split = _split(spec, arguments)  # the gates' own reading of the envelope
     if isinstance(split, dict):
         assert opened == split

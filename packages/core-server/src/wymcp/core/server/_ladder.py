@@ -6,7 +6,7 @@ level, in the order the conformance suite expects; the `Call` it opens.
 
 from __future__ import annotations
 
-from wymcp.core.server._call import Call, open_call
+from wymcp.core.server._call import Call, build_call
 from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._header_names import VERSION_KEY
 from wymcp.core.server._jsonrpc import (
@@ -80,7 +80,7 @@ def open_stateless(
     level = meta.get(META_LOG_LEVEL)
     if level is not None and not is_level(level):
         raise invalid_params(f"params._meta '{META_LOG_LEVEL}' is not a log level.")
-    return open_call(
+    return build_call(
         incoming,
         exchange,
         stream,

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from wymcp.core.server._call import Call, open_call
+from wymcp.core.server._call import Call, build_call
 from wymcp.core.server._declaration import compact
 from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._header_names import SESSION_HEADER, SESSION_KEY, VERSION_HEADER
@@ -82,7 +82,7 @@ class SessionPath:
             return self._initialize(incoming, exchange)
         if incoming.kind == "request" and incoming.method == "ping":
             # answered whether a session applies or not
-            return open_call(
+            return build_call(
                 incoming,
                 exchange,
                 stream,
@@ -104,7 +104,7 @@ class SessionPath:
             raise invalid_request(
                 "Session not yet initialized. Send notifications/initialized first."
             )
-        return open_call(
+        return build_call(
             incoming,
             exchange,
             resumable(session, stream),

@@ -30,8 +30,8 @@ from wymcp.core.server._tasks import Tasks, client_has_tasks, missing_tasks
 from wymcp.core.server._toolcall import (
     InputRequired,
     call_tool,
+    gate_arguments,
     gate_content,
-    open_call,
     raised,
     unknown_tool,
 )
@@ -159,7 +159,7 @@ class ToolMethods:
             if support == "required":
                 raise missing_tasks()
             return None
-        opened = await open_call(
+        opened = await gate_arguments(
             spec,
             arguments,
             strict=self._options.strict,
