@@ -27,11 +27,11 @@ from wymcp.core.server._jsonrpc import (
     INVALID_REQUEST,
     RpcError,
     classify,
-    error_response,
     invalid_request,
     notification,
     request_id_of,
     response,
+    rpc_error_message,
 )
 from wymcp.core.server._ladder import open_stateless, takes_stateless_path
 from wymcp.core.server._lifecycle import ping, run_in_session, set_level
@@ -346,7 +346,7 @@ class Engine:
             incoming = classify(body)
         except RpcError as error:
             _failed(record, error)
-            return Reply(400, error_response(request_id_of(body), error))
+            return Reply(400, rpc_error_message(request_id_of(body), error))
         if record is not None:
             record.method, record.id = incoming.method, incoming.id
         revision: Revision = SESSIONS

@@ -20,10 +20,10 @@ from wymcp.core.server._header_names import (
 )
 from wymcp.core.server._jsonrpc import (
     Incoming,
-    error_response,
     invalid_params,
     invalid_request,
     response,
+    rpc_error_message,
     session_terminated,
 )
 from wymcp.core.server._levels import is_level
@@ -166,4 +166,4 @@ def _terminated(rid: str | int, task: asyncio.Task[Any]) -> Reply:
     """The answer to a call whose session was deleted while it ran."""
     if task.cancelling():
         task.uncancel()
-    return Reply(404, error_response(rid, session_terminated()))
+    return Reply(404, rpc_error_message(rid, session_terminated()))
