@@ -45,7 +45,7 @@ from wymcp.core.server._json_policy import (
     BodyError,
     FastDecode,
     FastEncode,
-    decode_json,
+    decode_by_policy,
     encode_json,
     nesting_depth,
 )
@@ -176,7 +176,7 @@ __all__ = [
     "ToolContext",
     "ToolResult",
     "audio",
-    "decode_json",
+    "decode_by_policy",
     "echoable_id",
     "embedded_resource",
     "encode_json",
