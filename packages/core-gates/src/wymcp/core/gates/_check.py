@@ -19,10 +19,10 @@ from wymcp.core.gates._also import (
     sections,
 )
 from wymcp.core.gates._bound import FIRST
-from wymcp.core.gates._catalogue import UNCHECKABLE
 from wymcp.core.gates._did_you_mean import Budget, closest, data_matches
 from wymcp.core.gates._key_gate import KeyReport, unknown_keys
 from wymcp.core.gates._paths import render_path
+from wymcp.core.gates._problem_texts import UNCHECKABLE
 from wymcp.core.gates._refusal import REQUEST_PART, help_pointer, request_part_size
 from wymcp.core.gates._value_gate import (
     ValueReport,

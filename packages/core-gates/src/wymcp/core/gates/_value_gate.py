@@ -18,8 +18,8 @@ from typing import Any
 import attrs
 
 from wymcp.core.gates._bound import FIRST, Path, echo, path_key, token_key
-from wymcp.core.gates._catalogue import UNCHECKABLE, keyword_text, problem_text
 from wymcp.core.gates._copy_on_write import replaced
+from wymcp.core.gates._problem_texts import UNCHECKABLE, keyword_text, problem_text
 from wymcp.core.schema import ValueNode, multiple_of_problem, spend_work
 
 _CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, AttributeError)
@@ -620,7 +620,7 @@ def _unevaluated(
     child = dict(node.unevaluated).get(keyword)
     container = _at(value, relative)
     if child is None or child.schema is False or container is None:
-        return False  # ``false`` keeps the container's own catalogue text
+        return False  # ``false`` keeps the container's own problem text
     unexpected = list(error.kind.as_dict().get("unexpected") or ())
     if keyword == "unevaluatedProperties":
         tokens: list[Any] = [key for key in unexpected if key in container]  # type: ignore[operator]
