@@ -19,12 +19,6 @@ from wymcp.core.server._content import (
     resource_link,
     text,
 )
-from wymcp.core.server._context import (
-    ClientRequestError,
-    InputRequest,
-    MissingCapabilityError,
-    ToolContext,
-)
 from wymcp.core.server._encoded_json import EncodedJSON
 from wymcp.core.server._engine import Engine
 from wymcp.core.server._envelope import (
@@ -104,6 +98,12 @@ from wymcp.core.server._task_store import (
     task_too_large,
 )
 from wymcp.core.server._tasks import EXTENSION as TASKS_EXTENSION
+from wymcp.core.server._tool_context import (
+    ClientRequestError,
+    InputRequest,
+    MissingCapabilityError,
+    ToolContext,
+)
 
 __all__ = [
     "CONCURRENCY_RETRY",

@@ -17,15 +17,6 @@ from functools import partial
 from typing import Any, Final
 
 from wymcp.core.server._call import Call
-from wymcp.core.server._context import (
-    CAPABILITY_OF,
-    Asker,
-    ClientRequestError,
-    InputRequest,
-    MissingCapabilityError,
-    ToolContext,
-    require_capabilities,
-)
 from wymcp.core.server._exchange import Stream
 from wymcp.core.server._jsonrpc import invalid_params, missing_capability
 from wymcp.core.server._middleware import Spans
@@ -39,6 +30,15 @@ from wymcp.core.server._state import (
     StateKeys,
     seal,
     unseal,
+)
+from wymcp.core.server._tool_context import (
+    CAPABILITY_OF,
+    Asker,
+    ClientRequestError,
+    InputRequest,
+    MissingCapabilityError,
+    ToolContext,
+    require_capabilities,
 )
 from wymcp.core.server._toolcall import InputRequired
 

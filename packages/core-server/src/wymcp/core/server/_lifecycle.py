@@ -10,7 +10,6 @@ import asyncio
 from typing import Any, Final
 
 from wymcp.core.server._call import Call, Handler
-from wymcp.core.server._context import ClientRequestError
 from wymcp.core.server._exchange import Reply
 from wymcp.core.server._header_names import (
     SESSION_HEADER,
@@ -30,6 +29,7 @@ from wymcp.core.server._levels import is_level
 from wymcp.core.server._mirror import DuplicatedHeaderError, HeaderIndex, once
 from wymcp.core.server._revision import REVISIONS
 from wymcp.core.server._session import Session
+from wymcp.core.server._tool_context import ClientRequestError
 
 BEFORE_INITIALIZED: Final = frozenset({"ping", "tools/list", "tools/call"})
 """Methods a session serves before `notifications/initialized`."""

@@ -17,7 +17,6 @@ from wymcp.core.schema import ToolSpec
 from wymcp.core.server._asking import Contexts, asking_result
 from wymcp.core.server._call import Call
 from wymcp.core.server._catalogue import Catalogue
-from wymcp.core.server._context import MissingCapabilityError, ToolContext
 from wymcp.core.server._deadlines import Deadlines
 from wymcp.core.server._help import HELP_NAME, HelpAnswer, answer_help, help_arguments
 from wymcp.core.server._jsonrpc import invalid_params
@@ -27,6 +26,7 @@ from wymcp.core.server._off_loop import OffLoopLane
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._tasks import Tasks, client_has_tasks, missing_tasks
+from wymcp.core.server._tool_context import MissingCapabilityError, ToolContext
 from wymcp.core.server._toolcall import (
     InputRequired,
     call_tool,

@@ -33,11 +33,6 @@ from wymcp.core.schema import (
     dispatch_action,
 )
 from wymcp.core.server._content import Content, ToolResult
-from wymcp.core.server._context import (
-    ClientRequestError,
-    MissingCapabilityError,
-    ToolContext,
-)
 from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
@@ -47,6 +42,11 @@ from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._result_limit import over_limit, too_large
 from wymcp.core.server._revision import Revision
 from wymcp.core.server._task_failure import TaskFailedError
+from wymcp.core.server._tool_context import (
+    ClientRequestError,
+    MissingCapabilityError,
+    ToolContext,
+)
 from wymcp.core.server._typed_data import ON_LOOP_VALUES, more_values_than, read_and_run
 
 _log = logging.getLogger("wymcp.core.server")
