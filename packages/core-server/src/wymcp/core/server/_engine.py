@@ -34,7 +34,6 @@ from wymcp.core.server._jsonrpc import (
     rpc_error_message,
 )
 from wymcp.core.server._ladder import open_stateless, takes_stateless_path
-from wymcp.core.server._lifecycle import ping, run_in_session, set_level
 from wymcp.core.server._listing import Listing
 from wymcp.core.server._local_rates import LocalRates
 from wymcp.core.server._middleware import (
@@ -51,6 +50,7 @@ from wymcp.core.server._resource_methods import ResourceMethods
 from wymcp.core.server._resumable_stream import run_resumable
 from wymcp.core.server._revision import SESSIONS, STATELESS, Revision, revision
 from wymcp.core.server._session import MemorySessionStore, Session
+from wymcp.core.server._session_lifecycle import ping, run_in_session, set_level
 from wymcp.core.server._session_path import SessionPath
 from wymcp.core.server._state import StateKeys
 from wymcp.core.server._stream_cap import LongStreams

@@ -23,14 +23,6 @@ from wymcp.core.server._jsonrpc import (
     sessions_not_served,
     unavailable,
 )
-from wymcp.core.server._lifecycle import (
-    BEFORE_INITIALIZED,
-    check_session_version,
-    deliver,
-    duplicated_session_header,
-    session_notification,
-    wrong_version_header,
-)
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._resumable_stream import resumable
 from wymcp.core.server._revision import HANDSHAKE, REVISIONS, SESSIONS, revision
@@ -41,6 +33,14 @@ from wymcp.core.server._session import (
     declaration_size,
     new_session_id,
     principal_key,
+)
+from wymcp.core.server._session_lifecycle import (
+    BEFORE_INITIALIZED,
+    check_session_version,
+    deliver,
+    duplicated_session_header,
+    session_notification,
+    wrong_version_header,
 )
 from wymcp.core.server._session_stream import serve_session_stream
 
