@@ -69,7 +69,6 @@ from wymcp.core.server._rate_limits import (
     RateRule,
     RateStore,
 )
-from wymcp.core.server._replay import REPLAY_BYTES
 from wymcp.core.server._revision import (
     HANDSHAKE,
     LEGACY,
@@ -85,6 +84,7 @@ from wymcp.core.server._session import (
     SessionStore,
     principal_key,
 )
+from wymcp.core.server._session_replay import REPLAY_BYTES
 from wymcp.core.server._subscriptions import watch_cost
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._task_store import (

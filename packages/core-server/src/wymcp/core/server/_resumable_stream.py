@@ -15,9 +15,9 @@ from typing import Any, Final, Protocol, runtime_checkable
 from wymcp.core.server._detached_calls import DetachedCalls
 from wymcp.core.server._exchange import Reply, Stream
 from wymcp.core.server._jsonrpc import INTERNAL_ERROR, RpcError, rpc_error_message
-from wymcp.core.server._replay import REPLAY_BYTES, event_id, json_size
 from wymcp.core.server._revision import REVISIONS
 from wymcp.core.server._session import Session
+from wymcp.core.server._session_replay import REPLAY_BYTES, event_id, json_size
 from wymcp.core.server._session_stream import next_seq, replay_of
 
 RETRY_MS: Final = 1000

@@ -19,7 +19,7 @@ import attrs
 from wymcp.core.server._declaration import EMPTY, JsonView
 from wymcp.core.server._exchange import Stream
 from wymcp.core.server._outbox import Outbox
-from wymcp.core.server._replay import Replay
+from wymcp.core.server._session_replay import Replay
 
 DECLARATION_LIMIT: Final = 8192
 """Bytes (compact UTF-8 JSON) an `initialize` may spend on `capabilities` and
