@@ -16,9 +16,9 @@ from typing import Any, Final, Protocol
 
 import attrs
 
-from wymcp.core.server._declaration import EMPTY, JsonView
 from wymcp.core.server._exchange import Stream
 from wymcp.core.server._outbox import Outbox
+from wymcp.core.server._session_declaration import EMPTY, JsonView
 from wymcp.core.server._session_replay import Replay
 
 DECLARATION_LIMIT: Final = 8192

@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from wymcp.core.server._call import Call, build_call
-from wymcp.core.server._declaration import compact
 from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._header_names import SESSION_HEADER, SESSION_KEY, VERSION_HEADER
 from wymcp.core.server._jsonrpc import (
@@ -34,6 +33,7 @@ from wymcp.core.server._session import (
     new_session_id,
     principal_key,
 )
+from wymcp.core.server._session_declaration import compact
 from wymcp.core.server._session_lifecycle import (
     BEFORE_INITIALIZED,
     check_session_version,
