@@ -23,7 +23,7 @@ from wymcp.core.server._middleware import Spans
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import META_LOG_LEVEL, Revision
 from wymcp.core.server._session import Session
-from wymcp.core.server._state import (
+from wymcp.core.server._stateless_request_state import (
     MAX_STATE,
     Round,
     StateError,

@@ -51,8 +51,8 @@ from wymcp.core.server._revision import SESSIONS, STATELESS, Revision, revision
 from wymcp.core.server._session import MemorySessionStore, Session
 from wymcp.core.server._session_lifecycle import ping, run_in_session, set_level
 from wymcp.core.server._session_path import SessionPath
-from wymcp.core.server._state import StateKeys
 from wymcp.core.server._stateless_ladder import open_stateless, takes_stateless_path
+from wymcp.core.server._stateless_request_state import StateKeys
 from wymcp.core.server._stream_cap import LongStreams
 from wymcp.core.server._subscriptions import Subscriptions
 from wymcp.core.server._task_methods import TaskMethods
