@@ -25,7 +25,7 @@ from wymcp.core.gates._paths import render_path
 from wymcp.core.schema import Action, HeaderAnnotation, Tool, decode_header_value
 from wymcp.core.server import Resource
 from wymcp.core.server._exchange import Headers
-from wymcp.core.server._mirror import check_params, check_standard
+from wymcp.core.server._stateless_mirror import check_params, check_standard
 from wymcp.core.server._uri_template import UriTemplate
 from wymcp.transport.aiohttp import InvalidToken, JwtValidator
 from wymcp.transport.aiohttp._bearer_auth import _BEARER

@@ -26,9 +26,9 @@ from wymcp.core.server._jsonrpc import (
     session_terminated,
 )
 from wymcp.core.server._levels import is_level
-from wymcp.core.server._mirror import DuplicatedHeaderError, HeaderIndex, once
 from wymcp.core.server._revision import REVISIONS
 from wymcp.core.server._session import Session
+from wymcp.core.server._stateless_mirror import DuplicatedHeaderError, HeaderIndex, once
 from wymcp.core.server._tool_context import ClientRequestError
 
 BEFORE_INITIALIZED: Final = frozenset({"ping", "tools/list", "tools/call"})

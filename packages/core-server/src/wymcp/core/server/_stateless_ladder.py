@@ -16,7 +16,6 @@ from wymcp.core.server._jsonrpc import (
     unsupported_version,
 )
 from wymcp.core.server._levels import is_level
-from wymcp.core.server._mirror import ABSENT, HeaderIndex, check_standard
 from wymcp.core.server._revision import (
     HANDSHAKE,
     META_CAPABILITIES,
@@ -25,6 +24,7 @@ from wymcp.core.server._revision import (
     REVISIONS,
     STATELESS,
 )
+from wymcp.core.server._stateless_mirror import ABSENT, HeaderIndex, check_standard
 
 
 def takes_stateless_path(incoming: Incoming, headers: HeaderIndex) -> bool:

@@ -21,9 +21,9 @@ from wymcp.core.server._deadlines import Deadlines
 from wymcp.core.server._help import HELP_NAME, HelpAnswer, answer_help, help_arguments
 from wymcp.core.server._jsonrpc import invalid_params
 from wymcp.core.server._listing import Listing
-from wymcp.core.server._mirror import check_params
 from wymcp.core.server._off_loop import OffLoopLane
 from wymcp.core.server._options import EngineOptions
+from wymcp.core.server._stateless_mirror import check_params
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._tasks import Tasks, client_has_tasks, missing_tasks
 from wymcp.core.server._tool_context import MissingCapabilityError, ToolContext
