@@ -22,8 +22,8 @@ import pytest
 from wymcp.conf import ImproperlyConfigured, build_engine, load_settings
 from wymcp.core.schema import Tool
 from wymcp.core.server import Engine, EngineOptions, Exchange, Headers, Reply, Resource
-from wymcp.core.server._outbox import OUTBOX_LIMIT
 from wymcp.core.server._session import DECLARATION_LIMIT
+from wymcp.core.server._stream_outbox import OUTBOX_LIMIT
 from wymcp.core.server._subscriptions import MAX_URIS, WATCH_BYTES
 
 MODERN = "2026-07-28"

@@ -12,7 +12,6 @@ from typing import Any
 
 from wymcp.core.server._exchange import Reply, Stream
 from wymcp.core.server._jsonrpc import notification
-from wymcp.core.server._outbox import Outbox
 from wymcp.core.server._session import Session
 from wymcp.core.server._session_replay import (
     GET_STREAM,
@@ -21,6 +20,7 @@ from wymcp.core.server._session_replay import (
     event_id,
     event_seq,
 )
+from wymcp.core.server._stream_outbox import Outbox
 from wymcp.core.server._stream_pump import pump
 
 
