@@ -46,7 +46,6 @@ from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._prompt_methods import PromptMethods
 from wymcp.core.server._rate_limits import RateLimiter
 from wymcp.core.server._resource_methods import ResourceMethods
-from wymcp.core.server._resumable_stream import run_resumable
 from wymcp.core.server._revision import SESSIONS, STATELESS, Revision, revision
 from wymcp.core.server._session import MemorySessionStore, Session
 from wymcp.core.server._session_lifecycle import ping, run_in_session, set_level
@@ -54,6 +53,7 @@ from wymcp.core.server._session_path import SessionPath
 from wymcp.core.server._stateless_ladder import open_stateless, takes_stateless_path
 from wymcp.core.server._stateless_request_state import StateKeys
 from wymcp.core.server._stream_cap import LongStreams
+from wymcp.core.server._stream_resumable import run_resumable
 from wymcp.core.server._subscriptions import Subscriptions
 from wymcp.core.server._task_methods import TaskMethods
 from wymcp.core.server._task_store import MemoryTaskStore

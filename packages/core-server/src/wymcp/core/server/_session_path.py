@@ -23,7 +23,6 @@ from wymcp.core.server._jsonrpc import (
     unavailable,
 )
 from wymcp.core.server._options import EngineOptions
-from wymcp.core.server._resumable_stream import resumable
 from wymcp.core.server._revision import HANDSHAKE, REVISIONS, SESSIONS, revision
 from wymcp.core.server._session import (
     DECLARATION_LIMIT,
@@ -43,6 +42,7 @@ from wymcp.core.server._session_lifecycle import (
     wrong_version_header,
 )
 from wymcp.core.server._session_stream import serve_session_stream
+from wymcp.core.server._stream_resumable import resumable
 
 _log = logging.getLogger("wymcp.core.server")
 
