@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any, Final
 
 from wymcp.core.server._call import Call
+from wymcp.core.server._call_tool import InputRequired
 from wymcp.core.server._exchange import Stream
 from wymcp.core.server._jsonrpc import invalid_params, missing_capability
 from wymcp.core.server._middleware import Spans
@@ -40,7 +41,6 @@ from wymcp.core.server._tool_context import (
     ToolContext,
     require_capabilities,
 )
-from wymcp.core.server._toolcall import InputRequired
 
 _ASKED_ID: Final = re.compile(r"srv-[A-Za-z0-9_-]{11}")
 """The id of a question asked at 2025: `srv-` and 8 random bytes, base64url."""

@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
+from wymcp.core.server._call_tool import InputRequired
 from wymcp.core.server._encoded_json import EncodedJSON
 from wymcp.core.server._json_policy import encode_json
 from wymcp.core.server._jsonrpc import (
@@ -39,7 +40,6 @@ from wymcp.core.server._tool_context import (
     ToolContext,
     require_capabilities,
 )
-from wymcp.core.server._toolcall import InputRequired
 
 _log = logging.getLogger("wymcp.core.server")
 

@@ -16,6 +16,14 @@ from wymcp.core.gates import Verdict
 from wymcp.core.schema import ToolSpec
 from wymcp.core.server._asking import Contexts, asking_result
 from wymcp.core.server._call import Call
+from wymcp.core.server._call_tool import (
+    InputRequired,
+    call_tool,
+    gate_arguments,
+    gate_content,
+    raised,
+    unknown_tool,
+)
 from wymcp.core.server._catalogue import Catalogue
 from wymcp.core.server._deadlines import Deadlines
 from wymcp.core.server._help import HELP_NAME, HelpAnswer, answer_help, help_arguments
@@ -27,14 +35,6 @@ from wymcp.core.server._stateless_mirror import check_params
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._tasks import Tasks, client_has_tasks, missing_tasks
 from wymcp.core.server._tool_context import MissingCapabilityError, ToolContext
-from wymcp.core.server._toolcall import (
-    InputRequired,
-    call_tool,
-    gate_arguments,
-    gate_content,
-    raised,
-    unknown_tool,
-)
 
 
 class ToolMethods:
