@@ -32,8 +32,8 @@ from wymcp.core.schema import (
     action_reader,
     dispatch_action,
 )
+from wymcp.core.server._call_deadlines import DeadlineError, Deadlines
 from wymcp.core.server._content import Content, ToolResult
-from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
 from wymcp.core.server._middleware import CallRecord, Spans

@@ -16,6 +16,7 @@ from wymcp.core.gates import Verdict
 from wymcp.core.schema import ToolSpec
 from wymcp.core.server._asking import Contexts, asking_result
 from wymcp.core.server._call import Call
+from wymcp.core.server._call_deadlines import Deadlines
 from wymcp.core.server._call_tool import (
     InputRequired,
     call_tool,
@@ -25,7 +26,6 @@ from wymcp.core.server._call_tool import (
     unknown_tool,
 )
 from wymcp.core.server._catalogue import Catalogue
-from wymcp.core.server._deadlines import Deadlines
 from wymcp.core.server._help import HELP_NAME, HelpAnswer, answer_help, help_arguments
 from wymcp.core.server._jsonrpc import invalid_params
 from wymcp.core.server._listing import Listing
