@@ -19,8 +19,8 @@ from wymcp.core.server._asking import Contexts
 from wymcp.core.server._authorization import refuse_call
 from wymcp.core.server._call import Call, Handler
 from wymcp.core.server._call_deadlines import Deadlines
+from wymcp.core.server._call_detached import DetachedCalls
 from wymcp.core.server._catalogue import Catalogue
-from wymcp.core.server._detached_calls import DetachedCalls
 from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._help import HELP_NAME
 from wymcp.core.server._jsonrpc import (

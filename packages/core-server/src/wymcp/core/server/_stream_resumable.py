@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Protocol, runtime_checkable
 
-from wymcp.core.server._detached_calls import DetachedCalls
+from wymcp.core.server._call_detached import DetachedCalls
 from wymcp.core.server._exchange import Reply, Stream
 from wymcp.core.server._jsonrpc import INTERNAL_ERROR, RpcError, rpc_error_message
 from wymcp.core.server._revision import REVISIONS
