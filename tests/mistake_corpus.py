@@ -404,7 +404,7 @@ KINDS = (
 
 
 def _inject(kind: str, rng: random.Random) -> Mistake | None:  # noqa: C901, PLR0911, PLR0912, PLR0915
-    """One call of ``kind`` from a random template, or None if it does not fit."""
+    """One call of `kind` from a random template, or None if it does not fit."""
     tool, action, base = rng.choice(TEMPLATES)
     data = _varied(rng, tool, action, copy.deepcopy(base))
     inj = _Injector(rng, tool, action)

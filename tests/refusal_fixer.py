@@ -23,7 +23,7 @@ _MISSING = object()
 
 
 def first_refusal(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any] | None:
-    """What a served call of ``arguments`` is answered: its refusal, or None."""
+    """What a served call of `arguments` is answered: its refusal, or None."""
     refusal = arguments_refusal(spec, arguments)
     if refusal is not None:
         return refusal

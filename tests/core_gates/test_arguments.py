@@ -1,4 +1,4 @@
-"""``arguments_refusal``: a multi-action call's root mistakes, refused in one answer."""
+"""`arguments_refusal`: a multi-action call's root mistakes, refused in one answer."""
 
 import json
 from typing import Any

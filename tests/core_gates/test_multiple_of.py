@@ -1,7 +1,7 @@
-"""``multipleOf`` decides on the decimal a JSON number spells, at any size and cheaply.
+"""`multipleOf` decides on the decimal a JSON number spells, at any size and cheaply.
 
-The official suite's cases are transcribed in ``data/multiple_of_suite.json`` (its
-``source`` names the commit); the property tests compare the gate with ``Decimal``
+The official suite's cases are transcribed in `data/multiple_of_suite.json` (its
+`source` names the commit); the property tests compare the gate with `Decimal`
 arithmetic on the text a client sends.
 """
 

@@ -1,4 +1,4 @@
-"""``plain_refusal``: the gates' answer without the MCP envelope, for REST services."""
+"""`plain_refusal`: the gates' answer without the MCP envelope, for REST services."""
 
 import json
 

@@ -274,7 +274,7 @@ class Tasks(Tool):
         """Suggest the natural next call.
 
         After create, how to fetch the task; after list or search, how to complete
-        one; after a missing id (``hint_context`` is the error), how to find ids.
+        one; after a missing id (`hint_context` is the error), how to find ids.
         """
         if isinstance(hint_context, MissingTaskError):
             return [

@@ -30,7 +30,7 @@ def problem_text(error: Any) -> str:
 
 
 def keyword_text(keyword: str, schema: dict[str, Any]) -> str:
-    """The problem text of an assertion keyword of ``schema`` that failed."""
+    """The problem text of an assertion keyword of `schema` that failed."""
     value = schema.get(keyword)
     name = "contains" if keyword in _CONTAINS_TEXTS else keyword
     detail: dict[str, Any] = {

@@ -1,7 +1,7 @@
 """The engine: one HTTP exchange in, one reply out, for every revision.
 
-It routes a message to the stateless 2026-07-28 ladder (mcp-server-requirements.md
-§1.5) or to the session path of the 2025 revisions; either opens a `Call` at
+It routes a message to the stateless 2026-07-28 ladder (docs/protocol.md,
+"2026-07-28") or to the session path of the 2025 revisions; either opens a `Call` at
 its `Revision`, and one method table and one call path serve it.
 """
 

@@ -1,4 +1,4 @@
-"""The 2026-07-28 validation ladder (mcp-server-requirements.md §1.5).
+"""The 2026-07-28 validation ladder (docs/protocol.md, "2026-07-28").
 
 Which path a message takes, then `_meta`, mirrored headers, version and log
 level, in the order the conformance suite expects; the `Call` it opens.
