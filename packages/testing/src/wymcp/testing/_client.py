@@ -18,7 +18,7 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from wymcp.conf import Settings, load_settings
-from wymcp.core.schema import HeaderAnnotation, header_annotations
+from wymcp.core.schema import RESERVED_NAME, HeaderAnnotation, header_annotations
 from wymcp.core.server import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -380,7 +380,7 @@ class Client:
             arguments["tool"] = tool
         if action is not None:
             arguments["action"] = action
-        return await self.call("help", arguments=arguments)
+        return await self.call(RESERVED_NAME, arguments=arguments)
 
 
 def served_settings(

@@ -16,7 +16,7 @@ from wymcp.core.gates._bound import FIRST, Path, echo
 from wymcp.core.gates._did_you_mean import Budget, data_matches
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._value_gate import ValueReport
-from wymcp.core.schema import ActionSpec, ToolSpec
+from wymcp.core.schema import RESERVED_NAME, ActionSpec, ToolSpec
 
 _IN_MESSAGE = 3
 REQUEST_PART = 4000
@@ -27,9 +27,9 @@ _DECLARED = frozenset({"input_schema", "valid_actions"})
 def help_pointer(tool: str, action: str | None = None) -> str:
     """A copyable help call: `help {tool: "tasks", action: "create"}`."""
     if action is None:
-        return f"help {{tool: {json.dumps(tool, ensure_ascii=False)}}}"
+        return f"{RESERVED_NAME} {{tool: {json.dumps(tool, ensure_ascii=False)}}}"
     return (
-        f"help {{tool: {json.dumps(tool, ensure_ascii=False)},"
+        f"{RESERVED_NAME} {{tool: {json.dumps(tool, ensure_ascii=False)},"
         f" action: {json.dumps(action, ensure_ascii=False)}}}"
     )
 

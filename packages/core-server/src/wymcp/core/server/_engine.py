@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from wymcp.core.schema import ToolSpec
+from wymcp.core.schema import RESERVED_NAME, ToolSpec
 from wymcp.core.server._asking import Contexts
 from wymcp.core.server._authorization import refuse_call
 from wymcp.core.server._call import Call, Handler
@@ -22,7 +22,6 @@ from wymcp.core.server._call_deadlines import Deadlines
 from wymcp.core.server._call_detached import DetachedCalls
 from wymcp.core.server._catalogue import Catalogue
 from wymcp.core.server._exchange import Exchange, Reply, Stream
-from wymcp.core.server._help import HELP_NAME
 from wymcp.core.server._jsonrpc import (
     INVALID_REQUEST,
     RpcError,
@@ -435,7 +434,7 @@ class Engine:
             return
         record.tool = name
         spec = self._catalogue.by_name.get(name)
-        record.known_tool = spec is not None or name == HELP_NAME
+        record.known_tool = spec is not None or name == RESERVED_NAME
         arguments = params.get("arguments")
         action = arguments.get("action") if isinstance(arguments, dict) else None
         if isinstance(action, str) and spec is not None and spec.plain is None:
@@ -534,7 +533,7 @@ def _refusal_result(record: CallRecord, refused: CallRefused) -> Result:
         if record.known_action:
             payload["action"] = record.action
             pointer += f', action: "{record.action}"'
-        payload["help"] = f"help {{{pointer}}}"
+        payload["help"] = f"{RESERVED_NAME} {{{pointer}}}"
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     return {"content": [{"type": "text", "text": text}], "isError": True}
 

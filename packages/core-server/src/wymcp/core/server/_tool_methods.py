@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from wymcp.core.gates import Verdict
-from wymcp.core.schema import ToolSpec
+from wymcp.core.schema import RESERVED_NAME, ToolSpec
 from wymcp.core.server._asking import Contexts, asking_result
 from wymcp.core.server._call import Call
 from wymcp.core.server._call_deadlines import Deadlines
@@ -26,7 +26,7 @@ from wymcp.core.server._call_tool import (
     unknown_tool,
 )
 from wymcp.core.server._catalogue import Catalogue
-from wymcp.core.server._help import HELP_NAME, HelpAnswer, answer_help, help_arguments
+from wymcp.core.server._help import HelpAnswer, answer_help, help_arguments
 from wymcp.core.server._jsonrpc import invalid_params
 from wymcp.core.server._listing import Listing
 from wymcp.core.server._off_loop import OffLoopLane
@@ -74,7 +74,7 @@ class ToolMethods:
             arguments = {}
         if not isinstance(arguments, dict):
             raise invalid_params("Invalid 'arguments' in params: expected an object.")
-        if name == HELP_NAME:
+        if name == RESERVED_NAME:
             return self._help(call, arguments)
         spec = self._catalogue.by_name.get(name)
         if spec is None:
