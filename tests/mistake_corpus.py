@@ -403,7 +403,7 @@ KINDS = (
 )
 
 
-def _inject(kind: str, rng: random.Random) -> Mistake | None:  # noqa: C901, PLR0911, PLR0912, PLR0915
+def _inject(kind: str, rng: random.Random) -> Mistake | None:  # noqa: C901, PLR0911, PLR0912, PLR0915 - one branch per kind of mistake
     """One call of `kind` from a random template, or None if it does not fit."""
     tool, action, base = rng.choice(TEMPLATES)
     data = _varied(rng, tool, action, copy.deepcopy(base))

@@ -13,7 +13,7 @@ def tool_of(properties, *, defaults=None, required=()):
     class Edge(Tool):
         name = "edge"
         description = "Edge cases."
-        actions = {  # noqa: RUF012
+        actions = {  # noqa: RUF012 - the pinned declaration style
             "go": Action(
                 description="Go",
                 properties=properties,

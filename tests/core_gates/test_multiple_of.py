@@ -28,7 +28,7 @@ def tool_of(schema, *, defaults=None):
     class Priced(Tool):
         name = "priced"
         description = "Numbers under multipleOf."
-        actions = {  # noqa: RUF012
+        actions = {  # noqa: RUF012 - the pinned declaration style
             "go": Action(
                 description="Go",
                 properties={"n": schema},

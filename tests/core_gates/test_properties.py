@@ -188,7 +188,7 @@ def make_tool(properties, required, groups=()):
     class Generated(Tool):
         name = "generated"
         description = "Generated."
-        actions = {  # noqa: RUF012
+        actions = {  # noqa: RUF012 - the pinned declaration style
             "go": Action(
                 description="Go",
                 properties=properties,

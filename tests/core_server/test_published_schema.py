@@ -29,7 +29,7 @@ LEGACY = "2025-11-25"
 class Widgets(Tool):
     name = "widgets"
     description = "Manage widgets."
-    actions = {  # noqa: RUF012
+    actions = {  # noqa: RUF012 - the pinned declaration style
         "list": Action(description="List widgets", properties={}),
         "create": Action(
             description="Create a widget",
@@ -55,7 +55,7 @@ class Quiet(Widgets):
 class Plain(Tool):
     name = "plain"
     description = "A plain tool."
-    input_schema = {"type": "object", "properties": {"q": {"type": "string"}}}  # noqa: RUF012
+    input_schema = {"type": "object", "properties": {"q": {"type": "string"}}}  # noqa: RUF012 - the pinned declaration style
 
     async def run(self, arguments, ctx):
         return arguments
@@ -199,7 +199,7 @@ def test_full_accepts_what_the_gates_accept(action: str, data: dict[str, Any]):
 def test_full_carries_no_header_annotation_inside_a_combinator():
     class Routed(Widgets):
         name = "routed"
-        actions = {  # noqa: RUF012
+        actions = {  # noqa: RUF012 - the pinned declaration style
             "go": Action(
                 description="Go",
                 properties={"region": {"type": "string", "x-mcp-header": "Region"}},

@@ -33,9 +33,9 @@ def allowance(a: str, b: str) -> int:
     shorter = min(len(a), len(b))
     if shorter < 3:  # noqa: PLR2004 - 'a' vs 'b' is no typo
         return 0
-    if shorter <= 5:  # noqa: PLR2004
+    if shorter <= 5:  # noqa: PLR2004 - short words allow one edit
         return 1
-    if shorter <= 10:  # noqa: PLR2004
+    if shorter <= 10:  # noqa: PLR2004 - medium words allow two
         return 2
     return 3
 

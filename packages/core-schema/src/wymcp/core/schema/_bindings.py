@@ -247,9 +247,9 @@ def _bind(
 ) -> tuple[Binding, Action | None]:
     """The binding of one marked method and the declaration it makes (if any)."""
     # cattrs loads with the first typed action, not with every server.
-    import cattrs  # noqa: PLC0415
+    import cattrs  # noqa: PLC0415 - see the comment above
 
-    from wymcp.core.schema._structuring import (  # noqa: PLC0415
+    from wymcp.core.schema._structuring import (  # noqa: PLC0415 - with cattrs, as above
         fill_defaults,
         make_converter,
         structurer,

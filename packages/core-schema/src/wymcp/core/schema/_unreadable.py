@@ -99,7 +99,7 @@ class _Walk:
         if isinstance(value, list) and origin in (list, tuple) and args:
             for index, item in enumerate(value):
                 self.value(item, args[0], (*path, index))
-        elif isinstance(value, Mapping) and origin is dict and len(args) == 2:  # noqa: PLR2004
+        elif isinstance(value, Mapping) and origin is dict and len(args) == 2:  # noqa: PLR2004 - dict[K, V]
             for key, item in value.items():
                 self.value(item, args[1], (*path, str(key)))
         elif isinstance(value, Mapping) and attrs.has(inner):

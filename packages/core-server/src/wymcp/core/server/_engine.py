@@ -417,7 +417,7 @@ class Engine:
     def _make_tracing(self) -> Tracing:
         """The request spans (TRACING): imports OpenTelemetry, the `[otel]` extra."""
         try:
-            from wymcp.core.server._tracing import Tracing  # noqa: PLC0415
+            from wymcp.core.server._tracing import Tracing  # noqa: PLC0415 - the optional [otel] extra
         except ImportError as error:
             msg = (
                 "TRACING needs the OpenTelemetry API: pip install "
