@@ -1,7 +1,8 @@
-"""wymcp.core.server: the sans-I/O MCP engine.
+"""wymcp.core.server: the MCP engine, on asyncio and without sockets.
 
-A transport hands `Engine` an `Exchange` per HTTP request and sends back the
-`Reply`, or the SSE events the engine wrote to the request's `Stream`.
+It serves Streamable HTTP's model: a transport hands `Engine` an `Exchange`
+per HTTP request and sends back the `Reply`, or the SSE events the engine
+wrote to the request's `Stream`.
 """
 
 from wymcp.core.gates import ECHO_LIMIT

@@ -73,7 +73,7 @@ class LiveCounts:
 
 
 class Engine:
-    """The sans-I/O MCP engine every transport drives.
+    """The MCP engine every transport drives: asyncio, no sockets, HTTP's model.
 
     `tools` are Tool classes or instances; the help tool is added last.
     """
