@@ -65,7 +65,7 @@ def test_the_corpus_is_large_and_varied() -> None:
     assert len(kinds) >= 12
     assert min(kinds.values()) >= 20
     tools = {call.tool.__name__ for call in calls}
-    assert tools == {"Tasks", "Projects", "Orders"}
+    assert tools == {"Todos", "Projects", "Orders"}
     assert corpus() == calls, "the corpus is seeded: the same on every run"
 
 
