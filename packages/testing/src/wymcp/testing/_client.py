@@ -32,8 +32,8 @@ from wymcp.core.server import (
     session_headers,
 )
 from wymcp.testing._answer import Answer
-from wymcp.testing._envelope import CLIENT_INFO, tool_arguments
 from wymcp.testing._sse_events import read_events
+from wymcp.testing._tool_arguments import CLIENT_INFO, tool_arguments
 from wymcp.transport.aiohttp import create_app
 
 RequestHandler = Callable[[str, dict[str, Any]], Awaitable[Mapping[str, Any]]]
