@@ -103,7 +103,7 @@ async def test_two_workers_one_scrape_counts_every_call(tmp_path: Path):
     base = f"http://127.0.0.1:{port}"
     try:
         # a new connection per request, so the kernel spreads them over both
-        connector = lambda: aiohttp.TCPConnector(force_close=True)  # noqa: E731
+        connector = lambda: aiohttp.TCPConnector(force_close=True)  # noqa: E731 - a factory passed as an argument
         async with aiohttp.ClientSession(connector=connector()) as http:
             for _ in range(400):
                 try:
