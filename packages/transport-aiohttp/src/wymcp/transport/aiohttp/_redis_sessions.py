@@ -2,9 +2,7 @@
 
 One key per session holds what a worker needs to serve it (revision, client
 declarations, principal key, log level, initialized); its TTL is the idle
-timeout, renewed on each use. One channel tells every worker a session ended,
-another carries a client's cancel (and, per worker, `_relay_routes` the heads
-of answers) to the worker running the call.
+timeout, renewed on each use. Channels tell every worker of ends and cancels.
 """
 
 from __future__ import annotations

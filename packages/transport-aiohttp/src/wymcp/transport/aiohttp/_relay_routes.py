@@ -1,11 +1,9 @@
 """Where a client's answer or cancel for a call on another worker goes (`BROKER`).
 
-An answer is relayed only to the worker whose question it answers (each
-question asked is registered with its worker's id until answered or timed
-out), its body kept in a short-lived key and only a head published on that
-worker's own channel: no other worker gets a byte, and no pub/sub buffer
-holds a body. A cancel, a few KiB at most, goes to every worker. A session
-relays at most `RELAY_BUDGET` bytes per `RELAY_WINDOW_MS`; past it, refused.
+An answer goes only to the worker whose registered question it answers: its
+body in a short-lived key, a head on that worker's own channel. A short
+cancel goes to every worker. A session relays at most `RELAY_BUDGET` bytes
+per `RELAY_WINDOW_MS`.
 """
 
 from __future__ import annotations
