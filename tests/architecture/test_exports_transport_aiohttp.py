@@ -14,6 +14,7 @@ def test_the_facade_exports_setup_create_app_the_worker_and_the_auth_names():
         "Principal",
         "TokenValidator",
         "create_app",
+        "serve",
         "setup",
     ]
     for name in wymcp.transport.aiohttp.__all__:
@@ -26,9 +27,3 @@ def test_jwt_validator_is_the_core_servers_re_exported():
 
     assert wymcp.transport.aiohttp.JwtValidator is JwtValidator
     assert JwtValidator.__module__ == "wymcp.core.server._jwt_validator"
-
-
-def test_the_console_script_points_at_main():
-    from wymcp.transport.aiohttp._command import main
-
-    assert callable(main)

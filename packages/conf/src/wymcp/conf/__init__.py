@@ -8,11 +8,9 @@ and `loop_factory()` build, start and loop a server (every transport the same wa
 
 from wymcp.conf._checks import published_size, run_checks
 from wymcp.conf._command_line import (
-    add_settings_option,
     describe_settings,
     engine_for_command,
     print_problems,
-    project_on_path,
     settings_for_command,
 )
 from wymcp.conf._engine import build_engine
@@ -28,7 +26,6 @@ __all__ = [
     "ImproperlyConfigured",
     "LifespanExitError",
     "Settings",
-    "add_settings_option",
     "build_engine",
     "describe_settings",
     "engine_for_command",
@@ -36,7 +33,6 @@ __all__ = [
     "load_settings",
     "loop_factory",
     "print_problems",
-    "project_on_path",
     "published_size",
     "run_checks",
     "settings_for_command",

@@ -1,15 +1,16 @@
-"""Streamable HTTP for wymcp on aiohttp: `setup(app)`, `create_app()`, `wymcp`.
+"""Streamable HTTP for wymcp on aiohttp: `setup(app)`, `create_app()`, `serve()`.
 
-`setup` mounts the endpoint in your application, `create_app` builds one, the
-`wymcp` command serves or checks a settings module. `GunicornWorker` loads on
-first use; the auth names (`JwtValidator`) are `wymcp.core.server`'s.
-`JsonLogFormatter` writes `LOG_FORMAT = "json"` lines, for your logging config.
+`setup` mounts the endpoint in your application, `create_app` builds one,
+`serve(settings)` serves until SIGINT/SIGTERM (what `wymcp serve` runs).
+`GunicornWorker` loads on first use; the auth names (`JwtValidator`) are
+`wymcp.core.server`'s. `JsonLogFormatter` writes `LOG_FORMAT = "json"` lines.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from wymcp.core.server import InvalidToken, JwtValidator, Principal, TokenValidator
 from wymcp.transport.aiohttp._access_log import JsonLogFormatter
+from wymcp.transport.aiohttp._serve import serve
 from wymcp.transport.aiohttp._setup import create_app, setup
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ __all__ = [
     "Principal",
     "TokenValidator",
     "create_app",
+    "serve",
     "setup",
 ]
 

@@ -16,6 +16,7 @@ from typing import Any, Final, Self
 
 import aiohttp
 
+from wymcp.cli._versions import release
 from wymcp.core.schema import HeaderAnnotation, header_annotations
 from wymcp.core.server import (
     ECHO_LIMIT,
@@ -28,7 +29,6 @@ from wymcp.core.server import (
     request_meta,
     session_headers,
 )
-from wymcp.transport.aiohttp._versions import release
 
 ACCEPT: Final = "application/json, text/event-stream"
 MAX_BODY: Final = 16 * 1024 * 1024
