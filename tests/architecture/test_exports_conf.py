@@ -8,14 +8,17 @@ import wymcp.conf
 def test_the_facade_exports_a_sorted_pinned_list():
     assert wymcp.conf.__all__ == [
         "ENVIRONMENT_VARIABLE",
+        "Check",
         "CheckMessage",
         "ImproperlyConfigured",
         "LifespanExitError",
+        "Serving",
         "Settings",
         "build_engine",
         "describe_settings",
         "engine_for_command",
         "enter_lifespan",
+        "is_loopback",
         "load_settings",
         "loop_factory",
         "print_problems",

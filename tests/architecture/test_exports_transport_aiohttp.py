@@ -7,6 +7,7 @@ import wymcp.transport.aiohttp
 
 def test_the_facade_exports_setup_create_app_the_worker_and_the_auth_names():
     assert wymcp.transport.aiohttp.__all__ == [
+        "CHECKS",
         "GunicornWorker",
         "InvalidToken",
         "JsonLogFormatter",
@@ -18,7 +19,9 @@ def test_the_facade_exports_setup_create_app_the_worker_and_the_auth_names():
         "setup",
     ]
     for name in wymcp.transport.aiohttp.__all__:
-        assert callable(getattr(wymcp.transport.aiohttp, name))
+        if name != "CHECKS":
+            assert callable(getattr(wymcp.transport.aiohttp, name))
+    assert all(callable(check) for check in wymcp.transport.aiohttp.CHECKS)
 
 
 def test_jwt_validator_is_the_core_servers_re_exported():

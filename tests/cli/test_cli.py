@@ -84,8 +84,10 @@ def test_version_names_a_distribution_of_another_release():
         "wymcp-cli 0.2.0",
         "wymcp-conf 0.1.0 (not 0.2.0: install wymcp-conf==0.2.0)",
         "wymcp-core-server 0.2.0",
-        "wymcp-transport-aiohttp 0.3.0 (not 0.2.0: install "
-        "wymcp-transport-aiohttp==0.2.0)",
+        (
+            "wymcp-transport-aiohttp 0.3.0 (not 0.2.0: install "
+            "wymcp-transport-aiohttp==0.2.0)"
+        ),
     ]
 
 

@@ -28,3 +28,23 @@ def test_the_project_goes_on_the_path_once(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(sys, "path", ["", *sys.path[1:]])
     project_on_path()  # "" is the current directory already
     assert str(tmp_path) not in sys.path
+
+
+def test_an_http_command_without_the_http_transport_says_how_to_install_it(
+    monkeypatch, capsys
+):
+    import importlib.util
+
+    from wymcp.cli import main
+
+    real = importlib.util.find_spec
+
+    def without_http(name, *args):
+        return None if name == "wymcp.transport.aiohttp" else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_http)
+    for argv in (["serve"], ["list", "http://127.0.0.1:1/mcp"], ["stats", "http://x/"]):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert f"wymcp {argv[0]}: needs the HTTP transport" in err
+        assert "pip install 'wymcp-cli[http]'" in err

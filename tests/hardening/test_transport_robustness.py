@@ -265,8 +265,7 @@ async def spawn(tmp_path: Path) -> AsyncIterator[Spawn]:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-c",
-            "from wymcp.cli import main; "
-            "raise SystemExit(main())",
+            "from wymcp.cli import main; raise SystemExit(main())",
             "serve",
             "--settings",
             name,

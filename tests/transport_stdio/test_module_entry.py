@@ -46,6 +46,32 @@ def test_the_module_never_imports_aiohttp():
     assert done.stdout == b""
 
 
+def test_the_wymcp_stdio_command_answers_without_loading_aiohttp():
+    # The `wymcp` command (wymcp-cli) loads each transport with its subcommand:
+    # `stdio`, what desktop clients launch, never imports the HTTP transport.
+    code = (
+        "import sys\n"
+        "from wymcp.cli import main\n"
+        "status = main(['stdio', '--settings', 'stdio_small_settings'])\n"
+        "loaded = sorted(m for m in sys.modules if 'aiohttp' in m)\n"
+        "print('LOADED', status, *loaded, file=sys.stderr)\n"
+    )
+    request = json.dumps(modern("tools/list", rid=1)) + "\n"
+    done = subprocess.run(  # noqa: S603 - this interpreter, fixed code
+        [sys.executable, "-c", code],
+        input=request.encode(),
+        capture_output=True,
+        env=child_env(),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    [answer] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answer["result"]["tools"][-1]["name"] == "help"
+    last = done.stderr.decode().strip().splitlines()[-1]
+    assert last == "LOADED 0", last  # not one module named *aiohttp*
+
+
 def test_without_a_settings_module_run_says_how_to_name_one(monkeypatch):
     import io
 

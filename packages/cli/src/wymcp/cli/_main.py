@@ -20,6 +20,7 @@ from wymcp.cli._http_arguments import (
     add_operator_parsers,
     add_stats_parser,
 )
+from wymcp.cli._installed_checks import installed_checks
 from wymcp.cli._needs_http import needs_http
 from wymcp.cli._settings_option import add_settings_option, project_on_path
 from wymcp.cli._versions import VersionAction
@@ -83,7 +84,7 @@ def check(
         return 1
     if verbose:
         print("\n".join(describe_settings(settings)), file=out)
-    problems = run_checks(settings)
+    problems = run_checks(settings, checks=installed_checks())
     errors = sum(problem.is_error for problem in problems)
     if not errors and settings.TOOLS:
         lines, _ = published_size(settings, build_engine(settings))

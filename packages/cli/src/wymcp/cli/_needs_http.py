@@ -10,12 +10,17 @@ import importlib.util
 from typing import TextIO
 
 
-def needs_http(command: str, err: TextIO) -> bool:
-    """True if `wymcp.transport.aiohttp` can be imported; else print why not."""
+def http_installed() -> bool:
+    """Whether `wymcp.transport.aiohttp` can be imported (without importing it)."""
     try:
-        found = importlib.util.find_spec("wymcp.transport.aiohttp") is not None
+        return importlib.util.find_spec("wymcp.transport.aiohttp") is not None
     except ModuleNotFoundError:  # no wymcp.transport at all
-        found = False
+        return False
+
+
+def needs_http(command: str, err: TextIO) -> bool:
+    """True if the HTTP transport is installed; else print how to install it."""
+    found = http_installed()
     if not found:
         print(
             f"wymcp {command}: needs the HTTP transport, which is not installed: "

@@ -11,7 +11,13 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import TextIO, TypeVar
 
-from wymcp.conf._checks import Serving, in_order, settings_problems, unservable
+from wymcp.conf._checks import (
+    Check,
+    Serving,
+    in_order,
+    settings_problems,
+    unservable,
+)
 from wymcp.conf._loading import ENVIRONMENT_VARIABLE, read_settings
 from wymcp.conf._problems import CheckMessage, ImproperlyConfigured, echo_limit
 from wymcp.conf._settings import DECLARATIONS, ENVIRONMENT, Settings
@@ -61,6 +67,7 @@ def engine_for_command(
     *,
     report: Callable[[CheckMessage], object] | None = None,
     serving: Serving | None = None,
+    checks: Iterable[Check] = (),
 ) -> _Built | None:
     """Check `settings`, then `build` the server once; None if either fails.
 
@@ -69,9 +76,9 @@ def engine_for_command(
     served engine is built once. Every problem goes to `report` (default:
     printed to `err`); errors stop here with a pointer to `wymcp check`.
     `serving` ("stdio", "http") leaves W002 out where it cannot matter (see
-    `settings_problems`).
+    `settings_problems`). `checks` are the serving packages' own (see `Check`).
     """
-    problems = settings_problems(settings, serving=serving)
+    problems = settings_problems(settings, serving=serving, checks=checks)
     built: _Built | None = None
     if not any(problem.is_error for problem in problems):
         try:

@@ -3,13 +3,14 @@
 `setup` mounts the endpoint in your application, `create_app` builds one,
 `serve(settings)` serves until SIGINT/SIGTERM (what `wymcp serve` runs).
 `GunicornWorker` loads on first use; the auth names (`JwtValidator`) are
-`wymcp.core.server`'s. `JsonLogFormatter` writes `LOG_FORMAT = "json"` lines.
+`wymcp.core.server`'s. `CHECKS` are its `wymcp check` checks; `JsonLogFormatter`.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from wymcp.core.server import InvalidToken, JwtValidator, Principal, TokenValidator
 from wymcp.transport.aiohttp._access_log import JsonLogFormatter
+from wymcp.transport.aiohttp._checks import CHECKS
 from wymcp.transport.aiohttp._serve import serve
 from wymcp.transport.aiohttp._setup import create_app, setup
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from wymcp.transport.aiohttp._gunicorn_worker import GunicornWorker
 
 __all__ = [
+    "CHECKS",
     "GunicornWorker",
     "InvalidToken",
     "JsonLogFormatter",

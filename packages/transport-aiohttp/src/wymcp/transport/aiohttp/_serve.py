@@ -26,6 +26,7 @@ from wymcp.conf import (
 )
 from wymcp.core.server import ECHO_LIMIT, Engine
 from wymcp.transport.aiohttp._access_log import use_json_logs
+from wymcp.transport.aiohttp._checks import CHECKS
 from wymcp.transport.aiohttp._runner import make_runner
 from wymcp.transport.aiohttp._setup import get_endpoint, mount, served_engine
 
@@ -81,7 +82,12 @@ def serve(
     if settings.LOG_FORMAT == "json":
         use_json_logs()
     built = engine_for_command(
-        settings, served_engine, err, report=_log_problem, serving="http"
+        settings,
+        served_engine,
+        err,
+        report=_log_problem,
+        serving="http",
+        checks=CHECKS,
     )
     if built is None:
         return 1
