@@ -8,10 +8,13 @@ import wymcp.transport.aiohttp
 def test_the_facade_exports_setup_create_app_the_worker_and_the_auth_names():
     assert wymcp.transport.aiohttp.__all__ == [
         "CHECKS",
+        "ClientReply",
         "GunicornWorker",
         "InvalidToken",
         "JsonLogFormatter",
         "JwtValidator",
+        "McpClient",
+        "McpClientError",
         "Principal",
         "TokenValidator",
         "create_app",

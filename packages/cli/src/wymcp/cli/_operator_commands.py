@@ -15,11 +15,7 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TextIO
 
-from wymcp.cli._operator_client import (
-    OperatorClient,
-    OperatorError,
-    error_text,
-)
+from wymcp.cli._operator_client import OperatorClient, OperatorError
 from wymcp.core.server import ECHO_LIMIT
 
 _CUT: Final = ECHO_LIMIT
@@ -155,12 +151,13 @@ async def _call(
 ) -> int:
     arguments = _arguments(args)
     async with client:
-        answer = await client.call_tool(args.tool, arguments)
+        reply = await client.call_tool(args.tool, arguments)
+    answer = reply.response or {}
     error = answer.get("error")
     if isinstance(error, dict):
         if args.json:
             _say(json.dumps(answer, indent=2, ensure_ascii=False), out)
-        _say(f"wymcp call: JSON-RPC {error_text(answer)}", err)
+        _say(f"wymcp call: JSON-RPC {reply.error_text}", err)
         return 1
     result = answer.get("result")
     if not isinstance(result, dict):
