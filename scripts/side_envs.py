@@ -30,6 +30,7 @@ MEMBERS = (
     "packages/transport-stdio",
     "packages/transport-aiohttp[jwt,metrics,redis]",
     "packages/testing",
+    "packages/cli[http]",
     "services/tasks",
     "services/conformance",
 )
@@ -61,6 +62,7 @@ UNIT_TESTS = (
     "tests/testing",
     "tests/transport_aiohttp",
     "tests/transport_stdio",
+    "tests/cli",
     "tests/broker",
     "tests/hardening",
 )
@@ -150,6 +152,7 @@ def _mypy_packages(*, include_services: bool) -> list[str]:
         "wymcp.transport.aiohttp",
         "wymcp.transport.stdio",
         "wymcp.testing",
+        "wymcp.cli",
     ]
     if include_services:
         names += ["wymcp_tasks", "wymcp_conformance"]
@@ -257,6 +260,7 @@ def latest() -> int:
             "wymcp.transport.aiohttp",
             "wymcp.transport.stdio",
             "wymcp.testing",
+            "wymcp.cli",
             "wymcp_tasks",
             "wymcp_conformance",
         )

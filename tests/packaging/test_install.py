@@ -4,8 +4,7 @@ Users compose only what they need: the gates in a plain handler, the stdio
 transport without any HTTP, the HTTP transport with its extras, the test helpers
 in a project of their own. Each environment holds exactly what its packages ask
 for (their Requires-Dist, walked) and never a library of a layer it does not use.
-Today `wymcp-transport-aiohttp` requires `wymcp-transport-stdio` (the `wymcp
-stdio` command lives in its package), so the HTTP install brings stdio too.
+The `wymcp` command (`wymcp-cli`) brings stdio; HTTP is its `[http]` extra.
 """
 
 from __future__ import annotations
@@ -130,6 +129,52 @@ def test_the_stdio_transport_alone_serves_an_exchange_without_http(install, tmp_
     assert texts[3]["did_you_mean"] == {"data.txt": "data.text"}
 
 
+def test_the_command_without_its_http_extra_serves_stdio_without_aiohttp(
+    install, tmp_path
+):
+    env = install("wymcp-cli")
+    installed = assert_holds_only_what_is_needed(env, "wymcp-cli")
+    assert {name for name in installed if name.startswith("wymcp-")} == {
+        "wymcp-cli",
+        "wymcp-conf",
+        "wymcp-core-gates",
+        "wymcp-core-schema",
+        "wymcp-core-server",
+        "wymcp-transport-stdio",
+    }
+    assert not installed & (HTTP | {"redis", "pyjwt", "pytest"})
+
+    project = readme_project(tmp_path)
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "notes",
+            "arguments": {"action": "add", "data": {"text": "hi"}},
+            "_meta": MODERN_META,
+        },
+    }
+    done = env.run(
+        env.bin("wymcp"),
+        "stdio",
+        "--settings",
+        "myapp.settings",
+        cwd=project,
+        stdin=(json.dumps(request) + "\n").encode(),
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    [answer] = map(json.loads, done.stdout.splitlines())
+    assert json.loads(answer["result"]["content"][0]["text"]) == {"id": 1}
+    # the HTTP commands say what to install instead of failing on an import
+    served = env.run(
+        env.bin("wymcp"), "serve", "--settings", "myapp.settings", cwd=project
+    )
+    assert served.returncode == 1
+    assert b"pip install 'wymcp-cli[http]'" in served.stderr
+    assert b"Traceback" not in served.stderr
+
+
 SECURED = """\
 from wymcp.transport.aiohttp import JwtValidator
 
@@ -150,9 +195,9 @@ BROKER = "redis://127.0.0.1:6379/0"
 def test_the_http_transport_with_redis_and_jwt_serves_a_brokered_session(
     install, tmp_path
 ):
-    env = install("wymcp-transport-aiohttp[redis,jwt]")
+    env = install("wymcp-cli[http]", "wymcp-transport-aiohttp[redis,jwt]")
     installed = assert_holds_only_what_is_needed(
-        env, "wymcp-transport-aiohttp[redis,jwt]"
+        env, "wymcp-cli[http]", "wymcp-transport-aiohttp[redis,jwt]"
     )
     assert {"aiohttp", "redis", "pyjwt", "cryptography"} <= installed
     assert not installed & {"pytest", "gunicorn", "wymcp-testing"}
@@ -219,7 +264,10 @@ def _keys_in(url: str) -> int:
 def test_the_test_helpers_run_a_users_project_under_pytest(install, tmp_path):
     env = install("wymcp-testing")
     installed = assert_holds_only_what_is_needed(env, "wymcp-testing")
-    assert {name for name in installed if name.startswith("wymcp-")} == set(PACKAGES)
+    # the HTTP transport under test, not the command nor stdio
+    assert {name for name in installed if name.startswith("wymcp-")} == set(
+        PACKAGES
+    ) - {"wymcp-cli", "wymcp-transport-stdio"}
     assert {"pytest", "pytest-asyncio", "aiohttp"} <= installed
     assert not installed & {"redis", "pyjwt", "gunicorn"}
 
