@@ -21,7 +21,6 @@ from wymcp.core.gates._also import (
 from wymcp.core.gates._bound import FIRST
 from wymcp.core.gates._catalogue import UNCHECKABLE
 from wymcp.core.gates._did_you_mean import Budget, closest, data_matches
-from wymcp.core.gates._float_scan import spend_floats
 from wymcp.core.gates._key_gate import KeyReport, unknown_keys
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._refusal import REQUEST_PART, help_pointer, request_part_size
@@ -44,9 +43,8 @@ from wymcp.core.schema import (
 _NOT_OBJECT = "value is not of type object"
 FAST_WORK = 20_000
 """Units of Python work (a number decided in Python, a key cast) ``check_fast`` may
-spend on the event loop: tens of milliseconds at most. Where the action uses
-``multipleOf``, the floats and containers of the data are first counted against a
-budget of the same size (``spend_floats``), before the engine reads any of them."""
+spend on the event loop: tens of milliseconds at most. Under ``multipleOf`` every
+float (whole ones too) is decided in Python, so counted; the engine decides ints."""
 
 
 def check(
@@ -101,22 +99,16 @@ def check_fast(tool: object, action: str | None, data: object) -> Verdict | None
     a refusal's walk is linear in the data, which on a large body is longer than an
     event loop should be held. So is the Python work some accepted data needs (the
     decimal ``multipleOf`` of many numbers, casts under ``patternProperties``): past
-    ``FAST_WORK`` units of it, the answer is None too. So is it past ``FAST_WORK``
-    floats and containers where the action uses ``multipleOf`` (the engine's own
-    check of a whole float costs up to a microsecond), and for a key outside a
-    closed root's key set, before any engine pass.
+    ``FAST_WORK`` units of it, the answer is None too. So is it, before any engine
+    pass, for a key outside a closed root's key set.
     """
     spec = prepare(tool)
     target = _target(spec, action)
     if target is None:
         return None
-    data = {} if data is None else data
     try:
-        if target.root.python_checks and data.__class__ is dict:
-            with work_budget(FAST_WORK):
-                spend_floats(data)
         with work_budget(FAST_WORK):
-            return _fast(spec, target, data)
+            return _fast(spec, target, {} if data is None else data)
     except OverBudgetError:
         return None
 
