@@ -125,8 +125,8 @@ def distinct_e280() -> bytes:
 
 
 def distinct_refused_batches() -> bytes:
-    """Batches ``[i.101]``, ``[i.102]``, ...: each refused on its own, about 4 MiB."""
-    return distinct(lambda i: b"[%d.%03d]" % (i, i % 900 + 101))
+    """Batches ``[0.001]``, ``[1.011]``, ...: each refused on its own, about 4 MiB."""
+    return distinct(lambda i: b"[%d.%02d1]" % (i, i % 100))
 
 
 def tags(value: bytes, count: int = 300_000, prefix: bytes = b"k") -> bytes:
@@ -172,7 +172,7 @@ def cases() -> list[tuple[str, str, str, bytes]]:
         ("sevens", "counts", "4 MiB of 1", array(b"1")),
         ("sevens", "counts", "4 MiB of 7e280", array(b"7e280")),
         ("batches", "batches", "4 MiB of [0.015]", array(b"[0.015]")),
-        ("batches", "batches", "4 MiB of distinct [N.1xx]", distinct_refused_batches()),
+        ("batches", "batches", "4 MiB of distinct [N.xx1]", distinct_refused_batches()),
         ("tags", "tags", "300,000 keys of 1", tags(b"1")),
         ("tags", "tags", "300,000 keys of 2.0", tags(b"2.0")),
         ("tags", "tags", "4 MiB of keys of 1.5", tags_filled(b"1.5")),
