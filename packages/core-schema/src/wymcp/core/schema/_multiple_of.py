@@ -1,10 +1,8 @@
 """``multipleOf`` decided on the decimal numbers JSON carries, and cheaply.
 
 A float means the decimal its shortest repr spells (``0.01``, ``1.5``); an integer is
-exact at any size. Every compiled root asks the engine for the ints (an integer is
-a multiple of ``p/q`` in lowest terms when it is one of ``p``) and this module for any
-other number, whole floats too, remembering what it decided; an infinite float reads
-the seed's text.
+exact at any size. The engine decides JSON ints (a multiple of ``p/q`` in lowest terms
+is one of ``p``), this module any other number, whole floats too, remembering them.
 """
 
 from __future__ import annotations
