@@ -27,6 +27,8 @@ from wymcp.core.schema import ValueNode, multiple_of_problem, spend_work
 _CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, AttributeError)
 _SCALARS = (str, int, float, bool, type(None))
 _CHUNK = 4096
+_SHORT = 8
+"""Items an array may hold for its refused walk to skip the check of its children."""
 _EXACT = float(2**53)
 _UNEVALUATED = frozenset({"unevaluatedProperties", "unevaluatedItems"})
 _HOLDERS = frozenset({float, dict, list})
@@ -230,9 +232,13 @@ def _count_object(
 def _count_array(
     node: ValueNode, value: list[Any], path: Path, report: ValueReport
 ) -> int:
-    """The offending paths under an array's items (the engine finds them first)."""
+    """The offending paths under an array's items (the engine finds them first).
+
+    A short array is walked at once: asking first would decide each item twice.
+    """
     valid_children = node.children_valid
-    if valid_children is not None and is_valid(valid_children, value):
+    short = len(value) <= _SHORT
+    if valid_children is not None and not short and is_valid(valid_children, value):
         return 0
     count = 0
     prefix = node.prefix_items
