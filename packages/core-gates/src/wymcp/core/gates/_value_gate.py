@@ -450,12 +450,12 @@ def _in_path_order(keys: list[Any], report: ValueReport) -> Iterator[Any]:
     (built in linear time) gives the first keys, where sorting 300,000 keys would
     hold the interpreter (and every other client's event loop) for a second.
     """
-    heap = [(token_key(str(key)), index) for index, key in enumerate(keys)]
+    heap = [(*token_key(str(key)), index) for index, key in enumerate(keys)]
     heapq.heapify(heap)
     while heap and not report.full:
-        yield keys[heapq.heappop(heap)[1]]
-    for _, index in heap:
-        yield keys[index]
+        yield keys[heapq.heappop(heap)[-1]]
+    for entry in heap:
+        yield keys[entry[-1]]
 
 
 def _children_of(
