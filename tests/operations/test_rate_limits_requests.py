@@ -59,7 +59,9 @@ def _assert_429(answer: Answer, *, most_ms: int) -> int:
     assert error["code"] == -32600
     retry = error["data"]["retry_after_ms"]
     assert error["data"] == {"error": "rate_limited", "retry_after_ms": retry}
-    assert error["message"] == f"Too many requests: wait {retry} ms, then send it again."
+    assert (
+        error["message"] == f"Too many requests: wait {retry} ms, then send it again."
+    )
     assert 0 < retry <= most_ms
     assert answer.headers["Retry-After"] == str(-(-retry // 1000))
     assert answer.response["id"] is not None

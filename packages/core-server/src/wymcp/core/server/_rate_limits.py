@@ -195,7 +195,9 @@ class RateLimiter:
         who = principal_of(call)
         return [RateCheck(rule, _key(rule, who)) for rule in matching]
 
-    async def _acquire(self, checks: Sequence[RateCheck], request: CallRecord | None) -> str:
+    async def _acquire(
+        self, checks: Sequence[RateCheck], request: CallRecord | None
+    ) -> str:
         """Take every check's rate and slot under a new token, or refuse.
 
         `request` is the record of a request refused before dispatch (429);
