@@ -2,12 +2,11 @@
 
 Run: ``.venv/bin/python benchmarks/observe_load.py [--requests N] [--reps R]``.
 One `wymcp serve` per case, pinned to its own core as in `run.py` (its
-`run_case`: warm-up, then N calls at concurrency 32 from the raw client);
-the variants alternate within each repetition, so a noisy spell of the
-shared machine hits them alike. Tracing on is the OpenTelemetry SDK's
-`TracerProvider` with a processor that drops each span (the server's own
-part of any exporter). Prints each variant's CPU per call (median and the
-spread over the repetitions) and its ratio to both off.
+`run_case`: warm-up, then N calls at concurrency 32 from the raw client). The
+variants alternate, each repetition starting with the next one, so a noisy
+spell of the shared machine hits them alike; each is compared with both off
+of its own repetition. Tracing on: the OpenTelemetry SDK's `TracerProvider`
+with a processor that drops each span (the server's own part of an exporter).
 """
 
 from __future__ import annotations
@@ -83,8 +82,12 @@ def main() -> None:
             p for p in (folder, os.environ.get("PYTHONPATH", "")) if p
         )
         samples: dict[str, list[float]] = {label: [] for label in VARIANTS}
+        order = list(kinds.items())
         for rep in range(args.reps):
-            for label, kind in kinds.items():
+            # each repetition starts with the next variant: a load that grows
+            # or falls within a repetition does not favour one of them
+            shift = rep % len(order)
+            for label, kind in order[shift:] + order[:shift]:
                 row = run_case(kind, "2026-07-28", "calc", args, placement)
                 if "error" in row:
                     raise SystemExit(f"{label}: {row['error']}")
@@ -94,13 +97,15 @@ def main() -> None:
                     f"({row['rps']:.0f} calls/s)",
                     flush=True,
                 )
-    base = statistics.median(samples["both off"])
-    print(f"\n{'variant':11} {'median':>8} {'min':>7} {'max':>7}  ratio to both off")
+    base = samples["both off"]
+    print(f"\n{'variant':11} {'median':>7} {'min':>7} {'max':>7}  ratio to both off,")
+    print(f"{'':35}median of the repetitions' (min-max)")
     for label, values in samples.items():
-        median = statistics.median(values)
+        ratios = [value / off for value, off in zip(values, base, strict=True)]
         print(
-            f"{label:11} {median:7.1f}  {min(values):7.1f} {max(values):7.1f}  "
-            f"{median / base:.3f}"
+            f"{label:11} {statistics.median(values):7.1f} {min(values):7.1f} "
+            f"{max(values):7.1f}  {statistics.median(ratios):.3f} "
+            f"({min(ratios):.3f}-{max(ratios):.3f})"
         )
 
 
