@@ -477,3 +477,83 @@ def generate_latest_text(metrics: Any) -> str:
     from prometheus_client import generate_latest
 
     return generate_latest(metrics.registry).decode()
+
+
+async def test_a_503_says_which_limit_answered_it():
+    import json as json_module
+
+    from task_wire import create, send
+    from wymcp.core.schema import Tool
+
+    class Waiting(Tool):
+        name = "waiting"
+        description = "Waits until cancelled, as a task."
+        task_support = "required"
+        input_schema = {"type": "object", "properties": {}}  # noqa: RUF012
+
+        async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+            await asyncio.Event().wait()
+
+    app = create_app(TOOLS=[Jobs, Waiting], METRICS=True, MAX_SESSIONS=1, MAX_TASKS=1)
+    async with Client(app, protocol_version="2025-11-25") as client:
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "second", "version": "1"},
+            },
+        }
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        async with client.http.post(
+            "/mcp", data=json_module.dumps(initialize), headers=headers
+        ) as response:
+            assert response.status == 503  # the one session is the client's
+        running = await create(client.http, "/mcp", "waiting", {})
+        status, _, _ = await send(
+            client.http, "/mcp", "tools/call", {"name": "waiting"}
+        )
+        assert status == 503
+        found = samples(await scrape(client))
+        await send(client.http, "/mcp", "tasks/cancel", {"taskId": running})
+    errors = "wymcp_http_errors_total"
+    assert value(found, errors, status="503", reason="max_sessions") == 1
+    assert value(found, errors, status="503", reason="max_tasks") == 1
+    assert value(found, errors, status="503", reason="unavailable") == 0
+
+
+async def test_a_stream_refused_at_its_cap_names_the_cap_in_the_record():
+    from wymcp.core.server import CallRecord, Exchange, Headers, Reply
+    from wymcp.core.server._stream_cap import LongStreams
+
+    streams = LongStreams(total=1, per_client=1, retry_after=1, wall_clock=lambda: 0)
+    held = asyncio.Event()
+    release = asyncio.Event()
+
+    async def serve(exchange: Any, stream: Any) -> Reply:
+        held.set()
+        await release.wait()
+        return Reply(200)
+
+    def exchange() -> Exchange:
+        return Exchange(
+            "GET", Headers({}), None, None, peer="10.0.0.1", record=CallRecord()
+        )
+
+    first = exchange()
+    running = asyncio.create_task(streams.hold(first, None, serve))
+    await held.wait()
+    second = exchange()
+    refused = await streams.hold(second, None, serve)
+    release.set()
+    assert (await running).status == 200
+    assert refused.status == 503
+    assert second.record is not None
+    assert second.record.reason == "max_streams"
+    assert first.record is not None
+    assert first.record.reason is None

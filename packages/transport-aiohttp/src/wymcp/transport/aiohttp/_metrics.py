@@ -112,6 +112,19 @@ REASONS: Final = {
 }
 """The `reason` label of each 4xx/5xx status; any other status is `other`."""
 
+LIMITS: Final = frozenset(
+    {
+        "max_sessions",
+        "max_streams",
+        "max_streams_per_client",
+        "max_tasks",
+        "task_memory",
+        "task_store_unavailable",
+    }
+)
+"""The `reason` of a 503 a limit answered (`CallRecord.reason`), instead of
+`unavailable`."""
+
 DURATION_BUCKETS: Final = (
     0.01,
     0.02,
@@ -366,7 +379,10 @@ class Metrics:
             self._pending.append(series)
         series.add(seconds)
         if status >= 400:  # noqa: PLR2004 - 4xx/5xx
-            self.http_errors.labels(str(status), REASONS.get(status, "other")).inc()
+            reason = record.reason
+            if reason not in LIMITS:
+                reason = REASONS.get(status, "other")
+            self.http_errors.labels(str(status), reason).inc()
         self._body_bytes += body_bytes
 
     def flush(self) -> None:
