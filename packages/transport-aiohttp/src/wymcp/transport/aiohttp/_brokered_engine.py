@@ -53,6 +53,7 @@ from wymcp.transport.aiohttp._redis_sessions import (
     RedisSessions,
     is_session_id,
 )
+from wymcp.transport.aiohttp._redis_task_counts import RedisTaskCounts
 from wymcp.transport.aiohttp._redis_task_store import RedisTaskStore
 from wymcp.transport.aiohttp._relay import (
     RELAY_LIMIT,
@@ -266,6 +267,10 @@ class BrokeredEngine:
         self._subscribed_once = False
         """Times the pub/sub connection was cut and subscribed again."""
         engine.broadcast = self._bus.emit
+        self.redis_clients: dict[str, object] = {}
+        """The broker's clients by store: METRICS times their round trips."""
+        self.task_counts: Callable[[], Awaitable[dict[str, int]]] | None = None
+        """Counts the tasks in Redis by state, for METRICS."""
 
     @property
     def tool_specs(self) -> tuple[ToolSpec, ...]:
@@ -767,4 +772,9 @@ def brokered_engine(settings: Settings, broker: str) -> tuple[Engine, BrokeredEn
         settings, session_store=store, task_store=tasks, rate_store=rates
     )
     sessions = RedisSessions(broker, idle_timeout=settings.SESSION_IDLE_TIMEOUT)
-    return engine, BrokeredEngine(engine, store, sessions, rates)
+    brokered = BrokeredEngine(engine, store, sessions, rates)
+    brokered.redis_clients = {"sessions": sessions.client, "tasks": tasks.client}
+    if rates is not None:
+        brokered.redis_clients["rates"] = rates.client
+    brokered.task_counts = RedisTaskCounts(tasks.client)
+    return engine, brokered

@@ -17,6 +17,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError  # noqa: A004 - redis-py's own
 
 from wymcp.core.server import Session, principal_key, watch_cost
+from wymcp.transport.aiohttp._broker_probe import ProbedRedis
 
 KEY_PREFIX: Final = "wymcp:session:"
 ENDED_CHANNEL: Final = "wymcp:session-ended"
@@ -79,7 +80,7 @@ class RedisSessions:
     """Session records in Redis, expiring after `idle_timeout` seconds unused."""
 
     def __init__(self, url: str, *, idle_timeout: float) -> None:
-        self.client: aioredis.Redis = aioredis.Redis.from_url(
+        self.client: aioredis.Redis = ProbedRedis.from_url(
             url,
             socket_timeout=_TIMEOUT,
             socket_connect_timeout=_TIMEOUT,

@@ -34,6 +34,7 @@ from wymcp.core.server import (
     task_too_large,
 )
 from wymcp.transport.aiohttp._answers import encode
+from wymcp.transport.aiohttp._broker_probe import ProbedRedis
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
@@ -456,7 +457,7 @@ class RedisTaskStore:
         memory_per_principal: int = 32 * _MIB,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
-        self.client: aioredis.Redis = aioredis.Redis.from_url(
+        self.client: aioredis.Redis = ProbedRedis.from_url(
             url,
             socket_timeout=_TIMEOUT,
             socket_connect_timeout=_TIMEOUT,

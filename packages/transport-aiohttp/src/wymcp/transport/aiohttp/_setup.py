@@ -73,6 +73,13 @@ def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
             core.session_ended = endpoint.metrics.session_ended
         app.router.add_get(settings.METRICS_PATH, endpoint.scrape, allow_head=False)
         app.cleanup_ctx.append(endpoint.metrics.probe(engine))
+        clients = getattr(engine, "redis_clients", None)
+        if clients:  # a BROKER: imported here, redis is needed only with one
+            from wymcp.transport.aiohttp._broker_probe import (  # noqa: PLC0415
+                observe_broker,
+            )
+
+            observe_broker(clients, endpoint.metrics.broker_round_trip)
     if endpoint.auth is not None:
         for path in endpoint.auth.metadata.paths():
             app.router.add_get(path, endpoint.metadata)
