@@ -575,6 +575,13 @@ MACHINE = """
   answers 2026-07-28 with 400). zod schemas as strict as the pydantic models.
 - `wymcp-uvloop` and `ceiling-uvloop`: the same servers with `LOOP = "uvloop"`
   and `ceiling_server.py --loop uvloop`.
+- `raw-uvloop`, the limit: `raw_server.py`, an asyncio Protocol on uvloop that
+  parses with httptools (C) and answers the ceiling's canned results, no
+  framework (`locks/bench-raw.txt`). Not an HTTP server anyone should run.
+- The second client, autocannon, drives every 2026-07-28 case again (it replays
+  one pre-built body, so no 2025-11-25 sessions), for as many whole seconds as
+  the requests take at 300 req/s (1 to 10). Its latency percentiles are whole
+  milliseconds, so its p99/p50 is coarse below a few milliseconds.
 
 ## Throughput and latency
 

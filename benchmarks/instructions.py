@@ -177,9 +177,10 @@ def main(argv: list[str]) -> int:
         return 0
     print(f"server   instructions per call ({args.tool}, 2026-07-28, concurrency 32)")
     for key, count in counts.items():
-        line = f"{key:8} {count / 1000:9.1f} k"
-        if "ceiling" in counts and key != "ceiling":
-            line += f"   {count / counts['ceiling']:.2f}x the ceiling"
+        line = f"{key:14} {count / 1000:9.1f} k"
+        same_loop = "ceiling-uvloop" if key.endswith("uvloop") else "ceiling"
+        if same_loop in counts and key != same_loop:
+            line += f"   {count / counts[same_loop]:.2f}x {same_loop}"
         print(line)
     if stages:
         print()
