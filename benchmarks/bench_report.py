@@ -578,9 +578,10 @@ MACHINE = """
 - `raw-uvloop`, the limit: `raw_server.py`, an asyncio Protocol on uvloop that
   parses with httptools (C) and answers the ceiling's canned results, no
   framework (`locks/bench-raw.txt`). Not an HTTP server anyone should run.
-- The second client, autocannon, drives every 2026-07-28 case again (it replays
-  one pre-built body, so no 2025-11-25 sessions), for as many whole seconds as
-  the requests take at 300 req/s (1 to 10). Its latency percentiles are whole
+- The second client, autocannon, drives every case again, for as many whole
+  seconds as the requests take at 300 req/s (1 to 10). It replays one body: on
+  the 2025-11-25 path every connection calls on one session opened first (the
+  hand-written client opens one per channel). Its latency percentiles are whole
   milliseconds, so its p99/p50 is coarse below a few milliseconds.
 
 ## Throughput and latency

@@ -196,6 +196,7 @@ def run_case(
                     bench_autocannon.drive(
                         server.url,
                         calls_for(kind.key)[tool],
+                        modern=modern,
                         concurrency=args.concurrency,
                         warmup=args.warmup,
                         requests=args.requests,
@@ -274,9 +275,9 @@ def median_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def throughput(
     args: argparse.Namespace, placement: Placement, client: str | None = None
 ) -> list[dict[str, Any]]:
-    """Every case on every server through `client` (autocannon: 2026-07-28 only)."""
+    """Every case on every server through `client` (the run's own by default)."""
     rows = []
-    paths = PATHS[:1] if client == "autocannon" else PATHS
+    paths = PATHS
     # The servers of one case run back to back, so a burst of load from the
     # machine's neighbours falls on all of them, not on one server's cases.
     for rep in range(args.reps):
