@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import redis.asyncio as aioredis
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 import bench_load
@@ -40,6 +41,8 @@ from wymcp.transport.aiohttp._redis_events import (
 )
 from wymcp.transport.aiohttp._redis_sessions import KEY_PREFIX
 
+Client = TestClient[web.Request, web.Application]
+"""aiohttp's test client of an application."""
 TESTS = str(Path(__file__).resolve().parent.parent / "tests")
 CONFIGS = (
     ("one process", 1, False),
@@ -74,7 +77,7 @@ CALL = {
 }
 
 
-async def session_calls(client: TestClient, calls: int) -> tuple[float, str]:
+async def session_calls(client: Client, calls: int) -> tuple[float, str]:
     init = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -94,7 +97,7 @@ async def session_calls(client: TestClient, calls: int) -> tuple[float, str]:
     return calls / (time.perf_counter() - started), sid
 
 
-async def modern_calls(client: TestClient, calls: int) -> float:
+async def modern_calls(client: Client, calls: int) -> float:
     body = json.loads(json.dumps(CALL))
     body["params"]["_meta"] = {
         "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -187,7 +190,11 @@ async def interleaved(broker: str, calls: int, rounds: int) -> dict[str, Any]:
     much as the code; the median of per-round ratios does not.
     """
     apps = {}
-    for name, extra in (("in_process", {}), ("broker", {"BROKER": broker})):
+    extras: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("in_process", {}),
+        ("broker", {"BROKER": broker}),
+    )
+    for name, extra in extras:
         client = TestClient(
             TestServer(create_app(TOOLS=[Echo], STATE_SECRETS=["s" * 32], **extra))
         )
@@ -219,7 +226,7 @@ async def interleaved(broker: str, calls: int, rounds: int) -> dict[str, Any]:
     }
 
 
-async def open_session(client: TestClient) -> dict[str, str]:
+async def open_session(client: Client) -> dict[str, str]:
     init = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -234,7 +241,7 @@ async def open_session(client: TestClient) -> dict[str, str]:
     return headers
 
 
-async def timed_calls(client: TestClient, headers: dict[str, str], calls: int) -> float:
+async def timed_calls(client: Client, headers: dict[str, str], calls: int) -> float:
     started = time.perf_counter()
     for _ in range(calls):
         response = await client.post("/mcp", json=CALL, headers=headers)
@@ -247,7 +254,11 @@ async def run(calls: int, rounds: int) -> dict[str, Any]:
     # The tests' own helper starts the server (the tests folder is no package).
     if TESTS not in sys.path:
         sys.path.insert(0, TESTS)
-    from redis_server import server_binary, start_server, stop_server  # noqa: PLC0415
+    from redis_server import (  # type: ignore[import-not-found]  # noqa: PLC0415
+        server_binary,
+        start_server,
+        stop_server,
+    )
 
     with tempfile.TemporaryDirectory() as workdir:
         server = start_server(server_binary(), Path(workdir))
@@ -352,7 +363,11 @@ def workers(args: Any, placement: Placement) -> list[dict[str, Any]]:
     """
     if TESTS not in sys.path:
         sys.path.insert(0, TESTS)
-    from redis_server import server_binary, start_server, stop_server  # noqa: PLC0415
+    from redis_server import (  # noqa: PLC0415
+        server_binary,
+        start_server,
+        stop_server,
+    )
 
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as workdir:
