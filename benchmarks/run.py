@@ -115,7 +115,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="run the servers and the client under SCHED_RR (root): on a busy shared "
         "machine the figures then measure the servers, not the neighbours",
     )
-    parser.add_argument("--skip", default="", help="comma list of sections to skip")
+    parser.add_argument(
+        "--skip",
+        default="",
+        help="comma list of sections to skip: throughput, throughput_autocannon, "
+        "bad_calls, cold_start, sessions, client_check, endurance, broker, "
+        "instructions, stdio, gate, gates_micro, typed_micro",
+    )
     parser.add_argument(
         "--render",
         type=Path,
@@ -649,11 +655,13 @@ def instructions_section(args: argparse.Namespace) -> dict[str, Any]:
     if shutil.which("valgrind") is None:
         return {"status": "valgrind is not installed (apt install valgrind)"}
     found: dict[str, Any] = {"status": "exit 0"}
+    counted = ["wymcp", "ceiling", "wymcp-uvloop", "ceiling-uvloop", "raw-uvloop"]
+    counted = [key for key in counted if SERVERS[key].installed()]
     for tool in TOOLS:
         command = [sys.executable, str(HERE / "instructions.py"), "--stages"]
         command += ["--json", "--tool", tool, "--requests", str(args.instr_requests)]
         command += ["--warmup", str(args.warmup), "--number", str(args.instr_requests)]
-        command += ["--servers", "wymcp,ceiling,wymcp-uvloop,ceiling-uvloop"]
+        command += ["--servers", ",".join(counted)]
         done = subprocess.run(
             command,
             capture_output=True,
