@@ -19,6 +19,7 @@ from aiohttp import web
 
 from wymcp.core.server import INVALID_REQUEST, SUPPORTED, CallRecord
 from wymcp.transport.aiohttp._answers import error_response
+from wymcp.transport.aiohttp._scrapes import wants_openmetrics
 
 if TYPE_CHECKING:
     from wymcp.conf import Settings
@@ -318,7 +319,10 @@ class Metrics:
     # ------------------------------------------------------------- serve
 
     def exposition(self, accept: str | None) -> tuple[bytes, str]:
-        """The text a scrape gets, and its content type (OpenMetrics if asked)."""
+        """The text a scrape gets, and its content type (OpenMetrics if asked).
+
+        One of two fixed formats, chosen by the media type alone (issue 27).
+        """
         prom = self._prom
         registry = self.registry
         if self.multiprocess:
@@ -326,8 +330,11 @@ class Metrics:
 
             registry = prom.CollectorRegistry()
             multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-        encoder, content_type = prom.exposition.choose_encoder(accept or "")
-        return encoder(registry), content_type
+        if wants_openmetrics(accept):
+            open_text = prom.openmetrics.exposition
+            return open_text.generate_latest(registry), open_text.CONTENT_TYPE_LATEST
+        text = prom.exposition
+        return text.generate_latest(registry), text.CONTENT_TYPE_PLAIN_0_0_4
 
     def authorized(self, headers: Mapping[str, str]) -> bool:
         """Whether the scrape carries METRICS_TOKEN (always, without one)."""

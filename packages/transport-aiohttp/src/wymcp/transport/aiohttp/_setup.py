@@ -73,6 +73,7 @@ def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
             core.session_ended = endpoint.metrics.session_ended
         app.router.add_get(settings.METRICS_PATH, endpoint.scrape, allow_head=False)
         app.cleanup_ctx.append(endpoint.metrics.probe(engine))
+        app.on_cleanup.append(endpoint.scrapes.close)
     if endpoint.auth is not None:
         for path in endpoint.auth.metadata.paths():
             app.router.add_get(path, endpoint.metadata)
