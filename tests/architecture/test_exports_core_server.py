@@ -71,6 +71,7 @@ EXPECTED = [
     "TaskRecord",
     "TaskStore",
     "TaskStoreUnavailableError",
+    "TextLogFormatter",
     "TokenValidator",
     "ToolContext",
     "ToolResult",

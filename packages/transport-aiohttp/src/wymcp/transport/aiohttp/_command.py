@@ -33,7 +33,7 @@ from wymcp.conf import (
     run_checks,
     settings_for_command,
 )
-from wymcp.core.server import ECHO_LIMIT, Engine
+from wymcp.core.server import ECHO_LIMIT, Engine, TextLogFormatter
 from wymcp.transport.aiohttp import (
     _client_config,
     _operator_commands,
@@ -279,9 +279,9 @@ async def _ended(tasks: Collection[asyncio.Task[None]], deadline: float) -> bool
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `wymcp` command line; return the exit status."""
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    stderr = logging.StreamHandler()
+    stderr.setFormatter(TextLogFormatter())  # request values escaped (issue 27)
+    logging.basicConfig(level=logging.INFO, handlers=[stderr])
     if args.directory is not None:
         try:
             os.chdir(args.directory)
