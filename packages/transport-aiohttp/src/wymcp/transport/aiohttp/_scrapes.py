@@ -14,7 +14,7 @@ from typing import Final
 
 from aiohttp import web
 
-from wymcp.core.server import INVALID_REQUEST
+from wymcp.core.server import INVALID_REQUEST, RETRY_AFTER
 from wymcp.transport.aiohttp._answers import error_response
 
 SCRAPES_WAITING: Final = 4
@@ -93,5 +93,5 @@ def busy() -> web.Response:
         503,
         INVALID_REQUEST,
         "Too many scrapes at once; retry later.",
-        headers={"Retry-After": "1"},
+        headers={RETRY_AFTER: "1"},
     )
