@@ -12,6 +12,7 @@ import threading
 import time
 
 from ops_tools import Jobs
+from wymcp.core.server import RETRY_AFTER
 from wymcp.testing import Client
 from wymcp.transport.aiohttp import create_app
 from wymcp.transport.aiohttp._metrics import Metrics
@@ -90,4 +91,4 @@ async def test_a_scrape_flood_runs_one_at_a_time_beside_a_valid_call(monkeypatch
     assert len(served) >= 1
     assert len(served) + len(busy) == len(answers)
     assert busy
-    assert set(busy) == {"1"}
+    assert set(busy) == {str(RETRY_AFTER)}

@@ -93,5 +93,5 @@ def busy() -> web.Response:
         503,
         INVALID_REQUEST,
         "Too many scrapes at once; retry later.",
-        headers={RETRY_AFTER: "1"},
+        headers={"Retry-After": str(RETRY_AFTER)},
     )
