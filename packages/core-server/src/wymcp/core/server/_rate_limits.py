@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 import secrets
@@ -17,6 +18,7 @@ import attrs
 from wymcp.core.schema import RESERVED_NAME
 from wymcp.core.server._middleware import CallRecord, CallRefused, Next, Result
 from wymcp.core.server._session import principal_key
+from wymcp.core.server._work_holds import hold_work, release_work
 
 RATE_LIMITED: Final = "rate_limited"
 """The refusal code (and metrics outcome) of a limited call."""
@@ -108,7 +110,10 @@ class RateLimiter:
 
     Only `tools/call` is counted; `help` never is. A call that starts a task
     is counted once, when it is made; its concurrency slot is held while the
-    request runs (the task's own run is bounded by MAX_TASKS_PER_PRINCIPAL).
+    request runs and until the last worker thread its work started returns
+    (`WorkHold`: a call stopped by CALL_TIMEOUT or left by its client keeps
+    its slot while its `asyncio.to_thread` runs on); the task's own run is
+    bounded by MAX_TASKS_PER_PRINCIPAL.
     Answers the client sends to the server's requests are not calls.
     """
 
@@ -117,6 +122,7 @@ class RateLimiter:
         self.store = store
         self._calls = 0
         self._prefix = secrets.token_hex(8)
+        self._releasing: set[asyncio.Task[None]] = set()
         """Makes each call's token unique across workers (Redis slots)."""
 
     async def __call__(self, call: CallRecord, call_next: Next) -> Result:
@@ -137,11 +143,22 @@ class RateLimiter:
                 f"Too many calls: wait {retry_after_ms} ms, then call again.",
                 retry_after_ms=retry_after_ms,
             )
+        if not any(check.rule.concurrency is not None for check in checks):
+            return await call_next()
+        hold, marked = hold_work()
         try:
             return await call_next()
         finally:
-            if any(check.rule.concurrency is not None for check in checks):
+            release_work(marked)
+            # the slot stays taken while a worker thread of the call runs on
+            if not hold.when_idle(lambda: self._release_later(checks, token)):
                 await self.store.release(checks, token)
+
+    def _release_later(self, checks: Sequence[RateCheck], token: str) -> None:
+        """Free the slots of a call whose last worker thread just returned."""
+        task = asyncio.get_running_loop().create_task(self.store.release(checks, token))
+        self._releasing.add(task)
+        task.add_done_callback(self._releasing.discard)
 
 
 def _key(rule: RateRule, who: str) -> str:
