@@ -17,6 +17,7 @@ import attrs
 
 from wymcp.core.schema import RESERVED_NAME
 from wymcp.core.server._middleware import CallRecord, CallRefused, Next, Result
+from wymcp.core.server._peer_group import peer_group
 from wymcp.core.server._session import principal_key
 from wymcp.core.server._work_holds import hold_work, release_work
 
@@ -95,14 +96,18 @@ class RateStore(Protocol):
 
 
 def principal_of(record: CallRecord) -> str:
-    """Whom the limits count: the token's subject, else the client address."""
+    """Whom the limits count: the token's subject, else the client address.
+
+    An IPv6 address counts by its /64 (`peer_group`, as the tasks count it):
+    one host is commonly given a whole /64.
+    """
     subject = record.subject
     if subject is not None:
         return f"sub:{subject}"
     key = principal_key(record.principal)
     if key is not None:
         return f"principal:{key}"
-    return f"addr:{record.peer}" if record.peer is not None else "anonymous"
+    return f"addr:{peer_group(record.peer)}" if record.peer is not None else "anonymous"
 
 
 class RateLimiter:
