@@ -157,9 +157,7 @@ async def test_middleware_tags_stay_within_their_budget(
     async with Client(app, protocol_version=SESSION) as client:
         await _raw_call(client, 7, "\x1b" * 500)
     (record,) = [r for r in _access(caplog) if "tools/call" in r.getMessage()]
-    line = (
-        record.getMessage() if form == "text" else JsonLogFormatter().format(record)
-    )
+    line = record.getMessage() if form == "text" else JsonLogFormatter().format(record)
     tags = record.access["tags"]  # type: ignore[attr-defined]
     assert sum(len(k) + len(v) for k, v in tags.items()) < 512 + 20
     assert tags["…"] == f"{8 - (len(tags) - 1)} more"
