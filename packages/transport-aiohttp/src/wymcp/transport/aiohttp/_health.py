@@ -1,10 +1,8 @@
 """`/healthz` (liveness) and `/readyz` (readiness) for load balancers and Kubernetes.
 
 Both are cheap, need no token, and pass the endpoint's Host/Origin checks.
-Readiness fails while the worker drains (set first at shutdown), and when the
-`BROKER` does not answer a PING within `BROKER_PING_TIMEOUT` seconds: one
-PING at a time, shared by the probes that ask meanwhile, its verdict kept
-`VERDICT_SECONDS`, a warning logged when the broker stops answering (once).
+Readiness fails while the worker drains, and when the `BROKER` misses a PING
+(one at a time, its verdict kept `VERDICT_SECONDS`, one warning per outage).
 """
 
 from __future__ import annotations
