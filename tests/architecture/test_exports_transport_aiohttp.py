@@ -15,6 +15,7 @@ def test_the_facade_exports_setup_create_app_the_worker_and_the_auth_names():
         "TokenValidator",
         "create_app",
         "setup",
+        "worker_exited",
     ]
     for name in wymcp.transport.aiohttp.__all__:
         assert callable(getattr(wymcp.transport.aiohttp, name))

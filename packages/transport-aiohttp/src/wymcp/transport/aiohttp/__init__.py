@@ -2,14 +2,15 @@
 
 `setup` mounts the endpoint in your application, `create_app` builds one, the
 `wymcp` command serves or checks a settings module. `GunicornWorker` loads on
-first use; the auth names (`JwtValidator`) are `wymcp.core.server`'s.
-`JsonLogFormatter` writes `LOG_FORMAT = "json"` lines, for your logging config.
+first use (`worker_exited` is for its `child_exit`); the auth names are
+`wymcp.core.server`'s; `JsonLogFormatter` writes `LOG_FORMAT = "json"` lines.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from wymcp.core.server import InvalidToken, JwtValidator, Principal, TokenValidator
 from wymcp.transport.aiohttp._access_log import JsonLogFormatter
+from wymcp.transport.aiohttp._metrics_files import worker_exited
 from wymcp.transport.aiohttp._setup import create_app, setup
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ __all__ = [
     "TokenValidator",
     "create_app",
     "setup",
+    "worker_exited",
 ]
 
 

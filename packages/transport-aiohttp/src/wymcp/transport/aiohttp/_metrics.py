@@ -332,9 +332,17 @@ class Metrics:
             multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         if wants_openmetrics(accept):
             open_text = prom.openmetrics.exposition
-            return open_text.generate_latest(registry), open_text.CONTENT_TYPE_LATEST
-        text = prom.exposition
-        return text.generate_latest(registry), text.CONTENT_TYPE_PLAIN_0_0_4
+            write, content_type = (
+                open_text.generate_latest,
+                open_text.CONTENT_TYPE_LATEST,
+            )
+        else:
+            write = prom.exposition.generate_latest
+            content_type = prom.exposition.CONTENT_TYPE_PLAIN_0_0_4
+        try:
+            return write(registry), content_type
+        except FileNotFoundError:  # a dead worker's file folded meanwhile: again
+            return write(registry), content_type
 
     def authorized(self, headers: Mapping[str, str]) -> bool:
         """Whether the scrape carries METRICS_TOKEN (always, without one)."""
