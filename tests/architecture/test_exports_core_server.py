@@ -72,6 +72,7 @@ EXPECTED = [
     "TaskRecord",
     "TaskStore",
     "TaskStoreUnavailableError",
+    "TextLogFormatter",
     "TokenValidator",
     "ToolContext",
     "ToolResult",

@@ -80,6 +80,7 @@ def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
             )
 
             observe_broker(clients, endpoint.metrics.broker_round_trip)
+        app.on_cleanup.append(endpoint.scrapes.close)
     if endpoint.auth is not None:
         for path in endpoint.auth.metadata.paths():
             app.router.add_get(path, endpoint.metadata)
