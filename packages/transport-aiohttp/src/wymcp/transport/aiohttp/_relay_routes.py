@@ -1,10 +1,9 @@
 """Where a client's answer or cancel for a call on another worker goes (`BROKER`).
 
-An answer goes only to the worker whose registered question it answers: its
-body in a short-lived key, a head on that worker's own channel. A short
-cancel goes to every worker. A session relays at most `RELAY_BUDGET` bytes
-per `RELAY_WINDOW_MS` (each message `MIN_CHARGE` at least); the bodies kept,
-all sessions together, stay within a share of Redis's `maxmemory`.
+An answer goes only to the worker whose registered question it answers (body
+in a short-lived key, a head on that worker's channel); a short cancel goes to
+all. A session relays ≤ `RELAY_BUDGET` bytes per window (`MIN_CHARGE` each at
+least); the bodies of all sessions keep within a share of Redis's `maxmemory`.
 """
 
 from __future__ import annotations
