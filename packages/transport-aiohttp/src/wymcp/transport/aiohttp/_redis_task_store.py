@@ -35,6 +35,7 @@ from wymcp.core.server import (
 )
 from wymcp.transport.aiohttp._answers import encode
 from wymcp.transport.aiohttp._broker_probe import ProbedRedis
+from wymcp.transport.aiohttp._redis_share import share_of_maxmemory
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
@@ -570,11 +571,10 @@ class RedisTaskStore:
         fill what sessions need. Redis that cannot say keeps the budgets.
         """
         try:
-            memory = await self._call(self.client.info("memory"))
+            limit = await self._call(share_of_maxmemory(self.client, 2))
         except TaskStoreUnavailableError:
             return  # asked again at the next task
         self._sized = True
-        limit = int(memory.get("maxmemory", 0) or 0) // 2
         if 0 < limit < self._memory:
             logger.warning(
                 "wymcp: TASK_MEMORY_BUDGET (%d) is above half of Redis's maxmemory "
