@@ -9,17 +9,25 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import logging
 import os
 import re
 import signal
 import socket
 import sys
+import time
 from pathlib import Path
 
 import aiohttp
+import pytest
 
+from ops_tools import Raiser
 from wymcp.core.server import TextLogFormatter
+from wymcp.core.server._log_text import TEXT_LIMIT
+from wymcp.testing import Client
+from wymcp.transport.aiohttp import create_app
+from wymcp.transport.aiohttp._access_log import JsonLogFormatter
 
 TESTS = Path(__file__).resolve().parents[1]
 FORGED = (
@@ -153,3 +161,112 @@ def test_chained_exceptions_and_messages_are_escaped():
         "    The above exception was the direct cause of the following exception:"
         in lines
     )
+
+
+def _format_raised(formatter: logging.Formatter, message: str) -> str:
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(formatter)
+    logger = logging.getLogger("wymcp.test_text_logs.bounded")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        try:
+            raise ValueError(f"bad value {message}")  # noqa: TRY301 - a tool's raise
+        except ValueError:
+            logger.exception("failed for %s", message)
+    finally:
+        logger.removeHandler(handler)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("char", ["\x7f", "\x1b", "\U000e0001", "a"])
+@pytest.mark.parametrize("form", ["text", "json"])
+def test_one_record_is_bounded_whatever_the_message(char: str, form: str):
+    # a 1 MiB message wrote 4 MiB of text log (6 MiB as JSON); doubling it
+    # doubled the record (issue 27, attack 6): now each is cut at 8 KiB
+    def formatter() -> logging.Formatter:
+        return TextLogFormatter() if form == "text" else JsonLogFormatter()
+
+    sizes = [
+        len(_format_raised(formatter(), char * size)) for size in (1 << 20, 2 << 20)
+    ]
+    assert abs(sizes[0] - sizes[1]) <= 16  # the lengths in the markers
+    assert sizes[0] < 128 * 1024
+    record = _format_raised(formatter(), char * (1 << 20))
+    if form == "json":
+        assert len(record.rstrip("\n").split("\n")) == 1
+        document = json.loads(record)
+        assert document["level"] == "ERROR"
+        record = document["message"] + "\n" + document["exception"]
+    else:
+        lines = record.rstrip("\n").split("\n")
+        assert all(line.startswith("    ") or not line for line in lines[1:])
+        assert all(len(line) < TEXT_LIMIT + 100 for line in lines)
+    # the message line and the exception's, each cut with its length
+    cut = re.findall(r"…\[cut: (\d+) characters in all\]", record)
+    assert len(cut) == 2
+    assert all(int(n) > 1 << 20 for n in cut)
+
+
+async def _raise_big(client: Client, text: str) -> int:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "raiser",
+            "arguments": {"action": "say", "data": {"text": text}},
+        },
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+        "Mcp-Session-Id": client.session_id or "",
+    }
+    body = io.BytesIO(json.dumps(message, ensure_ascii=False).encode())
+    async with client.http.post("/mcp", data=body, headers=headers) as response:
+        assert "tool_raised" in await response.text()
+        return response.status
+
+
+async def test_a_huge_raised_message_holds_no_other_client(loop_watchdog: object):
+    # 3 MiB of DEL in a raising tool's message held a valid client 0.7-1.8 s
+    # while the text formatter escaped it one character at a time (attack 6)
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(TextLogFormatter())
+    logger = logging.getLogger("wymcp.core.server")
+    logger.addHandler(handler)
+    app = create_app(TOOLS=[Raiser])
+    worst = 0.0
+    try:
+        async with (
+            Client(app, protocol_version="2025-11-25") as hostile,
+            Client(app, protocol_version="2025-11-25") as valid,
+        ):
+            stop = asyncio.Event()
+
+            async def ping() -> None:
+                nonlocal worst
+                while not stop.is_set():
+                    began = time.perf_counter()
+                    assert "raiser" in [t["name"] for t in await valid.list_tools()]
+                    worst = max(worst, time.perf_counter() - began)
+                    await asyncio.sleep(0.01)
+
+            pinger = asyncio.create_task(ping())
+            await asyncio.sleep(0.05)
+            try:
+                for _ in range(2):
+                    assert await _raise_big(hostile, "\x7f" * (3 << 20)) == 200
+            finally:
+                stop.set()
+                await pinger
+    finally:
+        logger.removeHandler(handler)
+    assert worst < 2.0
+    logged = out.getvalue()
+    assert logged.count("characters in all]") == 2
+    assert len(logged) < 2 * 64 * 1024

@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import Final
 
-from wymcp.core.server import ECHO_LIMIT, CallRecord
+from wymcp.core.server import ECHO_LIMIT, CallRecord, TextLogFormatter
 
 ACCESS_LOGGER: Final = "wymcp.access"
 VALUE_LIMIT: Final = ECHO_LIMIT
@@ -25,6 +25,8 @@ TAG_LIMIT: Final = 8
 _TAG_KEY_LIMIT: Final = 40
 TAGS_BUDGET: Final = 512
 """Characters the logged tags may take in all, escaped (keys and values)."""
+MESSAGE_LIMIT: Final = 8192
+"""Characters kept of a JSON record's message, before JSON's escapes (6 each)."""
 
 _ESCAPES: Final = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -163,8 +165,15 @@ class JsonLogFormatter(logging.Formatter):
 
     Keys: `time` (ISO 8601, UTC), `level`, `logger`, `message`, and an access
     line's fields; `exc_info` as `exception` text. Non-ASCII and control
-    characters are `\\u` escapes, so no value can break the line.
+    characters are `\\u` escapes, so no value can break the line. The message
+    is cut at `MESSAGE_LIMIT` characters and the exception is the text form's
+    (each exception's message escaped and cut at `TEXT_LIMIT`), so one record
+    is bounded whatever a request sent.
     """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._text = TextLogFormatter()
 
     def format(self, record: logging.LogRecord) -> str:
         """The record as one line of JSON."""
@@ -179,9 +188,14 @@ class JsonLogFormatter(logging.Formatter):
             document["message"] = "access"
             document.update({k: v for k, v in access.items() if v != ""})
         else:
-            document["message"] = record.getMessage()
+            message = record.getMessage()
+            if len(message) > MESSAGE_LIMIT:
+                message = (
+                    f"{message[:MESSAGE_LIMIT]}…[cut: {len(message)} characters in all]"
+                )
+            document["message"] = message
         if record.exc_info:
-            document["exception"] = self.formatException(record.exc_info)
+            document["exception"] = self._text.formatException(record.exc_info)
         return json.dumps(document, ensure_ascii=True, default=str)
 
 
