@@ -8,6 +8,8 @@ terminal raw.
 from __future__ import annotations
 
 import asyncio
+import time
+import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
@@ -161,6 +163,49 @@ def test_other_lines_are_not_parsed_and_escapes_are_read():
     calls, rows = refusals(text)
     assert calls == {('a"b', "x\\y\n"): 3.0}
     assert rows == [(2.0, 'a"b', "x\\y\n", "g")]
+
+
+def _parse_peak(text: str) -> int:
+    tracemalloc.start()
+    try:
+        refusals(text)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("line", ["ab\n", "\n"])
+def test_the_parse_holds_no_more_than_the_text(line: str):
+    # splitting the text into lines took ~26x the body: 1.66 GB for 63 MiB of
+    # `ab` lines (attack 6); the scan now jumps between the counters' lines
+    small, large = line * (4 << 20), line * (8 << 20)
+    peaks = [_parse_peak(small), _parse_peak(large)]
+    assert peaks[1] < len(small) // 8  # no copy of the text, let alone 26
+    assert peaks[1] < 2 * peaks[0] + 64 * 1024
+
+
+def test_the_parse_is_part_of_the_deadline():
+    # parsing 63 MiB took 9.2 CPU-s after --timeout had been met (attack 6)
+    text = HEAD + 'wymcp_tool_calls_total{tool="t",action="a"} 1\n' * 5_000
+    assert refusals(text, deadline=time.monotonic() + 3600)[0] == {("t", "a"): 5000.0}
+    with pytest.raises(StatsError, match="not parsed within --timeout"):
+        refusals(text, deadline=time.monotonic() - 1)
+
+
+@pytest.mark.parametrize("value", ["NaN", "+Inf", "-Inf", "-7", "1_000", "0x10", "1e"])
+def test_a_value_that_is_not_a_count_is_refused(value: str):
+    with pytest.raises(StatsError, match="is not a count"):
+        refusals(f'wymcp_tool_refusals_total{{tool="t",action="a",gate="g"}} {value}\n')
+
+
+def test_a_series_given_twice_is_summed_and_the_first_line_is_read():
+    series = 'wymcp_tool_refusals_total{tool="t",action="a",gate="g"} '
+    text = (
+        f'{series}2\n{series}+3.5e0\nwymcp_tool_calls_total{{tool="t",action="a"}} 10'
+    )
+    calls, rows = refusals(text)
+    assert rows == [(5.5, "t", "a", "g")]
+    assert calls == {("t", "a"): 10.0}
 
 
 async def test_the_token_comes_from_the_environment(serve_app, capsys, monkeypatch):

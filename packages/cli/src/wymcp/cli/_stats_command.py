@@ -1,8 +1,9 @@
 """`wymcp stats URL`: the most refused (tool, action, gate) of a running server.
 
-It reads the server's metrics (`METRICS`) whole, within `--timeout`, and
-parses only the two counters it prints, in one linear pass, so a tool author
-sees which actions models get wrong, and how.
+It reads the server's metrics (`METRICS`) whole and parses only the two
+counters it prints, in one linear pass that jumps from one of their lines to
+the next (`str.find`), all within `--timeout`, so a tool author sees which
+actions models get wrong, and how.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
+import time
 import urllib.parse
 from collections.abc import Sequence
 from typing import Final, TextIO
@@ -27,6 +30,12 @@ _MOST_LABELS: Final = 16
 """The most labels on such a line (the server writes 3)."""
 _LONGEST_VALUE: Final = 64
 """The longest sample value or timestamp read (a float is < 30 characters)."""
+_PREFIX: Final = "wymcp_tool_"
+"""The start both counters' lines share: the scan jumps from one to the next."""
+_CHECK_EVERY: Final = 1024
+"""Sample lines parsed between two looks at the clock."""
+_COUNT: Final = re.compile(r"\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""A count as Prometheus writes it: no sign but `+`, no `_`, no NaN or Inf."""
 _REFUSALS: Final = "wymcp_tool_refusals_total"
 _CALLS: Final = "wymcp_tool_calls_total"
 
@@ -39,8 +48,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print the top refusals of the server at `args.url`; return the exit status."""
     try:
         token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+        deadline = time.monotonic() + args.timeout
         text = asyncio.run(_fetch(args.url, token, seconds=args.timeout))
-        calls, rows = refusals(text)
+        calls, rows = refusals(text, deadline=deadline)
     except StatsError as exc:
         print(f"wymcp stats: {exc}", file=err)
         return 1
@@ -94,32 +104,62 @@ Row = tuple[float, str, str, str]
 """A refusal count and its tool, action and gate."""
 
 
-def refusals(text: str) -> tuple[dict[tuple[str, str], float], list[Row]]:
+def refusals(
+    text: str, *, deadline: float | None = None
+) -> tuple[dict[tuple[str, str], float], list[Row]]:
     """The tools/call per (tool, action) and the refusals, most first.
 
-    One pass over the lines; only the samples of the two counters are parsed
-    (each line at most `_LONGEST_LINE` characters and `_MOST_LABELS` labels),
-    so the time is linear in the text and the rest of it is never looked at.
+    The scan finds each line that starts like the two counters (`str.find`,
+    C speed) and never splits the text, so it holds no more than the text;
+    only their samples are parsed (each line at most `_LONGEST_LINE`
+    characters and `_MOST_LABELS` labels). Time is linear in the text; past
+    `deadline` (a `time.monotonic()` value) it stops with StatsError. A
+    series given twice is summed; a value that is not a count is refused.
     """
     calls: dict[tuple[str, str], float] = {}
-    rows: list[Row] = []
-    for number, line in enumerate(text.split("\n"), 1):
-        name = _CALLS if line.startswith(_CALLS) else _REFUSALS
-        if not line.startswith(name) or line[len(name) : len(name) + 1] not in "{ ":
-            continue
-        try:
-            labels, value = _sample(line[len(name) :])
-        except ValueError as exc:
-            raise StatsError(
-                f"the answer is not Prometheus text (line {number}: {exc})"
-            ) from None
-        key = (labels.get("tool", ""), labels.get("action", ""))
-        if name == _CALLS:
-            calls[key] = calls.get(key, 0.0) + value
-        elif value:
-            rows.append((value, *key, labels.get("gate", "")))
+    refused: dict[tuple[str, str, str], float] = {}
+    number, counted_to, parsed = 1, 0, 0
+    start = 0 if text.startswith(_PREFIX) else _next_line(text, 0)
+    while start >= 0:
+        name = _CALLS if text.startswith(_CALLS, start) else _REFUSALS
+        after = start + len(name)
+        end = text.find("\n", start, after + _LONGEST_LINE + 1)
+        if text.startswith(name, start) and text[after : after + 1] in {"{", " "}:
+            number += text.count("\n", counted_to, start)
+            counted_to = start
+            _check(deadline, parsed := parsed + 1)
+            line = text[after : end if end >= 0 else after + _LONGEST_LINE + 1]
+            try:
+                labels, value = _sample(line)
+            except ValueError as exc:
+                raise StatsError(
+                    f"the answer is not Prometheus text (line {number}: {exc})"
+                ) from None
+            key = (labels.get("tool", ""), labels.get("action", ""))
+            if name == _CALLS:
+                calls[key] = calls.get(key, 0.0) + value
+            else:
+                row = (*key, labels.get("gate", ""))
+                refused[row] = refused.get(row, 0.0) + value
+        start = _next_line(text, start)
+    rows = [(value, *key) for key, value in refused.items() if value]
     rows.sort(key=lambda row: (-row[0], row[1], row[2], row[3]))
     return calls, rows
+
+
+def _next_line(text: str, at: int) -> int:
+    """The start of the next line after `at` that begins like a counter, or -1."""
+    found = text.find("\n" + _PREFIX, at)
+    return found + 1 if found >= 0 else -1
+
+
+def _check(deadline: float | None, parsed: int) -> None:
+    if (
+        deadline is not None
+        and not parsed % _CHECK_EVERY
+        and time.monotonic() > deadline
+    ):
+        raise StatsError("the metrics were not parsed within --timeout")
 
 
 _ESCAPES: Final = {"\\": "\\", '"': '"', "n": "\n"}
@@ -137,10 +177,9 @@ def _sample(rest: str) -> tuple[dict[str, str], float]:
         or any(len(field) > _LONGEST_VALUE for field in fields)
     ):
         raise ValueError("a sample has no value (or more than a value and a time)")
-    try:
-        return labels, float(fields[0])
-    except ValueError:
-        raise ValueError(f"the value {_cut(fields[0])} is not a number") from None
+    if not _COUNT.fullmatch(fields[0]):
+        raise ValueError(f"the value {_cut(fields[0])} is not a count")
+    return labels, float(fields[0])
 
 
 def _labels(rest: str) -> tuple[dict[str, str], int]:
