@@ -22,14 +22,14 @@ from typing import Any
 import redis.asyncio as aioredis
 from aiohttp.test_utils import TestClient, TestServer
 
-from wymcp.core.schema import Action, Tool
-from wymcp.transport.aiohttp import create_app
-from wymcp.transport.aiohttp._redis_events import (
+from wymcp.broker.redis._events import (
     EVENTS_MAXLEN,
     EVENTS_PREFIX,
     RedisEvents,
 )
-from wymcp.transport.aiohttp._redis_sessions import KEY_PREFIX
+from wymcp.broker.redis._sessions import KEY_PREFIX
+from wymcp.core.schema import Action, Tool
+from wymcp.transport.aiohttp import create_app
 
 TESTS = str(Path(__file__).resolve().parent.parent / "tests")
 

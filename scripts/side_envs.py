@@ -28,6 +28,7 @@ MEMBERS = (
     "packages/core-server[jwt,otel]",
     "packages/conf",
     "packages/transport-stdio",
+    "packages/broker-redis",
     "packages/transport-aiohttp[jwt,metrics,redis]",
     "packages/testing",
     "services/tasks",
@@ -149,6 +150,7 @@ def _mypy_packages(*, include_services: bool) -> list[str]:
         "wymcp.conf",
         "wymcp.transport.aiohttp",
         "wymcp.transport.stdio",
+        "wymcp.broker.redis",
         "wymcp.testing",
     ]
     if include_services:
@@ -256,6 +258,7 @@ def latest() -> int:
             "wymcp.conf",
             "wymcp.transport.aiohttp",
             "wymcp.transport.stdio",
+            "wymcp.broker.redis",
             "wymcp.testing",
             "wymcp_tasks",
             "wymcp_conformance",

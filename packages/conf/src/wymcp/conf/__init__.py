@@ -2,8 +2,8 @@
 
 `load_settings()` reads the module named by its argument or by
 `WYMCP_SETTINGS_MODULE`, and `WYMCP_<NAME>` variables, into a frozen `Settings`;
-`run_checks()` reports problems with stable ids; `build_engine()`, `enter_lifespan()`
-and `loop_factory()` build, start and loop a server (every transport the same way).
+`run_checks()` reports problems with stable ids; `served_engine()`,
+`enter_lifespan()` and `loop_factory()` build, start and loop a server.
 """
 
 from wymcp.conf._checks import published_size, run_checks
@@ -20,6 +20,7 @@ from wymcp.conf._lifespan import LifespanExitError, enter_lifespan
 from wymcp.conf._loading import ENVIRONMENT_VARIABLE, load_settings
 from wymcp.conf._loop import loop_factory
 from wymcp.conf._problems import CheckMessage, ImproperlyConfigured
+from wymcp.conf._served import served_engine
 from wymcp.conf._settings import Settings
 
 __all__ = [
@@ -39,5 +40,6 @@ __all__ = [
     "project_on_path",
     "published_size",
     "run_checks",
+    "served_engine",
     "settings_for_command",
 ]

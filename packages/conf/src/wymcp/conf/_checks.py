@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from wymcp.conf._engine import build_engine
 from wymcp.conf._problems import ERROR, UNKNOWN_NAME, WARNING, CheckMessage, echo_limit
 from wymcp.conf._publish_size import tools_list_report
+from wymcp.conf._served import broker_missing
 from wymcp.conf._settings import Settings
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ RESOURCE_NOT_SET = "wymcp.W006"
 OFFLINE_ACCESS_LISTED = "wymcp.W007"
 STREAMS_TAKE_ALL_CONNECTIONS = "wymcp.W012"
 BROKER_WITHOUT_STATE_SECRET = "wymcp.E008"  # noqa: S105 - a check id, not a secret
-BROKER_CLIENT_MISSING = "wymcp.E010"
 METRICS_CLIENT_MISSING = "wymcp.E011"
 TRACING_API_MISSING = "wymcp.E013"
 LOOP_MISSING = "wymcp.E014"
@@ -168,15 +168,10 @@ def _tracing_problems(settings: Settings) -> list[CheckMessage]:
 def _missing_packages(settings: Settings) -> list[CheckMessage]:
     """E010, E011, E014: a setting needs an optional extra that is not installed."""
     found: list[CheckMessage] = []
-    if settings.BROKER is not None and importlib.util.find_spec("redis") is None:
-        found.append(
-            CheckMessage(
-                ERROR,
-                BROKER_CLIENT_MISSING,
-                "BROKER is set but the redis package (redis-py) is not installed.",
-                'Install it: pip install "wymcp-transport-aiohttp[redis]".',
-            )
-        )
+    if settings.BROKER is not None:
+        missing = broker_missing(settings.BROKER)
+        if missing is not None:
+            found.append(missing)
     if settings.METRICS and importlib.util.find_spec("prometheus_client") is None:
         found.append(
             CheckMessage(

@@ -76,6 +76,7 @@ from wymcp.core.server._rate_limits import (
     RateStore,
 )
 from wymcp.core.server._replay import REPLAY_BYTES
+from wymcp.core.server._resumable_stream import EndsEarly, KeepsEvents
 from wymcp.core.server._revision import (
     HANDSHAKE,
     LEGACY,
@@ -85,6 +86,7 @@ from wymcp.core.server._revision import (
     SUPPORTED,
     is_stateless,
 )
+from wymcp.core.server._served_engine import ServedEngine
 from wymcp.core.server._session import (
     MemorySessionStore,
     Session,
@@ -136,6 +138,7 @@ __all__ = [
     "ClientRequestError",
     "Content",
     "EncodedJSON",
+    "EndsEarly",
     "Engine",
     "EngineOptions",
     "Exchange",
@@ -146,6 +149,7 @@ __all__ = [
     "InputRequest",
     "InvalidToken",
     "JwtValidator",
+    "KeepsEvents",
     "LocalRates",
     "MemorySessionStore",
     "MemoryTaskStore",
@@ -163,6 +167,7 @@ __all__ = [
     "Reply",
     "Resource",
     "ResourceNotFoundError",
+    "ServedEngine",
     "Session",
     "SessionStore",
     "Stream",

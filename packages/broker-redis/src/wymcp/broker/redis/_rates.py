@@ -17,7 +17,7 @@ from redis.exceptions import RedisError
 
 from wymcp.core.server import CONCURRENCY_RETRY, LocalRates, RateCheck
 
-logger = logging.getLogger("wymcp.transport.aiohttp")
+logger = logging.getLogger("wymcp.broker.redis")
 
 PREFIX: Final = "wymcp:rl:"
 CLOSED_RETRY: Final = 1.0

@@ -23,6 +23,7 @@ from typing import Any, Final, TypeVar
 import redis.asyncio as aioredis
 from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
 
+from wymcp.broker.redis._encoding import encode
 from wymcp.core.server import (
     INTERNAL_ERROR,
     EncodedJSON,
@@ -33,9 +34,8 @@ from wymcp.core.server import (
     task_charge,
     task_too_large,
 )
-from wymcp.transport.aiohttp._answers import encode
 
-logger = logging.getLogger("wymcp.transport.aiohttp")
+logger = logging.getLogger("wymcp.broker.redis")
 
 TASK_PREFIX: Final = "wymcp:task:"
 """A hash per task: its state, open questions (`q:`) and answers (`a:`)."""

@@ -17,6 +17,33 @@ from typing import TYPE_CHECKING, Any, Final
 
 from redis.exceptions import RedisError
 
+from wymcp.broker.redis._bus import NOTIFY_CHANNEL, NotificationBus
+from wymcp.broker.redis._events import (
+    EVENTS_PREFIX,
+    KeptPostStream,
+    LoggedStream,
+    RedisEvents,
+    redis_event_id,
+)
+from wymcp.broker.redis._rates import RedisRates, lease_for
+from wymcp.broker.redis._relay import (
+    RELAY_LIMIT,
+    Kind,
+    body_of,
+    pack,
+    relay_key,
+    unpack,
+)
+from wymcp.broker.redis._session_cache import SessionCache
+from wymcp.broker.redis._sessions import (
+    CHANGED_CHANNEL,
+    ENDED_CHANNEL,
+    RELAY_CHANNEL,
+    RedisSessions,
+    is_session_id,
+)
+from wymcp.broker.redis._stream_waits import StreamWaits
+from wymcp.broker.redis._task_store import RedisTaskStore
 from wymcp.conf import Settings, build_engine
 from wymcp.core.server import (
     HANDSHAKE,
@@ -32,43 +59,16 @@ from wymcp.core.server import (
     Reply,
     Session,
     Stream,
+    echoable_id,
     error_message,
     principal_key,
 )
-from wymcp.transport.aiohttp._answers import echoable_id
-from wymcp.transport.aiohttp._broker_bus import NOTIFY_CHANNEL, NotificationBus
-from wymcp.transport.aiohttp._redis_events import (
-    EVENTS_PREFIX,
-    KeptPostStream,
-    LoggedStream,
-    RedisEvents,
-    redis_event_id,
-)
-from wymcp.transport.aiohttp._redis_rates import RedisRates, lease_for
-from wymcp.transport.aiohttp._redis_sessions import (
-    CHANGED_CHANNEL,
-    ENDED_CHANNEL,
-    RELAY_CHANNEL,
-    RedisSessions,
-    is_session_id,
-)
-from wymcp.transport.aiohttp._redis_task_store import RedisTaskStore
-from wymcp.transport.aiohttp._relay import (
-    RELAY_LIMIT,
-    Kind,
-    body_of,
-    pack,
-    relay_key,
-    unpack,
-)
-from wymcp.transport.aiohttp._session_cache import SessionCache
-from wymcp.transport.aiohttp._stream_waits import StreamWaits
 
 if TYPE_CHECKING:
     from wymcp.core.schema import ToolSpec
     from wymcp.core.server import Engine
 
-logger = logging.getLogger("wymcp.transport.aiohttp")
+logger = logging.getLogger("wymcp.broker.redis")
 
 _RECONNECT: Final = 1.0
 """Seconds between attempts to listen for ended sessions while Redis is down."""
