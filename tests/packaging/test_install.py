@@ -236,8 +236,8 @@ def test_the_http_transport_alone_pulls_no_redis_and_names_the_broker_package(
         done = env.run(
             env.bin("wymcp"), command, "--settings", "myapp.brokered", cwd=project
         )
-        err = done.stderr.decode()
-        assert done.returncode != 0
+        err = done.stdout.decode() + done.stderr.decode()
+        assert done.returncode != 0, err
         assert "wymcp.E010" in err
         assert "pip install wymcp-broker-redis" in err
         assert "Traceback" not in err
