@@ -34,3 +34,17 @@ def test_the_broker_never_imports_aiohttp():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "False"
+
+
+def test_an_http_app_without_broker_loads_neither_the_broker_nor_redis():
+    code = (
+        "import sys\n"
+        "from wymcp.transport.aiohttp import create_app\n"
+        "create_app()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'redis'"
+        " or m.startswith('wymcp.broker')))"
+    )
+    done = subprocess.run(  # noqa: S603 - this interpreter, fixed code
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
