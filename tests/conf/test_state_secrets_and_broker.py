@@ -157,6 +157,21 @@ def test_building_a_server_without_the_broker_says_e010_not_a_traceback(
     assert [p.id for p in raised.value.problems] == ["wymcp.E010"]
 
 
+def test_a_broker_installed_without_redis_says_e010_naming_it(monkeypatch):
+    import sys
+
+    # the broker's modules unloaded, and redis unimportable (`None` in sys.modules)
+    for name in [m for m in sys.modules if m.startswith("wymcp.broker.redis")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "redis", None)
+    settings = load_settings(None, BROKER="redis://h/0", STATE_SECRET=NEW)
+    with pytest.raises(ImproperlyConfigured) as raised:
+        served_engine(settings)
+    (problem,) = raised.value.problems
+    assert problem.id == "wymcp.E010"
+    assert "wymcp-broker-redis cannot import redis" in problem.message
+
+
 def test_with_the_redis_client_installed_there_is_no_such_error():
     settings = load_settings(None, BROKER="redis://127.0.0.1:6379/0", STATE_SECRET=NEW)
     assert "wymcp.E010" not in ids(settings)

@@ -52,31 +52,43 @@ def _installed(module: str) -> bool:
         return False
 
 
+def _not_installed(module: str, what: str) -> CheckMessage:
+    distribution = _distribution(module)
+    return CheckMessage(
+        ERROR,
+        BROKER_CLIENT_MISSING,
+        f"BROKER is set but {what}.",
+        f"Install it: pip install {distribution} (or, for this release, "
+        '"wymcp-transport-aiohttp[redis]").',
+    )
+
+
 def broker_missing(url: str) -> CheckMessage | None:
     """E010: the broker `url` names is not installed; None when it is."""
     module = _path_for(url).partition(":")[0]
     if _installed(module):
         return None
-    distribution = _distribution(module)
-    return CheckMessage(
-        ERROR,
-        BROKER_CLIENT_MISSING,
-        f"BROKER is set but the {distribution} package is not installed.",
-        f"Install it: pip install {distribution} (or, for this release, "
-        '"wymcp-transport-aiohttp[redis]").',
+    return _not_installed(
+        module, f"the {_distribution(module)} package is not installed"
     )
 
 
 def broker_factory(url: str) -> BrokerFactory:
     """The function building the broker `url`'s scheme names, imported now.
 
-    Raises `ImproperlyConfigured` (E010) when its distribution is not installed.
+    Raises `ImproperlyConfigured` (E010) when its distribution, or a module
+    it needs (installed without its dependencies), is not installed.
     """
     module, _, name = _path_for(url).partition(":")
     missing = broker_missing(url)
     if missing is not None:
         raise ImproperlyConfigured([missing])
-    return cast("BrokerFactory", getattr(importlib.import_module(module), name))
+    try:
+        loaded = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        what = f"{_distribution(module)} cannot import {exc.name or 'a module'}"
+        raise ImproperlyConfigured([_not_installed(module, what)]) from exc
+    return cast("BrokerFactory", getattr(loaded, name))
 
 
 def served_engine(settings: Settings) -> tuple[Engine, ServedEngine]:
