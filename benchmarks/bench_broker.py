@@ -42,7 +42,7 @@ UPDATED = "notifications/resources/updated"
 class Echo(Tool):
     name = "echo"
     description = "Echo."
-    actions = {  # noqa: RUF012
+    actions = {  # noqa: RUF012 - the pinned declaration style
         "say": Action(description="Say it back", properties={"x": {"type": "integer"}})
     }
 
@@ -74,7 +74,7 @@ async def session_calls(client: TestClient, calls: int) -> tuple[float, str]:
     started = time.perf_counter()
     for _ in range(calls):
         response = await client.post("/mcp", json=CALL, headers=headers)
-        assert response.status == 200  # noqa: S101
+        assert response.status == 200  # noqa: S101 - a sanity check
         await response.read()
     return calls / (time.perf_counter() - started), sid
 
@@ -94,7 +94,7 @@ async def modern_calls(client: TestClient, calls: int) -> float:
     started = time.perf_counter()
     for _ in range(calls):
         response = await client.post("/mcp", json=body, headers=headers)
-        assert response.status == 200  # noqa: S101
+        assert response.status == 200  # noqa: S101 - a sanity check
         await response.read()
     return calls / (time.perf_counter() - started)
 
@@ -223,7 +223,7 @@ async def timed_calls(client: TestClient, headers: dict[str, str], calls: int) -
     started = time.perf_counter()
     for _ in range(calls):
         response = await client.post("/mcp", json=CALL, headers=headers)
-        assert response.status == 200  # noqa: S101
+        assert response.status == 200  # noqa: S101 - a sanity check
         await response.read()
     return calls / (time.perf_counter() - started)
 
@@ -232,7 +232,7 @@ async def run(calls: int, rounds: int) -> dict[str, Any]:
     # The tests' own helper starts the server (the tests folder is no package).
     if TESTS not in sys.path:
         sys.path.insert(0, TESTS)
-    from redis_server import server_binary, start_server, stop_server  # noqa: PLC0415
+    from redis_server import server_binary, start_server, stop_server  # noqa: PLC0415 - a test helper, only when run
 
     with tempfile.TemporaryDirectory() as workdir:
         server = start_server(server_binary(), Path(workdir))

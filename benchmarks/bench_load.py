@@ -223,7 +223,7 @@ class RawChannel:
     async def exchange(self, request: bytes) -> tuple[int, bytes, bytes]:
         """Send one request; answer the status, the header block and the body."""
         assert self.reader is not None  # noqa: S101 - connect() ran first
-        assert self.writer is not None  # noqa: S101
+        assert self.writer is not None  # noqa: S101 - connect() ran first
         self.writer.write(request)
         head = await self.reader.readuntil(b"\r\n\r\n")
         status = int(head[9:12])

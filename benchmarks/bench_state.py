@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from wymcp.core.server._state import StateKeys, seal, unseal
+from wymcp.core.server._stateless_request_state import StateKeys, seal, unseal
 
 SECRET = b"k" * 32
 TARGET = "tools/call:checkout#0123456789abcdef0123456789abcdef"

@@ -26,7 +26,7 @@ async def _pass(call: CallRecord, call_next: Next) -> dict[str, Any]:
     return await call_next()
 
 
-async def _cpu(engine: Engine, observed: bool, number: int) -> float:  # noqa: FBT001
+async def _cpu(engine: Engine, observed: bool, number: int) -> float:  # noqa: FBT001 - a plain switch
     sink = _Sink()
     template = modern_exchange()
     best = float("inf")
@@ -70,9 +70,9 @@ async def main(number: int) -> None:
     plain = Engine(tools=[Calc])
     chained = Engine(tools=[Calc], options=EngineOptions(middleware=(_pass,)))
     rows = [
-        ("unobserved (the default)", await _cpu(plain, False, number)),  # noqa: FBT003
-        ("with a CallRecord", await _cpu(plain, True, number)),  # noqa: FBT003
-        ("with one middleware", await _cpu(chained, False, number)),  # noqa: FBT003
+        ("unobserved (the default)", await _cpu(plain, False, number)),  # noqa: FBT003 - a plain switch
+        ("with a CallRecord", await _cpu(plain, True, number)),  # noqa: FBT003 - a plain switch
+        ("with one middleware", await _cpu(chained, False, number)),  # noqa: FBT003 - a plain switch
         ("Metrics.observe alone", _observe_cpu(number)),
     ]
     for label, cpu in rows:

@@ -217,7 +217,7 @@ def main() -> None:
         tests = str(Path(__file__).resolve().parent.parent / "tests")
         if tests not in sys.path:
             sys.path.insert(0, tests)
-        from redis_server import server_binary, start_server, stop_server  # noqa: PLC0415
+        from redis_server import server_binary, start_server, stop_server  # noqa: PLC0415 - a test helper, only when run
 
         with tempfile.TemporaryDirectory() as workdir:
             server = start_server(server_binary(), Path(workdir))

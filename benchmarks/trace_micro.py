@@ -49,7 +49,7 @@ async def main(number: int) -> None:
         rows["on, no SDK"].append(await _once(noop, number, parent=True))
 
     from opentelemetry import trace  # noqa: PLC0415 - only after "off" ran
-    from opentelemetry.sdk.trace import SpanProcessor, TracerProvider  # noqa: PLC0415
+    from opentelemetry.sdk.trace import SpanProcessor, TracerProvider  # noqa: PLC0415 - the optional [otel] SDK
 
     provider = TracerProvider()
     provider.add_span_processor(SpanProcessor())  # receives and drops each span

@@ -18,10 +18,10 @@ import attrs
 
 from wymcp.core.schema import Action, Context, Tool, action, prepare
 from wymcp.core.server import ToolContext
-from wymcp.core.server._deadlines import Deadlines
+from wymcp.core.server._call_deadlines import Deadlines
+from wymcp.core.server._call_tool import call_tool
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import STATELESS
-from wymcp.core.server._toolcall import call_tool
 
 MODERN = "2026-07-28"
 

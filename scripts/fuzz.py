@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     """Fuzz in rounds until the time is up; 1 on the first failure."""
     args = _arguments(argv)
     deadline = time.monotonic() + args.minutes * 60
-    seed = args.seed if args.seed is not None else random.randrange(2**32)  # noqa: S311
+    seed = args.seed if args.seed is not None else random.randrange(2**32)  # noqa: S311 - a seed to replay, not a secret
     rounds = 0
     print(
         f"fuzz: {args.only}, {args.examples} examples per test per round, "

@@ -54,7 +54,7 @@ HOLD_SECONDS = 3.0
 MAX_HOLDERS = 20
 """Most clients holding an unread stream or a slow read at once (under MAX_STREAMS)."""
 SETTINGS = f"""
-from wymcp_conformance.settings import *  # noqa: F403
+from wymcp_conformance.settings import *  # noqa: F403 - extends it
 BODY_LIMIT = {BODY_LIMIT}
 """
 

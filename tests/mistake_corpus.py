@@ -24,7 +24,7 @@ import attrs
 
 from wymcp.core.gates import render_path
 from wymcp.core.schema import Action, Tool, ToolSpec, prepare
-from wymcp_tasks import Projects, Tasks
+from wymcp_tasks import Projects, Todos
 
 SEED = 25
 PER_KIND = 26
@@ -98,7 +98,7 @@ class Orders(Tool):
 
 TEMPLATES: list[tuple[type[Tool], str, dict[str, Any]]] = [
     (
-        Tasks,
+        Todos,
         "create",
         {
             "title": "Write the report",
@@ -107,13 +107,13 @@ TEMPLATES: list[tuple[type[Tool], str, dict[str, Any]]] = [
             "description": "Quarterly numbers",
         },
     ),
-    (Tasks, "list", {"status": "open", "priority": 1, "limit": 10}),
-    (Tasks, "get", {"id": 7}),
-    (Tasks, "update", {"id": 7, "status": "done", "title": "Ship it", "priority": 4}),
-    (Tasks, "complete", {"id": 3}),
-    (Tasks, "delete", {"id": 9}),
-    (Tasks, "search", {"text": "report", "limit": 5}),
-    (Tasks, "export", {"status": "done"}),
+    (Todos, "list", {"status": "open", "priority": 1, "limit": 10}),
+    (Todos, "get", {"id": 7}),
+    (Todos, "update", {"id": 7, "status": "done", "title": "Ship it", "priority": 4}),
+    (Todos, "complete", {"id": 3}),
+    (Todos, "delete", {"id": 9}),
+    (Todos, "search", {"text": "report", "limit": 5}),
+    (Todos, "export", {"status": "done"}),
     (Projects, "create", {"project": "home-renovation", "description": "Kitchen"}),
     (Projects, "archive", {"project": "garden"}),
     (Projects, "list", {"include_archived": True, "limit": 20}),
@@ -403,8 +403,8 @@ KINDS = (
 )
 
 
-def _inject(kind: str, rng: random.Random) -> Mistake | None:  # noqa: C901, PLR0911, PLR0912, PLR0915
-    """One call of ``kind`` from a random template, or None if it does not fit."""
+def _inject(kind: str, rng: random.Random) -> Mistake | None:  # noqa: C901, PLR0911, PLR0912, PLR0915 - one branch per kind of mistake
+    """One call of `kind` from a random template, or None if it does not fit."""
     tool, action, base = rng.choice(TEMPLATES)
     data = _varied(rng, tool, action, copy.deepcopy(base))
     inj = _Injector(rng, tool, action)

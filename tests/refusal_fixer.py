@@ -23,7 +23,7 @@ _MISSING = object()
 
 
 def first_refusal(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any] | None:
-    """What a served call of ``arguments`` is answered: its refusal, or None."""
+    """What a served call of `arguments` is answered: its refusal, or None."""
     refusal = arguments_refusal(spec, arguments)
     if refusal is not None:
         return refusal
@@ -238,7 +238,7 @@ def _repaired(value: Any, problem: str, node: dict[str, Any]) -> Any:
     return synth(node) if node else value
 
 
-def synth(schema: dict[str, Any]) -> Any:  # noqa: PLR0911
+def synth(schema: dict[str, Any]) -> Any:  # noqa: PLR0911 - one return per schema keyword
     """A value the schema accepts, made from the schema alone."""
     if "enum" in schema:
         return next((v for v in schema["enum"] if v is not None), None)

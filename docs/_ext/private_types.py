@@ -40,7 +40,7 @@ def _private_target(
 ) -> Element | None:
     """The reference as text when it names an object in a wymcp `_module`.
 
-    Dotted (`wymcp.core.server._outbox.Outbox`) or, as an attrs `__init__`
+    Dotted (`wymcp.core.server._stream_outbox.Outbox`) or, as an attrs `__init__`
     leaves an annotation, bare in a `_module` of the page's facade.
     """
     target = str(node.get("reftarget", ""))

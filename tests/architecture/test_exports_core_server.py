@@ -78,7 +78,7 @@ EXPECTED = [
     "ToolContext",
     "ToolResult",
     "audio",
-    "decode_json",
+    "decode_by_policy",
     "echoable_id",
     "embedded_resource",
     "encode_json",

@@ -8,10 +8,10 @@ EXPECTED = [
     "Project",
     "Projects",
     "StoreError",
-    "Task",
-    "TaskResource",
-    "TaskStore",
-    "Tasks",
+    "Todo",
+    "TodoResource",
+    "TodoStore",
+    "Todos",
     "database_path",
     "lifespan",
 ]
@@ -31,6 +31,6 @@ def test_the_settings_module_reads_nothing_at_import() -> None:
     import importlib
 
     settings = importlib.import_module("wymcp_tasks.settings")
-    assert settings.TOOLS == ["wymcp_tasks.Tasks", "wymcp_tasks.Projects"]
+    assert settings.TOOLS == ["wymcp_tasks.Todos", "wymcp_tasks.Projects"]
     names = {name for name in vars(settings) if not name.startswith("_")}
     assert all(name.isupper() for name in names), names

@@ -97,7 +97,7 @@ class Tasks(Tool):
 
     name = "tasks"
     description = "Track tasks."
-    scopes = {"*": ["tasks:read"], "delete": ["tasks:admin"]}  # noqa: RUF012
+    scopes = {"*": ["tasks:read"], "delete": ["tasks:admin"]}  # noqa: RUF012 - the pinned declaration style
     actions = {  # noqa: RUF012 - the pinned declaration style
         "list": Action(description="List the tasks", properties={}),
         "delete": Action(
@@ -121,7 +121,7 @@ class Whoami(Tool):
 
     name = "whoami"
     description = "Say who is calling."
-    input_schema = {"type": "object", "properties": {}}  # noqa: RUF012
+    input_schema = {"type": "object", "properties": {}}  # noqa: RUF012 - the pinned declaration style
 
     async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
         return {"subject": ctx.principal.subject, "claims": dict(ctx.principal.claims)}

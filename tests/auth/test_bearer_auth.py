@@ -399,8 +399,8 @@ async def test_without_auth_scopes_are_not_checked(
     class Scoped(Tool):
         name = "scoped"
         description = "Needs a scope."
-        scopes = ["admin"]  # noqa: RUF012
-        actions = {"go": Action(description="Go", properties={})}  # noqa: RUF012
+        scopes = ["admin"]  # noqa: RUF012 - the pinned declaration style
+        actions = {"go": Action(description="Go", properties={})}  # noqa: RUF012 - the pinned declaration style
 
         async def run_action(self, action: str, data: Any, ctx: Any) -> object:
             return {"principal": ctx.principal}
@@ -414,8 +414,8 @@ async def test_without_auth_scopes_are_not_checked(
 class BadScopes(Tool):
     name = "bad"
     description = "Declares a scope with a space."
-    input_schema = {"type": "object", "properties": {}}  # noqa: RUF012
-    scopes = ["two words"]  # noqa: RUF012
+    input_schema = {"type": "object", "properties": {}}  # noqa: RUF012 - the pinned declaration style
+    scopes = ["two words"]  # noqa: RUF012 - the pinned declaration style
 
     async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
         return None

@@ -25,8 +25,8 @@ async def server_url(issuer: Any, serve_app: ServeApp) -> str:
     class Whoami(Tool):
         name = "whoami"
         description = "Say who is calling."
-        input_schema = {"type": "object", "properties": {}}  # noqa: RUF012
-        scopes = ["tasks:read"]  # noqa: RUF012
+        input_schema = {"type": "object", "properties": {}}  # noqa: RUF012 - the pinned declaration style
+        scopes = ["tasks:read"]  # noqa: RUF012 - the pinned declaration style
 
         async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
             return {"subject": ctx.principal.subject}

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import pytest
 from mcp import Client
 
 from broker.test_processes import write_settings
+from gunicorn_process import gunicorn_argv
 from redis_server import free_port, server_binary, start_server, stop_server
 
 SESSIONS_PER_ROUND = 12
@@ -42,18 +42,7 @@ def own_redis(tmp_path: Path) -> Iterator[list]:
 def start_gunicorn(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
     """The demo's command: `GunicornWorker`, two workers."""
     return subprocess.Popen(  # noqa: S603 - our own command, fixed arguments
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "wymcp.transport.aiohttp:create_app()",
-            "--worker-class",
-            "wymcp.transport.aiohttp.GunicornWorker",
-            "--workers",
-            "2",
-            "--bind",
-            f"127.0.0.1:{port}",
-        ],
+        gunicorn_argv(port, workers=2),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

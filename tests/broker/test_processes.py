@@ -51,7 +51,7 @@ def _serve(command: Path, port: int, env: dict[str, str]) -> subprocess.Popen[by
 
 SETTINGS = """
 from wymcp.core.schema import Tool
-from wymcp_conformance.settings import *  # noqa: F403
+from wymcp_conformance.settings import *  # noqa: F403 - extends it
 
 class Touch(Tool):
     name = "touch"
@@ -82,7 +82,7 @@ class Linger(Tool):
         await asyncio.sleep(60)
         return "done"
 
-TOOLS = [  # noqa: F405
+TOOLS = [  # noqa: F405 - names from the star import
     *TOOLS,
     "brokered_settings.Touch",
     "brokered_settings.Pid",

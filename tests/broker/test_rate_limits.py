@@ -117,7 +117,7 @@ RATE = 20
 BURST = 5
 SECONDS = 8.0
 SETTINGS = """
-from wymcp_conformance.settings import *  # noqa: F403
+from wymcp_conformance.settings import *  # noqa: F403 - extends it
 BROKER = %r
 RATE_LIMITS = [{"tool": "calc", "rate": "%d/s", "burst": %d}]
 """

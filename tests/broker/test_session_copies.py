@@ -333,7 +333,7 @@ async def test_a_subscription_made_while_a_worker_was_deaf_reaches_its_stream(
         assert (await post(two, sid, subscribe)).status == 200
         closed.set()
         async with asyncio.timeout(5):  # both workers hear the channels again
-            while (await probe.pubsub_numsub(CHANGED_CHANNEL))[0][1] < 2:  # noqa: ASYNC110
+            while (await probe.pubsub_numsub(CHANGED_CHANNEL))[0][1] < 2:  # noqa: ASYNC110 - another process changes it
                 await asyncio.sleep(0.01)
     finally:
         await probe.aclose()

@@ -90,7 +90,7 @@ async def test_results_never_take_redis_past_maxmemory(small_redis, raw):
     try:
         ends = await run_tasks(store, TASKS)
         peak = await used(raw)
-        print(f"used_memory after {TASKS} results: {peak / MIB:.1f} MiB")  # noqa: T201
+        print(f"used_memory after {TASKS} results: {peak / MIB:.1f} MiB")  # noqa: T201 - the measured figure
         assert peak <= MAXMEMORY + 2 * RESULT  # one result past it, at most
         assert "failed" in ends  # the ones Redis refused end saying why
         failed = [
@@ -129,7 +129,7 @@ async def test_the_budget_keeps_room_for_everything_else(small_redis, raw):
         before = await used(raw)
         ends = await run_tasks(store, TASKS)
         grown = await used(raw) - before
-        print(f"{TASKS} results of 1 MiB grew Redis by {grown / MIB:.1f} MiB")  # noqa: T201
+        print(f"{TASKS} results of 1 MiB grew Redis by {grown / MIB:.1f} MiB")  # noqa: T201 - the measured figure
         assert ends == ["completed"] * TASKS  # the oldest made room
         assert int(await raw.hget(KEPT_BYTES, "*") or 0) <= 4 * MIB
         assert grown <= 4 * MIB + 2 * RESULT
@@ -228,7 +228,7 @@ async def test_concurrent_ends_stay_within_maxmemory(small_redis, raw):
         peak = int((await raw.info("memory"))["used_memory_peak"])
         shown = [await store.get(task.task_id, "sub:exporter") for task in tasks]
         figure = f"peak {peak / MIB:.1f} MiB (from {base / MIB:.1f})"
-        print(f"16 concurrent ends of 2 MiB: {figure}")  # noqa: T201
+        print(f"16 concurrent ends of 2 MiB: {figure}")  # noqa: T201 - the measured figure
         assert peak <= MAXMEMORY + 2 * size
         assert await raw.set("wymcp:session:other", b"x" * 1024)  # still writable
         kept = [task for task in shown if task is not None]

@@ -71,9 +71,9 @@ class Sleeper(Tool):
 '''
 
 SETTINGS = """
-from wymcp_conformance.settings import *  # noqa: F403
+from wymcp_conformance.settings import *  # noqa: F403 - extends it
 
-TOOLS = [*TOOLS, "task_probe.Sleeper"]  # noqa: F405
+TOOLS = [*TOOLS, "task_probe.Sleeper"]  # noqa: F405 - names from the star import
 BROKER = {broker!r}
 TASK_TTL = {ttl!r}
 TASK_LEASE = {lease!r}

@@ -95,7 +95,7 @@ def test_a_broken_tool_raises_configuration_error():
 def test_a_wrong_scopes_declaration_fails_when_the_engine_is_built():
     class Scoped(Echo):
         name = "scoped"
-        scopes = {"*": ["tasks:read"], "shout": ["x"], "say": "tasks:write"}  # noqa: RUF012
+        scopes = {"*": ["tasks:read"], "shout": ["x"], "say": "tasks:write"}  # noqa: RUF012 - the pinned declaration style
 
     with pytest.raises(ConfigurationError) as exc:
         build_engine(Settings(TOOLS=(Scoped,)))
@@ -110,7 +110,7 @@ def test_a_wrong_scopes_declaration_is_reported_by_the_checks():
 
     class Scoped(Echo):
         name = "scoped"
-        scopes = ["has space"]  # noqa: RUF012
+        scopes = ["has space"]  # noqa: RUF012 - the pinned declaration style
 
     (problem,) = [p for p in run_checks(Settings(TOOLS=(Scoped,))) if p.is_error]
     assert problem.id == "wymcp.E006"

@@ -1,4 +1,4 @@
-"""``arguments_refusal``: a multi-action call's root mistakes, refused in one answer."""
+"""`arguments_refusal`: a multi-action call's root mistakes, refused in one answer."""
 
 import json
 from typing import Any
@@ -12,7 +12,7 @@ from wymcp.core.schema import Action, Tool, prepare
 class Bookmarks(Tool):
     name = "bookmarks"
     description = "Keep bookmarks"
-    actions = {  # noqa: RUF012
+    actions = {  # noqa: RUF012 - the pinned declaration style
         "add": Action(
             description="Add a bookmark",
             properties={
@@ -35,7 +35,7 @@ class Bookmarks(Tool):
 class Plain(Tool):
     name = "plain"
     description = "No actions"
-    input_schema = {  # noqa: RUF012
+    input_schema = {  # noqa: RUF012 - the pinned declaration style
         "type": "object",
         "properties": {"q": {"type": "string"}},
     }
@@ -49,7 +49,7 @@ class Routed(Tool):
 
     name = "routed"
     description = "Routed by region"
-    input_schema = {  # noqa: RUF012
+    input_schema = {  # noqa: RUF012 - the pinned declaration style
         "type": "object",
         "properties": {
             "action": {"type": "string", "enum": ["go"]},
@@ -58,7 +58,7 @@ class Routed(Tool):
         },
         "required": ["action"],
     }
-    actions = {"go": Action(description="Go", properties={})}  # noqa: RUF012
+    actions = {"go": Action(description="Go", properties={})}  # noqa: RUF012 - the pinned declaration style
 
     async def run_action(self, action, data, ctx):
         return data

@@ -19,7 +19,7 @@ ITEM = {
 class Orders(Tool):
     name = "orders"
     description = "Take orders."
-    actions = {  # noqa: RUF012
+    actions = {  # noqa: RUF012 - the pinned declaration style
         "place": Action(
             description="Place an order",
             properties={
@@ -52,7 +52,7 @@ class Orders(Tool):
 class Lookup(Tool):
     name = "lookup"
     description = "Look something up."
-    input_schema = {  # noqa: RUF012
+    input_schema = {  # noqa: RUF012 - the pinned declaration style
         "type": "object",
         "properties": {
             "query": {"type": "string"},
@@ -254,7 +254,7 @@ def test_a_tool_never_prepared_meets_the_registration_checks():
     class Broken(Tool):
         name = "broken"
         description = "d"
-        actions = {"a": Action(description="", properties={})}  # noqa: RUF012
+        actions = {"a": Action(description="", properties={})}  # noqa: RUF012 - the pinned declaration style
 
         async def run_action(self, action, data, ctx):
             return None
@@ -294,7 +294,7 @@ def test_data_nested_deeper_than_the_engine_reads_is_refused_not_raised():
     class Deep(Tool):
         name = "deep"
         description = "d"
-        input_schema = {  # noqa: RUF012
+        input_schema = {  # noqa: RUF012 - the pinned declaration style
             "type": "object",
             "properties": {
                 "tree": {
@@ -332,7 +332,7 @@ def test_a_walk_deeper_than_python_recurses_is_refused_and_said_partial():
     class Deep(Tool):
         name = "deep"
         description = "d"
-        input_schema = {  # noqa: RUF012
+        input_schema = {  # noqa: RUF012 - the pinned declaration style
             "type": "object",
             "properties": {
                 "tree": {
@@ -378,7 +378,7 @@ def test_check_fast_leaves_a_long_cast_to_the_thread():
     class Counters(Tool):
         name = "counters"
         description = "d"
-        actions = {  # noqa: RUF012
+        actions = {  # noqa: RUF012 - the pinned declaration style
             "set": Action(
                 description="Set counters",
                 properties={

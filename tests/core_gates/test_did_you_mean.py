@@ -1,4 +1,4 @@
-"""The edit distance behind ``did_you_mean``: right, banded and bounded in cost."""
+"""The edit distance behind `did_you_mean`: right, banded and bounded in cost."""
 
 import pytest
 

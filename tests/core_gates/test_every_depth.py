@@ -13,7 +13,7 @@ def tool_of(properties, *, defaults=None, required=()):
     class Edge(Tool):
         name = "edge"
         description = "Edge cases."
-        actions = {  # noqa: RUF012
+        actions = {  # noqa: RUF012 - the pinned declaration style
             "go": Action(
                 description="Go",
                 properties=properties,
@@ -361,7 +361,7 @@ def test_each_value_unevaluated_properties_refuses_gets_its_path():
         for key in "bcde"
     ]
     refusal = check(spec, "go", {"f": {"a": 1, "b": 1, "c": 2}}).refusal
-    assert refusal["errors"] == [  # false refuses the keys as such: the catalogue's
+    assert refusal["errors"] == [  # false refuses the keys as such: the problem text's
         {
             "path": "data.f",
             "problems": ["value has properties unevaluatedProperties does not allow"],

@@ -98,7 +98,7 @@ def _patterned():
     class Counters(Tool):
         name = "counters"
         description = "Counters under keys without spaces."
-        actions = {  # noqa: RUF012
+        actions = {  # noqa: RUF012 - the pinned declaration style
             "set": Action(
                 description="Set counters",
                 properties={

@@ -1,7 +1,7 @@
-"""``multipleOf`` decides on the decimal a JSON number spells, at any size and cheaply.
+"""`multipleOf` decides on the decimal a JSON number spells, at any size and cheaply.
 
-The official suite's cases are transcribed in ``data/multiple_of_suite.json`` (its
-``source`` names the commit); the property tests compare the gate with ``Decimal``
+The official suite's cases are transcribed in `data/multiple_of_suite.json` (its
+`source` names the commit); the property tests compare the gate with `Decimal`
 arithmetic on the text a client sends.
 """
 
@@ -28,7 +28,7 @@ def tool_of(schema, *, defaults=None):
     class Priced(Tool):
         name = "priced"
         description = "Numbers under multipleOf."
-        actions = {  # noqa: RUF012
+        actions = {  # noqa: RUF012 - the pinned declaration style
             "go": Action(
                 description="Go",
                 properties={"n": schema},

@@ -1,4 +1,4 @@
-"""``plain_refusal``: the gates' answer without the MCP envelope, for REST services."""
+"""`plain_refusal`: the gates' answer without the MCP envelope, for REST services."""
 
 import json
 
@@ -9,7 +9,7 @@ from wymcp.core.schema import Action, Tool
 class Orders(Tool):
     name = "orders"
     description = "Place orders"
-    actions = {  # noqa: RUF012
+    actions = {  # noqa: RUF012 - the pinned declaration style
         "place": Action(
             description="Place an order",
             properties={
@@ -43,7 +43,7 @@ class Orders(Tool):
 class Search(Tool):
     name = "search"
     description = "A tool without actions"
-    input_schema = {  # noqa: RUF012
+    input_schema = {  # noqa: RUF012 - the pinned declaration style
         "type": "object",
         "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
         "required": ["query"],

@@ -188,7 +188,7 @@ def make_tool(properties, required, groups=()):
     class Generated(Tool):
         name = "generated"
         description = "Generated."
-        actions = {  # noqa: RUF012
+        actions = {  # noqa: RUF012 - the pinned declaration style
             "go": Action(
                 description="Go",
                 properties=properties,
@@ -230,7 +230,7 @@ def closed_root(properties, required):
 
 
 def references(names):
-    """A schema that reaches a sibling property's schema through ``$ref``."""
+    """A schema that reaches a sibling property's schema through `$ref`."""
     pointers = st.sampled_from(
         [
             f"#/properties/{quote(name.replace('~', '~0').replace('/', '~1'))}"
@@ -279,7 +279,7 @@ def _decimal(number):
 
 
 def _decimal_multiple_of(validator, factor, instance, schema):
-    """``multipleOf`` on the decimals JSON carries, as wymcp decides it."""
+    """`multipleOf` on the decimals JSON carries, as wymcp decides it."""
     del schema
     if not validator.is_type(instance, "number"):
         return
@@ -422,7 +422,7 @@ def test_lenient_mode_decides_as_the_oracle_does_on_the_pruned_data(case):
 
 
 def walks(data, path):
-    """Whether every token of ``path`` is the instance's own: a key or an index."""
+    """Whether every token of `path` is the instance's own: a key or an index."""
     node = data
     for token in path:
         if isinstance(node, list):

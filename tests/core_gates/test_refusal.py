@@ -7,7 +7,7 @@ from wymcp.core.schema import Action, Tool
 class Widgets(Tool):
     name = "widgets"
     description = "Manage widgets"
-    actions = {  # noqa: RUF012
+    actions = {  # noqa: RUF012 - the pinned declaration style
         "locate": Action(
             description="Locate a widget",
             properties={"path": {"type": "string"}, "depth": {"type": "integer"}},
@@ -185,7 +185,7 @@ def test_a_partial_count_is_said_in_the_message():
     class Combined(Tool):
         name = "combined"
         description = "d"
-        actions = {  # noqa: RUF012
+        actions = {  # noqa: RUF012 - the pinned declaration style
             "a": Action(
                 description="d",
                 properties={
@@ -211,7 +211,7 @@ def test_a_partial_count_is_said_in_the_message():
 class Bookmarks(Tool):
     name = "bookmarks"
     description = "Keep bookmarks"
-    actions = {  # noqa: RUF012
+    actions = {  # noqa: RUF012 - the pinned declaration style
         "add": Action(
             description="Add a bookmark",
             properties={
@@ -336,7 +336,7 @@ def test_did_you_mean_is_bounded_to_ten_entries_and_4_kib():
     class Wide(Tool):
         name = "wide"
         description = "d"
-        actions = {  # noqa: RUF012
+        actions = {  # noqa: RUF012 - the pinned declaration style
             "go": Action(
                 description="d",
                 properties={

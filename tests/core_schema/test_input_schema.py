@@ -10,7 +10,7 @@ from wymcp.core.schema import (
 class Widgets(Tool):
     name = "widgets"
     description = "Manage widgets"
-    actions = {  # noqa: RUF012
+    actions = {  # noqa: RUF012 - the pinned declaration style
         "list": Action(description="List widgets", properties={}),
         "create": Action(
             description="Create a widget",

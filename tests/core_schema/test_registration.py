@@ -37,7 +37,7 @@ def one_action(**fields):
 class Tasks(Tool):
     name = "tasks"
     description = "Track tasks."
-    actions = {  # noqa: RUF012
+    actions = {  # noqa: RUF012 - the pinned declaration style
         "create": Action(
             description="Create a task",
             properties={
@@ -282,7 +282,7 @@ def test_every_tool_level_problem_is_named(attributes, problem):
 def test_a_tool_without_a_name_is_labelled_by_its_class():
     class Nameless(Tool):
         description = "d"
-        actions = {}  # noqa: RUF012
+        actions = {}  # noqa: RUF012 - the pinned declaration style
 
         async def run_action(self, action, data, ctx):
             return None
@@ -390,7 +390,7 @@ class Ping(Tool):
 class Lookup(Tool):
     name = "lookup"
     description = "Look something up."
-    input_schema = {  # noqa: RUF012
+    input_schema = {  # noqa: RUF012 - the pinned declaration style
         "type": "object",
         "properties": {
             "query": {"type": "string"},

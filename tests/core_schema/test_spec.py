@@ -4,7 +4,7 @@ from wymcp.core.schema import Tool, prepare
 class Report(Tool):
     name = "report"
     description = "Report."
-    output_schema = {  # noqa: RUF012
+    output_schema = {  # noqa: RUF012 - the pinned declaration style
         "type": "object",
         "properties": {"count": {"type": "integer"}},
         "required": ["count"],

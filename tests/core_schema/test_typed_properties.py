@@ -1,7 +1,7 @@
 """Property: a schema derived from an attrs class admits exactly what cattrs structures.
 
 Hypothesis builds attrs classes from the supported types; every instance's
-unstructured form passes the ``jsonschema`` oracle and the gates and structures back
+unstructured form passes the `jsonschema` oracle and the gates and structures back
 to itself, and every document the derived schema admits structures into the class.
 """
 

@@ -1,4 +1,4 @@
-"""The work budget: spent inside ``work_budget``, unbounded outside, nested restored."""
+"""The work budget: spent inside `work_budget`, unbounded outside, nested restored."""
 
 import pytest
 

@@ -8,8 +8,8 @@ import logging
 
 import pytest
 
-from wymcp.core.server import _deadlines as deadlines_module
-from wymcp.core.server._deadlines import DeadlineError, Deadlines
+from wymcp.core.server import _call_deadlines as deadlines_module
+from wymcp.core.server._call_deadlines import DeadlineError, Deadlines
 
 
 async def finishes(after: float, value: str) -> str:

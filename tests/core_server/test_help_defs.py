@@ -13,7 +13,7 @@ import pytest
 from wymcp.core.schema import prepare
 from wymcp.core.server import _help
 from wymcp.core.server._help_defs import hoist_shared
-from wymcp_tasks import Projects, Tasks
+from wymcp_tasks import Projects, Todos
 
 SAMPLES: list[dict[str, Any]] = [
     {},
@@ -44,7 +44,7 @@ def raw_help(
 
 
 def answer(tool: str, action: str | None = None) -> dict[str, Any]:
-    specs = [prepare(Tasks()), prepare(Projects())]
+    specs = [prepare(Todos()), prepare(Projects())]
     return _help.answer_help(specs, tool, action, lambda spec, name: None).payload
 
 

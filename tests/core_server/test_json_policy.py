@@ -1,4 +1,4 @@
-"""decode_json and encode_json: the one JSON policy, against `json` and any bytes."""
+"""decode_by_policy and encode_json: the one JSON policy, against `json` and bytes."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from json_values import JSON_VALUES, depth
-from wymcp.core.server import BodyError, decode_json, encode_json, nesting_depth
+from wymcp.core.server import BodyError, decode_by_policy, encode_json, nesting_depth
 
 
 @settings(max_examples=200, deadline=None)
 @given(JSON_VALUES)
 def test_valid_json_decodes_as_json_loads_does(value):
     body = json.dumps(value, ensure_ascii=False).encode()
-    assert decode_json(body, depth_limit=1000) == json.loads(body)
+    assert decode_by_policy(body, depth_limit=1000) == json.loads(body)
     assert nesting_depth(body) == depth(value)
 
 
@@ -27,7 +27,7 @@ def test_valid_json_decodes_as_json_loads_does(value):
 def test_any_bytes_decode_or_raise_body_error_only(body):
     reason = ""
     try:
-        decode_json(body, depth_limit=10)
+        decode_by_policy(body, depth_limit=10)
     except BodyError as exc:
         reason = exc.reason
     assert len(reason) < 200
@@ -45,19 +45,19 @@ def test_brackets_after_an_unterminated_string_are_inside_it():
     """The parser reads them as string text too: they are no nesting."""
     assert nesting_depth(b'["' + b"[" * 500) == 1
     with pytest.raises(BodyError, match="not valid JSON"):
-        decode_json(b'["' + b"[" * 500, depth_limit=100)
+        decode_by_policy(b'["' + b"[" * 500, depth_limit=100)
 
 
 def test_depth_exactly_at_the_limit_is_accepted():
-    assert decode_json(b"[" * 10 + b"]" * 10, depth_limit=10) is not None
+    assert decode_by_policy(b"[" * 10 + b"]" * 10, depth_limit=10) is not None
     with pytest.raises(BodyError, match="deeper than 10"):
-        decode_json(b"[" * 11 + b"]" * 11, depth_limit=10)
+        decode_by_policy(b"[" * 11 + b"]" * 11, depth_limit=10)
 
 
 def test_integers_up_to_python_s_limit_are_exact():
-    assert decode_json(b"9" * 4300, depth_limit=10) == int("9" * 4300)
+    assert decode_by_policy(b"9" * 4300, depth_limit=10) == int("9" * 4300)
     with pytest.raises(BodyError, match="too many digits"):
-        decode_json(b"9" * 4301, depth_limit=10)
+        decode_by_policy(b"9" * 4301, depth_limit=10)
 
 
 @pytest.mark.parametrize(
@@ -73,13 +73,13 @@ def test_integers_up_to_python_s_limit_are_exact():
 )
 def test_each_refusal_says_why(body, reason):
     with pytest.raises(BodyError, match=reason):
-        decode_json(body, depth_limit=10)
+        decode_by_policy(body, depth_limit=10)
 
 
 def test_reasons_never_quote_the_body():
     secret = b'{"password": "hunter2", "x": NaN}'
     with pytest.raises(BodyError) as exc:
-        decode_json(secret, depth_limit=10)
+        decode_by_policy(secret, depth_limit=10)
     assert "hunter2" not in exc.value.reason
 
 
@@ -90,7 +90,7 @@ def test_reasons_never_quote_the_body():
 )
 def test_a_lone_surrogate_escape_is_refused(body):
     with pytest.raises(BodyError, match="lone surrogate"):
-        decode_json(body, depth_limit=10)
+        decode_by_policy(body, depth_limit=10)
 
 
 @pytest.mark.parametrize(
@@ -104,22 +104,22 @@ def test_a_lone_surrogate_escape_is_refused(body):
     ids=["pair", "pair-upper-case", "escaped-backslash", "private-use"],
 )
 def test_surrogate_pairs_and_lookalikes_decode(body, value):
-    assert decode_json(body, depth_limit=10) == value
+    assert decode_by_policy(body, depth_limit=10) == value
 
 
 def test_reasons_name_the_subject_and_place():
     with pytest.raises(BodyError) as body:
-        decode_json(b"{\n  x}", depth_limit=10)
+        decode_by_policy(b"{\n  x}", depth_limit=10)
     assert body.value.reason.startswith("the body is not valid JSON (")
     assert "at line 2 column 3)." in body.value.reason
     with pytest.raises(BodyError) as message:
-        decode_json(b"{x}", depth_limit=10, subject="message", lines=False)
+        decode_by_policy(b"{x}", depth_limit=10, subject="message", lines=False)
     assert message.value.reason == (
         "the message is not valid JSON (Expecting property name enclosed in "
         "double quotes at column 2)."
     )
     with pytest.raises(BodyError, match=r"^the message nests deeper than 1 levels"):
-        decode_json(b"[[]]", depth_limit=1, subject="message")
+        decode_by_policy(b"[[]]", depth_limit=1, subject="message")
 
 
 def test_a_fast_parser_answers_first_after_the_depth_check():
@@ -129,10 +129,10 @@ def test_a_fast_parser_answers_first_after_the_depth_check():
         seen.append(body)
         return (True, "fast") if body == b"1" else (False, None)
 
-    assert decode_json(b"1", depth_limit=10, fast=fast) == "fast"
-    assert decode_json(b"2", depth_limit=10, fast=fast) == 2  # left to json
+    assert decode_by_policy(b"1", depth_limit=10, fast=fast) == "fast"
+    assert decode_by_policy(b"2", depth_limit=10, fast=fast) == 2  # left to json
     with pytest.raises(BodyError, match="deeper than 1"):
-        decode_json(b"[[1]]", depth_limit=1, fast=fast)
+        decode_by_policy(b"[[1]]", depth_limit=1, fast=fast)
     assert seen == [b"1", b"2"]
 
 
@@ -141,7 +141,7 @@ def test_a_fast_parser_may_refuse():
         raise BodyError("an object repeats a key; send each key once.")
 
     with pytest.raises(BodyError, match="repeats a key"):
-        decode_json(b"{}", depth_limit=10, fast=fast)
+        decode_by_policy(b"{}", depth_limit=10, fast=fast)
 
 
 def stdlib(value: object) -> bytes:

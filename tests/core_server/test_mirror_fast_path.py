@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from wymcp.core.server._jsonrpc import RpcError
-from wymcp.core.server._mirror import _check_standard, check_standard
+from wymcp.core.server._stateless_mirror import _check_standard, check_standard
 
 _VERSION = "2026-07-28"
 _TRICKY = [

@@ -21,7 +21,7 @@ from wymcp.core.schema import (
     prepare,
 )
 from wymcp.core.server import Engine, EngineOptions
-from wymcp_tasks import Tasks
+from wymcp_tasks import Todos
 
 LEGACY = "2025-11-25"
 
@@ -29,7 +29,7 @@ LEGACY = "2025-11-25"
 class Widgets(Tool):
     name = "widgets"
     description = "Manage widgets."
-    actions = {  # noqa: RUF012
+    actions = {  # noqa: RUF012 - the pinned declaration style
         "list": Action(description="List widgets", properties={}),
         "create": Action(
             description="Create a widget",
@@ -55,7 +55,7 @@ class Quiet(Widgets):
 class Plain(Tool):
     name = "plain"
     description = "A plain tool."
-    input_schema = {"type": "object", "properties": {"q": {"type": "string"}}}  # noqa: RUF012
+    input_schema = {"type": "object", "properties": {"q": {"type": "string"}}}  # noqa: RUF012 - the pinned declaration style
 
     async def run(self, arguments, ctx):
         return arguments
@@ -88,7 +88,7 @@ def test_data_names_each_actions_required_fields():
 
 
 def test_the_demo_publishes_both_without_hand_written_text():
-    tasks = published(Tasks())["tasks"]
+    tasks = published(Todos())["tasks"]
     assert tasks["description"].count("help") == 1
     assert tasks["description"].endswith('{"tool": "tasks", "action": "<action>"}.')
     described = tasks["inputSchema"]["properties"]["data"]["description"]
@@ -143,7 +143,7 @@ def test_a_short_map_is_never_cut():
 @pytest.mark.parametrize("version", [MODERN, LEGACY])
 @pytest.mark.parametrize("mode", ["compact", "full"])
 def test_every_form_is_a_valid_tool_of_the_official_schema(mode: str, version: str):
-    tools = published(Tasks(), Widgets(), Plain(), mode=mode, version=version)
+    tools = published(Todos(), Widgets(), Plain(), mode=mode, version=version)
     for tool in tools.values():
         errors = list(validator(version, "Tool").iter_errors(tool))
         assert errors == [], tool["name"]
@@ -187,19 +187,19 @@ CALLS = [
 @pytest.mark.parametrize(("action", "data"), CALLS)
 def test_full_accepts_what_the_gates_accept(action: str, data: dict[str, Any]):
     """The full schema, read by jsonschema, decides as the gates do."""
-    schema = full_input_schema(prepare(Tasks))
+    schema = full_input_schema(prepare(Todos))
     checker = jsonschema.Draft202012Validator(
         schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
     )
     arguments = {"action": action, "data": data}
-    gates = check(Tasks, action, json.loads(json.dumps(data))).accepted
+    gates = check(Todos, action, json.loads(json.dumps(data))).accepted
     assert checker.is_valid(arguments) is gates
 
 
 def test_full_carries_no_header_annotation_inside_a_combinator():
     class Routed(Widgets):
         name = "routed"
-        actions = {  # noqa: RUF012
+        actions = {  # noqa: RUF012 - the pinned declaration style
             "go": Action(
                 description="Go",
                 properties={"region": {"type": "string", "x-mcp-header": "Region"}},

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 import attrs
 
 from wymcp.core.server import MemorySessionStore, Session
-from wymcp.core.server._declaration import JsonView, compact
 from wymcp.core.server._session import principal_key
+from wymcp.core.server._session_declaration import JsonView, compact
 
 
 def test_the_store_caps_live_sessions_but_sweeps_expired_ones_first():

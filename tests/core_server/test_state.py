@@ -7,7 +7,13 @@ import json
 
 import pytest
 
-from wymcp.core.server._state import Round, StateError, StateKeys, seal, unseal
+from wymcp.core.server._stateless_request_state import (
+    Round,
+    StateError,
+    StateKeys,
+    seal,
+    unseal,
+)
 
 SECRET = b"k" * 32
 KEYS = StateKeys([SECRET])

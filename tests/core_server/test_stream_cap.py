@@ -27,7 +27,7 @@ NOW = 1_000_000.0
 class Zero(Tool):
     name = "zero"
     description = "Does nothing."
-    actions = {"go": Action(description="Go", properties={})}  # noqa: RUF012
+    actions = {"go": Action(description="Go", properties={})}  # noqa: RUF012 - the pinned declaration style
 
     async def run_action(self, action: str, data: Any, ctx: Any) -> object:
         return {}

@@ -12,7 +12,7 @@ import pytest
 
 from wymcp.core.schema import Tool
 from wymcp.core.server import Exchange, Headers, Prompt, Resource
-from wymcp.core.server._outbox import END, OUTBOX_LIMIT, Outbox
+from wymcp.core.server._stream_outbox import END, OUTBOX_LIMIT, Outbox
 from wymcp.core.server._subscriptions import WATCH_BYTES, watch_cost
 
 

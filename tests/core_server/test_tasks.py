@@ -720,16 +720,16 @@ async def test_start_task_is_false_where_a_call_cannot_be_a_task():
 
 
 async def test_a_task_call_runs_the_gates_once(client, monkeypatch):
-    from wymcp.core.server import _toolcall
+    from wymcp.core.server import _call_tool
 
-    fast = _toolcall.check_fast
+    fast = _call_tool.check_fast
     runs: list[str] = []
 
     def counted(spec: Any, action: Any, data: Any) -> Any:
         runs.append(spec.name)
         return fast(spec, action, data)
 
-    monkeypatch.setattr(_toolcall, "check_fast", counted)
+    monkeypatch.setattr(_call_tool, "check_fast", counted)
     GATE["held"].release.set()
     task_id = await client.create("held", {"n": 3})
     await settle()

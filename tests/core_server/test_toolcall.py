@@ -665,16 +665,16 @@ async def test_a_refusal_is_walked_off_the_event_loop_and_an_accepted_call_on_it
 ):
     import threading
 
-    from wymcp.core.server import _toolcall
+    from wymcp.core.server import _call_tool
 
     threads: list[int] = []
-    checked = _toolcall.check
+    checked = _call_tool.check
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         threads.append(threading.get_ident())
         return checked(*args, **kwargs)
 
-    monkeypatch.setattr(_toolcall, "check", recording)
+    monkeypatch.setattr(_call_tool, "check", recording)
     loop_thread = threading.get_ident()
     reply, _ = await wire.modern("tools/call", call("create", {"name": "w"}))
     assert reply.body["result"]["isError"] is False
@@ -1037,7 +1037,7 @@ _JSON_VALUES = st.recursive(
 @settings(max_examples=300)
 @given(_JSON_VALUES)
 def test_the_result_text_is_what_json_dumps_writes(value):
-    from wymcp.core.server._toolcall import _dumps
+    from wymcp.core.server._call_tool import _dumps
 
     assert _dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -1046,7 +1046,7 @@ def test_the_result_text_of_an_int_or_str_kind_is_what_json_dumps_writes():
     """The int and str shortcuts write their subclasses as `json.dumps` does."""
     import enum
 
-    from wymcp.core.server._toolcall import _dumps
+    from wymcp.core.server._call_tool import _dumps
 
     class Level(enum.IntEnum):
         HIGH = 3
@@ -1066,7 +1066,7 @@ def test_the_result_text_of_an_int_or_str_kind_is_what_json_dumps_writes():
 
 
 def test_the_result_text_refuses_what_json_dumps_refuses():
-    from wymcp.core.server._toolcall import _dumps
+    from wymcp.core.server._call_tool import _dumps
 
     loop: list[Any] = []
     loop.append(loop)
@@ -1097,13 +1097,13 @@ _ENVELOPES = [
 
 @pytest.mark.parametrize("arguments", _ENVELOPES)
 async def test_the_envelope_read_at_once_opens_as_the_gates_would(arguments):
-    """`open_call` reads the usual envelope itself: it answers as the gates do."""
+    """`gate_arguments` reads the usual envelope itself: it answers as the gates do."""
     from wymcp.core.gates import check
     from wymcp.core.schema import prepare
-    from wymcp.core.server._toolcall import _split, open_call
+    from wymcp.core.server._call_tool import _split, gate_arguments
 
     spec = prepare(Widgets())
-    opened = await open_call(spec, arguments, strict=True)
+    opened = await gate_arguments(spec, arguments, strict=True)
     split = _split(spec, arguments)  # the gates' own reading of the envelope
     if isinstance(split, dict):
         assert opened == split

@@ -22,8 +22,8 @@ import pytest
 from wymcp.conf import ImproperlyConfigured, build_engine, load_settings
 from wymcp.core.schema import Tool
 from wymcp.core.server import Engine, EngineOptions, Exchange, Headers, Reply, Resource
-from wymcp.core.server._outbox import OUTBOX_LIMIT
 from wymcp.core.server._session import DECLARATION_LIMIT
+from wymcp.core.server._stream_outbox import OUTBOX_LIMIT
 from wymcp.core.server._subscriptions import MAX_URIS, WATCH_BYTES
 
 MODERN = "2026-07-28"
@@ -462,15 +462,15 @@ async def test_the_demo_store_answers_while_stopped_tools_hold_every_default_thr
     tmp_path: Path,
 ):
     """Abandoned `to_thread` calls starved every store query before."""
-    from wymcp_tasks._store import TaskStore
+    from wymcp_tasks._store import TodoStore
 
     loop = asyncio.get_running_loop()
     release = threading.Event()
     # what tools stopped by CALL_TIMEOUT leave behind: threads still blocked
     blockers = [loop.run_in_executor(None, release.wait) for _ in range(64)]
-    store = TaskStore(tmp_path / "tasks.sqlite3")
+    store = TodoStore(tmp_path / "tasks.sqlite3")
     try:
-        query = asyncio.ensure_future(store.list_tasks())
+        query = asyncio.ensure_future(store.list_todos())
         done, _ = await asyncio.wait({query}, timeout=60)
         assert query in done, "the store waited for the default executor"
         assert query.result() == []

@@ -25,7 +25,7 @@ from wymcp.core.gates._paths import render_path
 from wymcp.core.schema import Action, HeaderAnnotation, Tool, decode_header_value
 from wymcp.core.server import Resource
 from wymcp.core.server._exchange import Headers
-from wymcp.core.server._mirror import check_params, check_standard
+from wymcp.core.server._stateless_mirror import check_params, check_standard
 from wymcp.core.server._uri_template import UriTemplate
 from wymcp.transport.aiohttp import InvalidToken, JwtValidator
 from wymcp.transport.aiohttp._bearer_auth import _BEARER
@@ -536,7 +536,7 @@ async def test_a_body_of_many_tiny_values_does_not_hold_the_loop(
     )
     assert answer.status == 200, answer
     assert answer.json()["result"]["tools"]
-    print(f"longest stall: {loop_watchdog.longest * 1000:.0f} ms")  # noqa: T201
+    print(f"longest stall: {loop_watchdog.longest * 1000:.0f} ms")  # noqa: T201 - the measured figure
 
 
 async def test_many_bad_items_under_a_combinator_do_not_hold_the_loop(

@@ -132,7 +132,7 @@ async def test_a_task_flood_from_one_address_leaves_another_served(url, clients)
     finally:
         done.set()
     slowest = await beside
-    print(f"the valid client's slowest call and task: {slowest:.3f} s")  # noqa: T201
+    print(f"the valid client's slowest call and task: {slowest:.3f} s")  # noqa: T201 - the measured figure
     assert statuses == [200] * 100  # cancelled tasks do not hold the caller's slots
     assert slowest < LATENCY_BOUND
     # the flooder's five running tasks fill its own cap, not the valid client's
@@ -212,7 +212,7 @@ async def test_unread_polls_of_one_result_share_its_bytes(url, clients):
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
-    print(f"8 unread polls of 1 MiB: +{once / MIB:.2f} MiB; 16: +{twice / MIB:.2f} MiB")  # noqa: T201
+    print(f"8 unread polls of 1 MiB: +{once / MIB:.2f} MiB; 16: +{twice / MIB:.2f} MiB")  # noqa: T201 - the measured figure
     assert shown["result"]["content"][0]["text"] == "3" * RESULT
     assert latency < LATENCY_BOUND
     assert once < 8 * 256 * 1024

@@ -12,7 +12,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,6 +21,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from gunicorn_process import WYMCP_WORKER, free_port, start_gunicorn
 from lifespan_state import LABEL
 from modern_post import modern_post
 from wymcp.conf import load_settings
@@ -41,12 +41,6 @@ def _env(marks: Path) -> dict[str, str]:
     env["LIFESPAN_MARKS"] = str(marks)
     env.pop("WYMCP_SETTINGS_MODULE", None)
     return env
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def _both_read_the_state(client: Client) -> None:
@@ -133,7 +127,7 @@ async def test_wymcp_serve_enters_it(
     tmp_path: Path, stopped: list[asyncio.subprocess.Process]
 ) -> None:
     marks = tmp_path / "marks"
-    port = _free_port()
+    port = free_port()
     process = await asyncio.create_subprocess_exec(
         str(BIN / "wymcp"),
         "serve",
@@ -161,18 +155,10 @@ async def test_the_gunicorn_worker_enters_it(
     tmp_path: Path, stopped: list[asyncio.subprocess.Process]
 ) -> None:
     marks = tmp_path / "marks"
-    port = _free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "wymcp.transport.aiohttp:create_app()",
-        "--worker-class",
-        "wymcp.transport.aiohttp.GunicornWorker",
-        "--workers",
-        "1",
-        "--bind",
-        f"127.0.0.1:{port}",
+    port = free_port()
+    process = await start_gunicorn(
+        port,
+        worker=WYMCP_WORKER,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,
         env={**_env(marks), "WYMCP_SETTINGS_MODULE": "lifespan_state"},

@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from gunicorn_process import WYMCP_WORKER, free_port, start_gunicorn
 from modern_post import MODERN, modern_post
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -34,12 +34,6 @@ def _env(loop: str) -> dict[str, str]:
     env["WYMCP_SETTINGS_MODULE"] = "loop_probe"
     env["WYMCP_LOOP"] = loop
     return env
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -71,7 +65,7 @@ async def _loop_over_http(url: str) -> str:
 async def test_wymcp_serve_runs_on_the_loop_named(
     loop: str, stopped: list[asyncio.subprocess.Process]
 ) -> None:
-    port = _free_port()
+    port = free_port()
     process = await asyncio.create_subprocess_exec(
         str(BIN / "wymcp"),
         "serve",
@@ -94,18 +88,10 @@ async def test_wymcp_serve_runs_on_the_loop_named(
 async def test_the_gunicorn_worker_runs_on_the_loop_named(
     loop: str, stopped: list[asyncio.subprocess.Process]
 ) -> None:
-    port = _free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "wymcp.transport.aiohttp:create_app()",
-        "--worker-class",
-        "wymcp.transport.aiohttp.GunicornWorker",
-        "--workers",
-        "1",
-        "--bind",
-        f"127.0.0.1:{port}",
+    port = free_port()
+    process = await start_gunicorn(
+        port,
+        worker=WYMCP_WORKER,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,
         env=_env(loop),

@@ -22,7 +22,7 @@ from wymcp.conf import load_settings
 from wymcp.transport.aiohttp import create_app
 
 REVISIONS = [("auto", "2026-07-28"), ("legacy", "2025-11-25")]
-TOOLS = ["wymcp_tasks.Tasks", "wymcp_tasks.Projects", "mistake_corpus.Orders"]
+TOOLS = ["wymcp_tasks.Todos", "wymcp_tasks.Projects", "mistake_corpus.Orders"]
 
 
 @pytest.fixture(params=REVISIONS, ids=[revision for _, revision in REVISIONS])

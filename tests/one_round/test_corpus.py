@@ -45,7 +45,7 @@ def results() -> dict[str, list[tuple[bool, bool, bool]]]:
 def table(results: dict[str, list[tuple[bool, bool, bool]]]) -> str:
     """The per-kind table, as docs/refusals.md carries it."""
     rows = [
-        "| kind of mistake | calls | every fault named in round one | fixed in one round | fixed within two |",  # noqa: E501
+        "| kind of mistake | calls | every fault named in round one | fixed in one round | fixed within two |",  # noqa: E501 - a table row as printed
         "|---|---|---|---|---|",
     ]
     every = [outcome for kind in KINDS for outcome in results[kind]]
@@ -65,7 +65,7 @@ def test_the_corpus_is_large_and_varied() -> None:
     assert len(kinds) >= 12
     assert min(kinds.values()) >= 20
     tools = {call.tool.__name__ for call in calls}
-    assert tools == {"Tasks", "Projects", "Orders"}
+    assert tools == {"Todos", "Projects", "Orders"}
     assert corpus() == calls, "the corpus is seeded: the same on every run"
 
 

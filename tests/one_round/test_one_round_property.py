@@ -123,7 +123,7 @@ def _tool(action: Action) -> type[Tool]:
     class Generated(Tool):
         name = "generated"
         description = "Generated"
-        actions = {"act": action}  # noqa: RUF012
+        actions = {"act": action}  # noqa: RUF012 - the pinned declaration style
 
         async def run_action(self, ctx: object, name: str, data: Any) -> Any:
             raise NotImplementedError

@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import sys
 from pathlib import Path
 
@@ -19,16 +18,12 @@ import aiohttp
 from prometheus_client.mmap_dict import MmapedDict
 from prometheus_client.parser import text_string_to_metric_families
 
+from gunicorn_process import AIOHTTP_WORKER, free_port, start_gunicorn
+
 MODERN = "2026-07-28"
 TESTS = Path(__file__).resolve().parents[1]
 CALLS = 60
 MOST_CALLS = 5000
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _call(rid: int) -> dict[str, object]:
@@ -97,17 +92,10 @@ async def test_two_workers_one_scrape_counts_every_call(tmp_path: Path):
         "WYMCP_SETTINGS_MODULE": "metrics_workers_settings",
         "PROMETHEUS_MULTIPROC_DIR": str(multiproc),
     }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "wymcp.transport.aiohttp:create_app()",
-        "--worker-class",
-        "aiohttp.GunicornWebWorker",
-        "--workers",
-        "2",
-        "--bind",
-        f"127.0.0.1:{port}",
+    process = await start_gunicorn(
+        port,
+        worker=AIOHTTP_WORKER,
+        workers=2,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
         env=env,
@@ -115,7 +103,7 @@ async def test_two_workers_one_scrape_counts_every_call(tmp_path: Path):
     base = f"http://127.0.0.1:{port}"
     try:
         # a new connection per request, so the kernel spreads them over both
-        connector = lambda: aiohttp.TCPConnector(force_close=True)  # noqa: E731
+        connector = lambda: aiohttp.TCPConnector(force_close=True)  # noqa: E731 - a factory passed as an argument
         async with aiohttp.ClientSession(connector=connector()) as http:
             for _ in range(400):
                 try:

@@ -37,7 +37,7 @@ class Hold(Tool):
 
     name = "hold"
     description = "Hold until released."
-    input_schema = {"type": "object", "properties": {}}  # noqa: RUF012
+    input_schema = {"type": "object", "properties": {}}  # noqa: RUF012 - the pinned declaration style
 
     async def run(self, arguments: dict[str, Any], ctx: Any) -> str:
         await GATE_OPEN.wait()

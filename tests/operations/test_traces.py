@@ -50,7 +50,7 @@ class Asker(Tool):
 
     name = "asker"
     description = "Greet the user by name."
-    actions = {"greet": Action(description="Greet", properties={})}  # noqa: RUF012
+    actions = {"greet": Action(description="Greet", properties={})}  # noqa: RUF012 - the pinned declaration style
 
     async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> Any:
         del action, data

@@ -4,24 +4,18 @@ import asyncio
 import json
 import os
 import signal
-import socket
-import sys
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+
+from gunicorn_process import AIOHTTP_WORKER, free_port, start_gunicorn
 
 MODERN = "2026-07-28"
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": {},
 }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def tasks_call(request_id: int, action: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -52,17 +46,10 @@ async def test_two_workers_write_to_one_database(tmp_path: Path) -> None:
         "WYMCP_SETTINGS_MODULE": "wymcp_tasks.settings",
         "TASKS_DEMO_DB": str(tmp_path / "tasks.sqlite3"),
     }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "wymcp.transport.aiohttp:create_app()",
-        "--worker-class",
-        "aiohttp.GunicornWebWorker",
-        "--workers",
-        "2",
-        "--bind",
-        f"127.0.0.1:{port}",
+    process = await start_gunicorn(
+        port,
+        worker=AIOHTTP_WORKER,
+        workers=2,
         cwd=tmp_path,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,

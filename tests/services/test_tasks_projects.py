@@ -9,7 +9,7 @@ import pytest
 
 from wymcp.core.gates import check
 from wymcp.core.schema import HeaderAnnotation, Tool, ToolError, prepare
-from wymcp_tasks import Projects, Tasks
+from wymcp_tasks import Projects, Todos
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ async def test_after_create_the_hint_files_a_task_under_the_project(
     [hint] = projects.hints("create", created)
     assert (hint.tool, hint.action) == ("tasks", "create")
     assert hint.example["project"] == "site"
-    tasks = Tasks(database=tmp_path / "tasks.sqlite3")
+    tasks = Todos(database=tmp_path / "tasks.sqlite3")
     verdict = check(tasks, hint.action, hint.example)
     assert verdict.accepted
     await tasks.run_action(hint.action, dict(verdict.data), None)
@@ -64,7 +64,7 @@ async def test_after_create_the_hint_files_a_task_under_the_project(
 async def test_the_list_counts_each_projects_tasks(
     projects: Projects, tmp_path: Path
 ) -> None:
-    tasks = Tasks(database=tmp_path / "tasks.sqlite3")
+    tasks = Todos(database=tmp_path / "tasks.sqlite3")
     await call(projects, "create", {"project": "site"})
     await tasks.run_action(
         "create", {"title": "a", "priority": 3, "project": "site"}, None
@@ -80,7 +80,7 @@ async def test_the_list_counts_each_projects_tasks(
 async def test_an_archived_project_takes_no_new_tasks(
     projects: Projects, tmp_path: Path
 ) -> None:
-    tasks = Tasks(database=tmp_path / "tasks.sqlite3")
+    tasks = Todos(database=tmp_path / "tasks.sqlite3")
     await call(projects, "create", {"project": "old"})
     await call(projects, "archive", {"project": "old"})
     with pytest.raises(ToolError, match="archived"):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from wymcp.core.gates import check
 from wymcp.core.schema import Tool, ToolError, prepare
-from wymcp_tasks import Projects, Tasks
+from wymcp_tasks import Projects, Todos
 
 ANY_TEXT = st.text(st.characters(exclude_categories=[]), max_size=60)
 TITLE = st.text(st.characters(exclude_categories=[]), min_size=1, max_size=60)
@@ -90,9 +90,9 @@ PROJECT_CALLS = st.one_of(
 
 
 @pytest.fixture
-def tools(tmp_path: Path) -> Iterator[tuple[Tasks, Projects]]:
+def tools(tmp_path: Path) -> Iterator[tuple[Todos, Projects]]:
     database = tmp_path / "tasks.sqlite3"
-    tasks = Tasks(database=database, today=lambda: date(2026, 6, 15))
+    tasks = Todos(database=database, today=lambda: date(2026, 6, 15))
     projects = Projects(database=database)
     asyncio.run(tasks.run_action("create", {"title": "seed", "priority": 3}, None))
     yield tasks, projects
@@ -118,7 +118,7 @@ async def answer(tool: Tool, action: str, data: dict[str, Any]) -> None:
     calls=st.lists(CALLS | PROJECT_CALLS.map(lambda c: ("projects", *c)), max_size=6)
 )
 def test_any_accepted_call_answers_in_shape_or_refuses(
-    tools: tuple[Tasks, Projects], calls: list[tuple[str, ...]]
+    tools: tuple[Todos, Projects], calls: list[tuple[str, ...]]
 ) -> None:
     tasks, projects = tools
 
@@ -132,7 +132,7 @@ def test_any_accepted_call_answers_in_shape_or_refuses(
     asyncio.run(run())
 
 
-def test_a_lone_surrogate_is_a_tool_error(tools: tuple[Tasks, Projects]) -> None:
+def test_a_lone_surrogate_is_a_tool_error(tools: tuple[Todos, Projects]) -> None:
     tasks, projects = tools
     with pytest.raises(ToolError, match="surrogate"):
         asyncio.run(

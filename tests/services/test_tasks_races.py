@@ -11,14 +11,14 @@ import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from wymcp_tasks import Task, TaskStore
+from wymcp_tasks import Todo, TodoStore
 
 ROWS = 4
 WRITES = 600
 STATUSES = ("open", "in_progress", "done")
 
 
-def _consistent(task: Task) -> bool:
+def _consistent(task: Todo) -> bool:
     return (task["status"] == "done") == (task["completed_at"] is not None)
 
 
@@ -26,9 +26,9 @@ def test_complete_racing_update_status_keeps_completed_at_in_step(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "race.sqlite3"
-    stores = [TaskStore(path), TaskStore(path)]
+    stores = [TodoStore(path), TodoStore(path)]
     ids = [
-        stores[0]._create_task(f"t{n}", None, 3, None, None)["id"] for n in range(ROWS)
+        stores[0]._create_todo(f"t{n}", None, 3, None, None)["id"] for n in range(ROWS)
     ]
     chooser = random.Random(7)  # noqa: S311 -- a reproducible schedule, not a secret
     plan = [
@@ -36,9 +36,9 @@ def test_complete_racing_update_status_keeps_completed_at_in_step(
         for _ in range(WRITES)
     ]
 
-    def write(step: tuple[TaskStore, int, str]) -> Task | None:
+    def write(step: tuple[TodoStore, int, str]) -> Todo | None:
         store, task_id, status = step
-        return store._update_task(task_id, {"status": status})
+        return store._update_todo(task_id, {"status": status})
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         answers = list(pool.map(write, plan))

@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient
 from wymcp.conf import load_settings
 from wymcp.core.server import ResourceNotFoundError
 from wymcp.transport.aiohttp import create_app
-from wymcp_tasks import PlanningPrompt, Projects, TaskResource, Tasks
+from wymcp_tasks import PlanningPrompt, Projects, TodoResource, Todos
 
 TODAY = date(2026, 6, 15)
 MODERN = "2026-07-28"
@@ -31,11 +31,11 @@ def database(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def tasks(database: Path) -> Tasks:
-    return Tasks(database=database, today=lambda: TODAY)
+def tasks(database: Path) -> Todos:
+    return Todos(database=database, today=lambda: TODAY)
 
 
-async def create(tasks: Tasks, **data: Any) -> int:
+async def create(tasks: Todos, **data: Any) -> int:
     result = await tasks.run_action("create", {"priority": 3, **data}, None)
     return int(result["task"]["id"])
 
@@ -44,10 +44,10 @@ async def create(tasks: Tasks, **data: Any) -> int:
 
 
 async def test_a_task_reads_as_the_json_the_tool_answers(
-    database: Path, tasks: Tasks
+    database: Path, tasks: Todos
 ) -> None:
     task_id = await create(tasks, title="Renew passport", due="2026-06-01")
-    resource = TaskResource(database=database, today=lambda: TODAY)
+    resource = TodoResource(database=database, today=lambda: TODAY)
     text = await resource.read(f"task://{task_id}", {"id": str(task_id)}, None)
     assert (
         json.loads(text)
@@ -60,15 +60,15 @@ async def test_a_task_reads_as_the_json_the_tool_answers(
 async def test_a_missing_or_malformed_id_cannot_be_read(
     database: Path, raw: str
 ) -> None:
-    resource = TaskResource(database=database)
+    resource = TodoResource(database=database)
     with pytest.raises(ResourceNotFoundError):
         await resource.read(f"task://{raw}", {"id": raw}, None)
 
 
-async def test_completion_suggests_existing_ids(database: Path, tasks: Tasks) -> None:
+async def test_completion_suggests_existing_ids(database: Path, tasks: Todos) -> None:
     for index in range(12):
         await create(tasks, title=f"t{index}")
-    resource = TaskResource(database=database)
+    resource = TodoResource(database=database)
     assert await resource.complete("id", "1", {}) == ["12", "11", "10", "1"]
     assert len(await resource.complete("id", "", {})) == 12
     assert await resource.complete("id", "x", {}) == []
@@ -81,7 +81,7 @@ async def test_completion_suggests_existing_ids(database: Path, tasks: Tasks) ->
 
 
 async def test_the_plan_quotes_the_tasks_not_done_overdue_first(
-    database: Path, tasks: Tasks
+    database: Path, tasks: Todos
 ) -> None:
     await create(tasks, title="Later", due="2026-07-01")
     await create(tasks, title="Late", due="2026-06-01")
@@ -97,7 +97,7 @@ async def test_the_plan_quotes_the_tasks_not_done_overdue_first(
     assert "Finished" not in text
 
 
-async def test_the_plan_can_keep_to_one_project(database: Path, tasks: Tasks) -> None:
+async def test_the_plan_can_keep_to_one_project(database: Path, tasks: Todos) -> None:
     await Projects(database=database).run_action("create", {"project": "site"}, None)
     await create(tasks, title="In the project", project="site")
     await create(tasks, title="Elsewhere")
@@ -124,8 +124,8 @@ async def client(
     monkeypatch.setenv("TASKS_DEMO_DB", str(database))
     settings = load_settings(
         "wymcp_tasks.settings",
-        TOOLS=[Tasks(database=database), Projects(database=database)],
-        RESOURCES=[TaskResource(database=database)],
+        TOOLS=[Todos(database=database), Projects(database=database)],
+        RESOURCES=[TodoResource(database=database)],
         PROMPTS=[PlanningPrompt(database=database)],
     )
     return await aiohttp_client(create_app(settings))
@@ -156,7 +156,7 @@ async def rpc(
 async def test_the_server_lists_the_template_and_reads_a_task(
     client: TestClient, database: Path
 ) -> None:
-    task_id = await create(Tasks(database=database), title="Served")
+    task_id = await create(Todos(database=database), title="Served")
     status, listed = await rpc(client, "resources/templates/list", {}, "")
     assert status == 200
     [template] = listed["result"]["resourceTemplates"]

@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient
 
 from wymcp.conf import load_settings
 from wymcp.transport.aiohttp import create_app
-from wymcp_tasks import Projects, Tasks
+from wymcp_tasks import Projects, Todos
 
 MODERN = "2026-07-28"
 HEADERS = {
@@ -33,7 +33,7 @@ async def client(
     database = tmp_path / "tasks.sqlite3"
     # The settings' LIFESPAN opens this same file (not one in the working dir).
     monkeypatch.setenv("TASKS_DEMO_DB", str(database))
-    tools = [Tasks(database=database), Projects(database=database)]
+    tools = [Todos(database=database), Projects(database=database)]
     settings = load_settings("wymcp_tasks.settings", TOOLS=tools)
     return await aiohttp_client(create_app(settings))
 

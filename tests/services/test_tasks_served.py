@@ -17,7 +17,7 @@ from wymcp.testing import (
     build_context,
     call,
 )
-from wymcp_tasks import Projects, Tasks
+from wymcp_tasks import Projects, Todos
 
 TODAY = date(2026, 6, 15)
 REVISIONS = ["2026-07-28", "2025-11-25", "2025-03-26"]
@@ -39,7 +39,7 @@ def shown(answer: Any) -> dict[str, Any]:
 async def test_create_answers_the_task_a_hint_and_the_context(
     database: Path, revision: str
 ) -> None:
-    tasks = Tasks(database=database, today=lambda: TODAY)
+    tasks = Todos(database=database, today=lambda: TODAY)
     answer = await call(
         tasks,
         "create",
@@ -65,7 +65,7 @@ async def test_a_bad_date_is_refused_with_a_pointer_to_help(
     database: Path, revision: str
 ) -> None:
     answer = await call(
-        Tasks(database=database),
+        Todos(database=database),
         "create",
         {"title": "a", "due": "tomorrow"},
         ctx=build_context(protocol_version=revision),
@@ -77,7 +77,7 @@ async def test_a_bad_date_is_refused_with_a_pointer_to_help(
 async def test_a_missing_id_answers_is_error_with_a_hint_to_list(
     database: Path,
 ) -> None:
-    answer = await call(Tasks(database=database), "get", {"id": 42})
+    answer = await call(Todos(database=database), "get", {"id": 42})
     assert answer.is_error
     payload = shown(answer)
     assert payload["error"].startswith("No task has that id.")

@@ -12,154 +12,154 @@ import pytest
 from wymcp_tasks import (
     DATABASE_ENVIRONMENT_VARIABLE,
     StoreError,
-    TaskStore,
+    TodoStore,
     database_path,
 )
 from wymcp_tasks._store import _create_schema
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[TaskStore]:
-    store = TaskStore(tmp_path / "tasks.sqlite3")
+def store(tmp_path: Path) -> Iterator[TodoStore]:
+    store = TodoStore(tmp_path / "tasks.sqlite3")
     yield store
     store.close()
 
 
-async def test_a_created_task_is_open_and_gets_an_id(store: TaskStore) -> None:
-    task = await store.create_task(title="Renew passport", due="2026-12-15")
+async def test_a_created_task_is_open_and_gets_an_id(store: TodoStore) -> None:
+    task = await store.create_todo(title="Renew passport", due="2026-12-15")
     assert task["id"] == 1
     assert task["status"] == "open"
     assert task["priority"] == 3
     assert task["due"] == "2026-12-15"
     assert task["completed_at"] is None
-    assert await store.get_task(1) == task
+    assert await store.get_todo(1) == task
 
 
 async def test_the_file_is_created_on_first_use(tmp_path: Path) -> None:
     path = tmp_path / "later.sqlite3"
-    store = TaskStore(path)
+    store = TodoStore(path)
     assert not path.exists()
-    await store.list_tasks()
+    await store.list_todos()
     assert path.exists()
 
 
 async def test_a_second_store_on_the_same_file_sees_the_tasks(tmp_path: Path) -> None:
     path = tmp_path / "shared.sqlite3"
-    await TaskStore(path).create_task(title="Persist me")
-    again = TaskStore(path)
-    assert [t["title"] for t in await again.list_tasks()] == ["Persist me"]
+    await TodoStore(path).create_todo(title="Persist me")
+    again = TodoStore(path)
+    assert [t["title"] for t in await again.list_todos()] == ["Persist me"]
 
 
 async def test_concurrent_creates_get_distinct_ids(tmp_path: Path) -> None:
     path = tmp_path / "busy.sqlite3"
-    stores = [TaskStore(path), TaskStore(path)]
+    stores = [TodoStore(path), TodoStore(path)]
     created = await asyncio.gather(
-        *(stores[i % 2].create_task(title=f"t{i}") for i in range(20))
+        *(stores[i % 2].create_todo(title=f"t{i}") for i in range(20))
     )
     assert sorted(task["id"] for task in created) == list(range(1, 21))
-    assert len(await stores[0].list_tasks(limit=100)) == 20
+    assert len(await stores[0].list_todos(limit=100)) == 20
 
 
-async def test_list_filters_combine(store: TaskStore) -> None:
+async def test_list_filters_combine(store: TodoStore) -> None:
     await store.create_project("home")
-    await store.create_task(title="a", due="2026-01-10", priority=1)
-    await store.create_task(title="b", due="2026-01-20", project="home")
-    await store.create_task(title="c", priority=1)
-    assert [t["title"] for t in await store.list_tasks()] == ["a", "b", "c"]
-    assert [t["title"] for t in await store.list_tasks(priority=1)] == ["a", "c"]
-    assert [t["title"] for t in await store.list_tasks(due_before="2026-01-20")] == [
+    await store.create_todo(title="a", due="2026-01-10", priority=1)
+    await store.create_todo(title="b", due="2026-01-20", project="home")
+    await store.create_todo(title="c", priority=1)
+    assert [t["title"] for t in await store.list_todos()] == ["a", "b", "c"]
+    assert [t["title"] for t in await store.list_todos(priority=1)] == ["a", "c"]
+    assert [t["title"] for t in await store.list_todos(due_before="2026-01-20")] == [
         "a"
     ]
-    assert [t["title"] for t in await store.list_tasks(due_after="2026-01-10")] == ["b"]
-    assert [t["title"] for t in await store.list_tasks(project="home")] == ["b"]
-    assert [t["title"] for t in await store.list_tasks(limit=1)] == ["a"]
-    assert await store.list_tasks(status="done") == []
+    assert [t["title"] for t in await store.list_todos(due_after="2026-01-10")] == ["b"]
+    assert [t["title"] for t in await store.list_todos(project="home")] == ["b"]
+    assert [t["title"] for t in await store.list_todos(limit=1)] == ["a"]
+    assert await store.list_todos(status="done") == []
 
 
 async def test_search_matches_substrings_and_treats_wildcards_literally(
-    store: TaskStore,
+    store: TodoStore,
 ) -> None:
-    await store.create_task(title="Pay 50% deposit")
-    await store.create_task(title="Call Bob", description="about the PASSPORT")
-    await store.create_task(title="x_y")
-    assert [t["title"] for t in await store.search_tasks("passport")] == ["Call Bob"]
-    assert [t["title"] for t in await store.search_tasks("50%")] == ["Pay 50% deposit"]
-    assert [t["title"] for t in await store.search_tasks("_")] == ["x_y"]
-    assert await store.search_tasks("%") != []
-    assert await store.search_tasks("nothing like it") == []
+    await store.create_todo(title="Pay 50% deposit")
+    await store.create_todo(title="Call Bob", description="about the PASSPORT")
+    await store.create_todo(title="x_y")
+    assert [t["title"] for t in await store.search_todos("passport")] == ["Call Bob"]
+    assert [t["title"] for t in await store.search_todos("50%")] == ["Pay 50% deposit"]
+    assert [t["title"] for t in await store.search_todos("_")] == ["x_y"]
+    assert await store.search_todos("%") != []
+    assert await store.search_todos("nothing like it") == []
 
 
-async def test_update_stamps_and_clears_completed_at(store: TaskStore) -> None:
-    await store.create_task(title="a", due="2026-01-01")
-    done = await store.update_task(1, {"status": "done", "due": None})
+async def test_update_stamps_and_clears_completed_at(store: TodoStore) -> None:
+    await store.create_todo(title="a", due="2026-01-01")
+    done = await store.update_todo(1, {"status": "done", "due": None})
     assert done is not None
     assert done["status"] == "done"
     assert done["due"] is None
     assert done["completed_at"] is not None
-    reopened = await store.update_task(1, {"status": "open"})
+    reopened = await store.update_todo(1, {"status": "open"})
     assert reopened is not None
     assert reopened["completed_at"] is None
 
 
-async def test_complete_is_idempotent(store: TaskStore) -> None:
-    await store.create_task(title="a")
-    first = await store.complete_task(1)
-    second = await store.complete_task(1)
+async def test_complete_is_idempotent(store: TodoStore) -> None:
+    await store.create_todo(title="a")
+    first = await store.complete_todo(1)
+    second = await store.complete_todo(1)
     assert first is not None
     assert second is not None
     assert first["completed_at"] == second["completed_at"]
 
 
-async def test_missing_tasks_answer_none_or_false(store: TaskStore) -> None:
-    assert await store.get_task(7) is None
-    assert await store.update_task(7, {"title": "x"}) is None
-    assert await store.complete_task(7) is None
-    assert await store.delete_task(7) is False
+async def test_missing_tasks_answer_none_or_false(store: TodoStore) -> None:
+    assert await store.get_todo(7) is None
+    assert await store.update_todo(7, {"title": "x"}) is None
+    assert await store.complete_todo(7) is None
+    assert await store.delete_todo(7) is False
 
 
-async def test_delete_removes_the_task(store: TaskStore) -> None:
-    await store.create_task(title="a")
-    assert await store.delete_task(1) is True
-    assert await store.get_task(1) is None
+async def test_delete_removes_the_task(store: TodoStore) -> None:
+    await store.create_todo(title="a")
+    assert await store.delete_todo(1) is True
+    assert await store.get_todo(1) is None
 
 
-async def test_overdue_counts_open_tasks_due_before_today(store: TaskStore) -> None:
+async def test_overdue_counts_open_tasks_due_before_today(store: TodoStore) -> None:
     today = date(2026, 6, 15)
     assert store.count_overdue(today) == 0
-    await store.create_task(title="late", due="2026-06-14")
-    await store.create_task(title="today", due="2026-06-15")
-    await store.create_task(title="undated")
-    await store.create_task(title="late but done", due="2026-01-01")
-    await store.complete_task(4)
+    await store.create_todo(title="late", due="2026-06-14")
+    await store.create_todo(title="today", due="2026-06-15")
+    await store.create_todo(title="undated")
+    await store.create_todo(title="late but done", due="2026-01-01")
+    await store.complete_todo(4)
     # The hook's count is the one refreshed (in a thread) after the last writes.
     assert await store.refresh_overdue(today) == 1
     assert store.count_overdue(today) == 1
 
 
-async def test_tasks_need_an_existing_open_project(store: TaskStore) -> None:
+async def test_tasks_need_an_existing_open_project(store: TodoStore) -> None:
     with pytest.raises(StoreError, match="create it first"):
-        await store.create_task(title="a", project="nowhere")
+        await store.create_todo(title="a", project="nowhere")
     await store.create_project("site")
-    await store.create_task(title="a", project="site")
+    await store.create_todo(title="a", project="site")
     await store.archive_project("site")
     with pytest.raises(StoreError, match="archived"):
-        await store.create_task(title="b", project="site")
-    await store.create_task(title="c")
+        await store.create_todo(title="b", project="site")
+    await store.create_todo(title="c")
     with pytest.raises(StoreError, match="archived"):
-        await store.update_task(2, {"project": "site"})
-    kept = await store.update_task(1, {"title": "renamed", "project": "site"})
+        await store.update_todo(2, {"project": "site"})
+    kept = await store.update_todo(1, {"title": "renamed", "project": "site"})
     assert kept is not None
     assert kept["project"] == "site"
 
 
 async def test_projects_count_their_tasks_and_hide_when_archived(
-    store: TaskStore,
+    store: TodoStore,
 ) -> None:
     await store.create_project("site", "The web site")
     await store.create_project("home")
-    await store.create_task(title="a", project="site")
-    await store.create_task(title="b", project="site")
-    await store.complete_task(2)
+    await store.create_todo(title="a", project="site")
+    await store.create_todo(title="b", project="site")
+    await store.complete_todo(2)
     listed = await store.list_projects()
     assert [(p["name"], p["open_tasks"], p["done_tasks"]) for p in listed] == [
         ("home", 0, 0),
@@ -176,7 +176,7 @@ async def test_projects_count_their_tasks_and_hide_when_archived(
     assert await store.archive_project("nowhere") is None
 
 
-async def test_a_project_name_is_taken_once(store: TaskStore) -> None:
+async def test_a_project_name_is_taken_once(store: TodoStore) -> None:
     await store.create_project("site")
     with pytest.raises(StoreError, match="exists already"):
         await store.create_project("site")
@@ -185,9 +185,9 @@ async def test_a_project_name_is_taken_once(store: TaskStore) -> None:
 async def test_an_unopenable_file_is_a_store_error_without_the_path(
     tmp_path: Path,
 ) -> None:
-    store = TaskStore(tmp_path / "missing-dir" / "tasks.sqlite3")
+    store = TodoStore(tmp_path / "missing-dir" / "tasks.sqlite3")
     with pytest.raises(StoreError) as caught:
-        await store.list_tasks()
+        await store.list_todos()
     assert "missing-dir" not in str(caught.value)
 
 
@@ -213,10 +213,10 @@ async def test_the_default_file_leaves_the_working_directory_clean(
     monkeypatch.delenv(DATABASE_ENVIRONMENT_VARIABLE, raising=False)
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
     monkeypatch.setenv("HOME", str(home))
-    store = TaskStore(database_path())  # the folder is made on first use
+    store = TodoStore(database_path())  # the folder is made on first use
     try:
-        await store.create_task(title="written")
-        assert [t["title"] for t in await store.list_tasks()] == ["written"]
+        await store.create_todo(title="written")
+        assert [t["title"] for t in await store.list_todos()] == ["written"]
     finally:
         store.close()
     assert list(tree.iterdir()) == []

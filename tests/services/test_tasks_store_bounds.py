@@ -11,7 +11,7 @@ import sqlite3
 from datetime import date
 from pathlib import Path
 
-from wymcp_tasks import TaskStore
+from wymcp_tasks import TodoStore
 
 _NOW = "2026-06-15T00:00:00Z"
 
@@ -25,7 +25,7 @@ def _fill(path: Path, count: int) -> None:
         )
 
 
-async def _instructions(store: TaskStore, prefix: str) -> tuple[int, list[int]]:
+async def _instructions(store: TodoStore, prefix: str) -> tuple[int, list[int]]:
     counted = [0]
 
     def tick() -> int:
@@ -42,8 +42,8 @@ async def _instructions(store: TaskStore, prefix: str) -> tuple[int, list[int]]:
 
 async def test_completion_reads_do_not_grow_with_the_table(tmp_path: Path) -> None:
     path = tmp_path / "big.sqlite3"
-    store = TaskStore(path)
-    await store.create_task(title="first")
+    store = TodoStore(path)
+    await store.create_todo(title="first")
     _fill(path, 3_000)
     small, found = await _instructions(store, "7")
     assert found[:3] == [799, 798, 797]
@@ -57,19 +57,19 @@ async def test_completion_reads_do_not_grow_with_the_table(tmp_path: Path) -> No
 
 
 async def test_text_after_a_nul_is_searchable(tmp_path: Path) -> None:
-    store = TaskStore(tmp_path / "nul.sqlite3")
-    await store.create_task(title="before\x00after", description="x\x00Tail")
-    assert [t["title"] for t in await store.search_tasks("after")] == [
+    store = TodoStore(tmp_path / "nul.sqlite3")
+    await store.create_todo(title="before\x00after", description="x\x00Tail")
+    assert [t["title"] for t in await store.search_todos("after")] == [
         "before\x00after"
     ]
-    assert len(await store.search_tasks("tail")) == 1
-    assert len(await store.search_tasks("e\x00a")) == 1
-    assert await store.search_tasks("missing") == []
+    assert len(await store.search_todos("tail")) == 1
+    assert len(await store.search_todos("e\x00a")) == 1
+    assert await store.search_todos("missing") == []
     store.close()
 
 
 async def test_projects_list_is_paged(tmp_path: Path) -> None:
-    store = TaskStore(tmp_path / "projects.sqlite3")
+    store = TodoStore(tmp_path / "projects.sqlite3")
     for name in ("c", "a", "b", "d"):
         await store.create_project(name)
     first = await store.list_projects(limit=2)
@@ -83,11 +83,11 @@ async def test_the_overdue_count_is_read_on_the_loop_only_when_cold(
     tmp_path: Path,
 ) -> None:
     today = date(2026, 6, 15)
-    store = TaskStore(tmp_path / "overdue.sqlite3")
-    await store.create_task(title="late", due="2026-06-01")
+    store = TodoStore(tmp_path / "overdue.sqlite3")
+    await store.create_todo(title="late", due="2026-06-01")
     assert await store.refresh_overdue(today) == 1
-    other = TaskStore(store.path)
-    await other.create_task(title="later", due="2026-06-02")
+    other = TodoStore(store.path)
+    await other.create_todo(title="later", due="2026-06-02")
     reads: list[str] = []
     original = store._read_now
 
@@ -100,7 +100,7 @@ async def test_the_overdue_count_is_read_on_the_loop_only_when_cold(
     # a read on the caller's thread, even though a write happened since.
     assert store.count_overdue(today) == 1
     assert reads == []
-    await store.create_task(title="mine", due="2026-06-03")
+    await store.create_todo(title="mine", due="2026-06-03")
     assert await store.refresh_overdue(today) == 3
     assert len(reads) == 1
     # A new day is cold: one read.

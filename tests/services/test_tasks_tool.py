@@ -12,14 +12,14 @@ import pytest
 
 from wymcp.core.gates import check
 from wymcp.core.schema import Tool, ToolError, prepare
-from wymcp_tasks import DATABASE_ENVIRONMENT_VARIABLE, Projects, Tasks
+from wymcp_tasks import DATABASE_ENVIRONMENT_VARIABLE, Projects, Todos
 
 TODAY = date(2026, 6, 15)
 
 
 @pytest.fixture
-def tasks(tmp_path: Path) -> Iterator[Tasks]:
-    tool = Tasks(database=tmp_path / "tasks.sqlite3", today=lambda: TODAY)
+def tasks(tmp_path: Path) -> Iterator[Todos]:
+    tool = Todos(database=tmp_path / "tasks.sqlite3", today=lambda: TODAY)
     yield tool
     tool.store.close()
 
@@ -46,7 +46,7 @@ def refusal(tool: Tool, action: str, data: dict[str, Any] | None) -> dict[str, A
 
 
 async def test_create_returns_the_open_task_with_the_default_priority(
-    tasks: Tasks,
+    tasks: Todos,
 ) -> None:
     result = await call(
         tasks, "create", {"title": "Renew passport", "due": "2026-12-15"}
@@ -60,18 +60,18 @@ async def test_create_returns_the_open_task_with_the_default_priority(
     assert task["overdue"] is False
 
 
-async def test_create_marks_a_task_due_before_today_overdue(tasks: Tasks) -> None:
+async def test_create_marks_a_task_due_before_today_overdue(tasks: Todos) -> None:
     result = await call(tasks, "create", {"title": "Late", "due": "2026-06-14"})
     assert result["task"]["overdue"] is True
 
 
-async def test_an_integral_float_priority_is_read_as_an_integer(tasks: Tasks) -> None:
+async def test_an_integral_float_priority_is_read_as_an_integer(tasks: Todos) -> None:
     result = await call(tasks, "create", {"title": "a", "priority": 2.0})
     assert result["task"]["priority"] == 2
     assert isinstance(result["task"]["priority"], int)
 
 
-def test_create_without_a_title_is_refused(tasks: Tasks) -> None:
+def test_create_without_a_title_is_refused(tasks: Todos) -> None:
     answer = refusal(tasks, "create", {"due": "2026-12-15"})
     assert answer["error"] == "missing_required_fields"
     assert answer["missing"] == ["title"]
@@ -79,7 +79,7 @@ def test_create_without_a_title_is_refused(tasks: Tasks) -> None:
     assert "help" in answer
 
 
-def test_create_with_a_misspelt_key_is_refused(tasks: Tasks) -> None:
+def test_create_with_a_misspelt_key_is_refused(tasks: Todos) -> None:
     answer = refusal(tasks, "create", {"title": "a", "titel": "a"})
     assert answer["error"] == "unknown_params"
     assert answer["unknown"] == ["data.titel"]
@@ -99,25 +99,25 @@ def test_create_with_a_misspelt_key_is_refused(tasks: Tasks) -> None:
     ],
 )
 def test_create_with_a_bad_value_names_its_path(
-    tasks: Tasks, data: dict[str, Any], path: str
+    tasks: Todos, data: dict[str, Any], path: str
 ) -> None:
     answer = refusal(tasks, "create", data)
     assert answer["error"] == "invalid_values"
     assert [entry["path"] for entry in answer["errors"]] == [path]
 
 
-def test_a_refusal_never_quotes_the_bad_value(tasks: Tasks) -> None:
+def test_a_refusal_never_quotes_the_bad_value(tasks: Todos) -> None:
     answer = refusal(tasks, "create", {"title": "a", "due": "next-tuesday-ish"})
     assert "next-tuesday-ish" not in str(answer)
 
 
-def test_an_unknown_action_lists_the_valid_ones(tasks: Tasks) -> None:
+def test_an_unknown_action_lists_the_valid_ones(tasks: Todos) -> None:
     answer = refusal(tasks, "archive", {})
     assert answer["error"] == "unknown_action"
     assert answer["valid_actions"] == sorted(prepare(tasks).actions)
 
 
-async def test_create_in_an_unknown_project_is_a_tool_error(tasks: Tasks) -> None:
+async def test_create_in_an_unknown_project_is_a_tool_error(tasks: Todos) -> None:
     with pytest.raises(ToolError, match="create it first"):
         await call(tasks, "create", {"title": "a", "project": "nowhere"})
 
@@ -125,7 +125,7 @@ async def test_create_in_an_unknown_project_is_a_tool_error(tasks: Tasks) -> Non
 # list and search ---------------------------------------------------------------
 
 
-async def test_list_filters_and_counts(tasks: Tasks, tmp_path: Path) -> None:
+async def test_list_filters_and_counts(tasks: Todos, tmp_path: Path) -> None:
     projects = Projects(database=tmp_path / "tasks.sqlite3")
     await call(projects, "create", {"project": "site"})
     await call(tasks, "create", {"title": "a", "due": "2026-06-01", "priority": 1})
@@ -153,14 +153,14 @@ async def test_list_filters_and_counts(tasks: Tasks, tmp_path: Path) -> None:
     ],
 )
 def test_list_with_a_bad_filter_is_refused(
-    tasks: Tasks, data: dict[str, Any], path: str
+    tasks: Todos, data: dict[str, Any], path: str
 ) -> None:
     answer = refusal(tasks, "list", data)
     assert answer["error"] == "invalid_values"
     assert [entry["path"] for entry in answer["errors"]] == [path]
 
 
-async def test_search_finds_text_in_titles_and_descriptions(tasks: Tasks) -> None:
+async def test_search_finds_text_in_titles_and_descriptions(tasks: Todos) -> None:
     await call(
         tasks, "create", {"title": "Call Bob", "description": "about the PASSPORT"}
     )
@@ -170,7 +170,7 @@ async def test_search_finds_text_in_titles_and_descriptions(tasks: Tasks) -> Non
     assert (await call(tasks, "search", {"text": "zzz"}))["count"] == 0
 
 
-def test_search_needs_some_text(tasks: Tasks) -> None:
+def test_search_needs_some_text(tasks: Todos) -> None:
     assert refusal(tasks, "search", {})["error"] == "missing_required_fields"
     assert refusal(tasks, "search", {"text": ""})["error"] == "invalid_values"
 
@@ -178,14 +178,14 @@ def test_search_needs_some_text(tasks: Tasks) -> None:
 # get, update, complete, delete -----------------------------------------------------
 
 
-async def test_get_returns_the_task(tasks: Tasks) -> None:
+async def test_get_returns_the_task(tasks: Todos) -> None:
     created = await call(tasks, "create", {"title": "a"})
     assert await call(tasks, "get", {"id": 1}) == created
 
 
 @pytest.mark.parametrize("action", ["get", "complete", "delete"])
 async def test_a_missing_id_is_a_tool_error_pointing_at_list(
-    tasks: Tasks, action: str
+    tasks: Todos, action: str
 ) -> None:
     with pytest.raises(ToolError, match="list"):
         await call(tasks, action, {"id": 42})
@@ -193,7 +193,7 @@ async def test_a_missing_id_is_a_tool_error_pointing_at_list(
 
 @pytest.mark.parametrize("action", ["get", "update", "complete", "delete"])
 @pytest.mark.parametrize("bad", [0, -1, "1", 2**53, 1.5])
-def test_an_id_must_be_a_positive_integer(tasks: Tasks, action: str, bad: Any) -> None:
+def test_an_id_must_be_a_positive_integer(tasks: Todos, action: str, bad: Any) -> None:
     answer = refusal(
         tasks, action, {"id": bad, "title": "x"} if action == "update" else {"id": bad}
     )
@@ -201,7 +201,7 @@ def test_an_id_must_be_a_positive_integer(tasks: Tasks, action: str, bad: Any) -
     assert [entry["path"] for entry in answer["errors"]] == ["data.id"]
 
 
-async def test_update_changes_only_the_given_fields(tasks: Tasks) -> None:
+async def test_update_changes_only_the_given_fields(tasks: Todos) -> None:
     await call(tasks, "create", {"title": "a", "due": "2026-06-01", "priority": 2})
     updated = (await call(tasks, "update", {"id": 1, "title": "b", "due": None}))[
         "task"
@@ -211,17 +211,17 @@ async def test_update_changes_only_the_given_fields(tasks: Tasks) -> None:
     assert updated["priority"] == 2
 
 
-def test_update_needs_a_field_to_change(tasks: Tasks) -> None:
+def test_update_needs_a_field_to_change(tasks: Todos) -> None:
     answer = refusal(tasks, "update", {"id": 1})
     assert answer["error"] == "missing_required_group"
 
 
-async def test_update_of_a_missing_task_is_a_tool_error(tasks: Tasks) -> None:
+async def test_update_of_a_missing_task_is_a_tool_error(tasks: Todos) -> None:
     with pytest.raises(ToolError):
         await call(tasks, "update", {"id": 9, "title": "b"})
 
 
-async def test_complete_marks_the_task_done(tasks: Tasks) -> None:
+async def test_complete_marks_the_task_done(tasks: Todos) -> None:
     await call(tasks, "create", {"title": "a", "due": "2026-01-01"})
     done = (await call(tasks, "complete", {"id": 1}))["task"]
     assert done["status"] == "done"
@@ -229,7 +229,7 @@ async def test_complete_marks_the_task_done(tasks: Tasks) -> None:
     assert done["overdue"] is False
 
 
-async def test_delete_removes_the_task(tasks: Tasks) -> None:
+async def test_delete_removes_the_task(tasks: Todos) -> None:
     await call(tasks, "create", {"title": "a"})
     assert await call(tasks, "delete", {"id": 1}) == {"deleted": 1}
     with pytest.raises(ToolError):
@@ -239,7 +239,7 @@ async def test_delete_removes_the_task(tasks: Tasks) -> None:
 # hints and context -----------------------------------------------------------------
 
 
-async def test_after_create_the_hint_shows_how_to_get_the_task(tasks: Tasks) -> None:
+async def test_after_create_the_hint_shows_how_to_get_the_task(tasks: Todos) -> None:
     result = await call(tasks, "create", {"title": "a"})
     await call(tasks, "create", {"title": "b"})
     second = await call(tasks, "create", {"title": "c"})
@@ -249,7 +249,7 @@ async def test_after_create_the_hint_shows_how_to_get_the_task(tasks: Tasks) -> 
     assert tasks.hints("create", result)[0].example == {"id": 1}
 
 
-async def test_after_list_the_hint_shows_how_to_complete_one(tasks: Tasks) -> None:
+async def test_after_list_the_hint_shows_how_to_complete_one(tasks: Todos) -> None:
     assert tasks.hints("list", await call(tasks, "list")) == []
     await call(tasks, "create", {"title": "a"})
     listed = await call(tasks, "list")
@@ -258,7 +258,7 @@ async def test_after_list_the_hint_shows_how_to_complete_one(tasks: Tasks) -> No
     assert tasks.hints("delete", {"deleted": 1}) == []
 
 
-async def test_after_a_missing_id_the_hint_shows_how_to_find_ids(tasks: Tasks) -> None:
+async def test_after_a_missing_id_the_hint_shows_how_to_find_ids(tasks: Todos) -> None:
     with pytest.raises(ToolError) as missing:
         await call(tasks, "get", {"id": 5})
     [hint] = tasks.hints("get", missing.value)
@@ -269,7 +269,7 @@ async def test_after_a_missing_id_the_hint_shows_how_to_find_ids(tasks: Tasks) -
     assert tasks.hints("create", unknown_project.value) == []
 
 
-async def test_the_action_context_counts_overdue_tasks(tasks: Tasks) -> None:
+async def test_the_action_context_counts_overdue_tasks(tasks: Todos) -> None:
     assert tasks.action_context("list", None) == {"today": "2026-06-15", "overdue": 0}
     await call(tasks, "create", {"title": "late", "due": "2026-06-01"})
     await call(tasks, "create", {"title": "later", "due": "2026-07-01"})
@@ -279,7 +279,7 @@ async def test_the_action_context_counts_overdue_tasks(tasks: Tasks) -> None:
 # declaration and storage -----------------------------------------------------------
 
 
-def test_every_action_documents_itself(tasks: Tasks) -> None:
+def test_every_action_documents_itself(tasks: Todos) -> None:
     for name, spec in prepare(tasks).actions.items():
         action = spec.action
         assert action is not None
@@ -291,7 +291,7 @@ def test_every_action_documents_itself(tasks: Tasks) -> None:
 
 
 def test_tools_list_publishes_the_compact_schema(tmp_path: Path) -> None:
-    spec = prepare(Tasks(database=tmp_path / "t.db"))
+    spec = prepare(Todos(database=tmp_path / "t.db"))
     assert spec.input_schema["properties"]["action"]["enum"] == [
         "complete",
         "create",
@@ -324,9 +324,9 @@ def test_tools_list_publishes_the_compact_schema(tmp_path: Path) -> None:
 
 async def test_two_tool_instances_on_one_file_share_the_tasks(tmp_path: Path) -> None:
     path = tmp_path / "shared.sqlite3"
-    first = Tasks(database=path)
+    first = Todos(database=path)
     await call(first, "create", {"title": "Persist me"})
-    second = Tasks(database=path)
+    second = Todos(database=path)
     assert (await call(second, "get", {"id": 1}))["task"]["title"] == "Persist me"
 
 
@@ -334,10 +334,10 @@ def test_the_database_is_chosen_when_the_tool_is_built(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(DATABASE_ENVIRONMENT_VARIABLE, str(tmp_path / "first.db"))
-    first = Tasks()
+    first = Todos()
     monkeypatch.setenv(DATABASE_ENVIRONMENT_VARIABLE, str(tmp_path / "second.db"))
     assert first.store.path == tmp_path / "first.db"
-    assert Tasks().store.path == tmp_path / "second.db"
+    assert Todos().store.path == tmp_path / "second.db"
     assert not (tmp_path / "first.db").exists()
 
 
@@ -351,18 +351,18 @@ async def test_export_runs_as_a_task_and_answers_the_csv(tmp_path: Path) -> None
         encode_json,
     )
 
-    tool = Tasks(database=tmp_path / "t.db")
-    await tool.store.create_task(
+    tool = Todos(database=tmp_path / "t.db")
+    await tool.store.create_todo(
         title="Renew, the passport",
         description=None,
         priority=2,
         due=None,
         project=None,
     )
-    await tool.store.create_task(
+    await tool.store.create_todo(
         title="Done one", description=None, priority=3, due=None, project=None
     )
-    await tool.store.complete_task(2)
+    await tool.store.complete_todo(2)
     engine = Engine(tools=[tool])
 
     class Sink:

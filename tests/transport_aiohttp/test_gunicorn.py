@@ -7,20 +7,21 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import sys
 import time
 from pathlib import Path
 
 import aiohttp
 
+from gunicorn_process import (
+    AIOHTTP_WORKER,
+    WYMCP_WORKER,
+    free_port,
+    gunicorn_argv,
+    start_gunicorn,
+)
+
 MODERN = "2026-07-28"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def test_two_gunicorn_workers_serve_the_endpoint(tmp_path: Path):
@@ -33,17 +34,10 @@ async def test_two_gunicorn_workers_serve_the_endpoint(tmp_path: Path):
         "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
         "WYMCP_SETTINGS_MODULE": "gunicorn_wymcp_settings",
     }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "wymcp.transport.aiohttp:create_app()",
-        "--worker-class",
-        "aiohttp.GunicornWebWorker",
-        "--workers",
-        "2",
-        "--bind",
-        f"127.0.0.1:{port}",
+    process = await start_gunicorn(
+        port,
+        worker=AIOHTTP_WORKER,
+        workers=2,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
         env=env,
@@ -129,17 +123,9 @@ async def test_the_wymcp_worker_cancels_calls_and_applies_the_connection_setting
         "WYMCP_SETTINGS_MODULE": "gunicorn_hang_settings",
         "HANG_DIR": str(tmp_path),
     }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "wymcp.transport.aiohttp:create_app()",
-        "--worker-class",
-        "wymcp.transport.aiohttp.GunicornWorker",
-        "--workers",
-        "1",
-        "--bind",
-        f"127.0.0.1:{port}",
+    process = await start_gunicorn(
+        port,
+        worker=WYMCP_WORKER,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
         env=env,
@@ -199,17 +185,9 @@ async def test_the_wymcp_worker_logs_the_check_warnings(tmp_path: Path):
         "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
         "WYMCP_SETTINGS_MODULE": "gunicorn_w002_settings",
     }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "wymcp.transport.aiohttp:create_app()",
-        "--worker-class",
-        "wymcp.transport.aiohttp.GunicornWorker",
-        "--workers",
-        "1",
-        "--bind",
-        f"127.0.0.1:{port}",
+    process = await start_gunicorn(
+        port,
+        worker=WYMCP_WORKER,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
         env=env,
@@ -241,16 +219,7 @@ async def test_the_wymcp_worker_honours_the_access_log_format(tmp_path: Path):
         "WYMCP_SETTINGS_MODULE": "gunicorn_access_settings",
     }
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "wymcp.transport.aiohttp:create_app()",
-        "--worker-class",
-        "wymcp.transport.aiohttp.GunicornWorker",
-        "--workers",
-        "1",
-        "--bind",
-        f"127.0.0.1:{port}",
+        *gunicorn_argv(port),
         "--access-logfile",
         str(access),
         "--access-logformat",
@@ -333,17 +302,9 @@ async def test_the_wymcp_worker_drops_the_body_a_404_leaves_unread(tmp_path: Pat
         "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
         "WYMCP_SETTINGS_MODULE": "gunicorn_linger_settings",
     }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "wymcp.transport.aiohttp:create_app()",
-        "--worker-class",
-        "wymcp.transport.aiohttp.GunicornWorker",
-        "--workers",
-        "1",
-        "--bind",
-        f"127.0.0.1:{port}",
+    process = await start_gunicorn(
+        port,
+        worker=WYMCP_WORKER,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
         env=env,

@@ -14,8 +14,8 @@ import aiohttp
 
 from sse_events import next_event
 from wymcp.core.schema import Action, Tool
-from wymcp.core.server._detached_calls import DetachedCalls
-from wymcp.core.server._replay import Replay
+from wymcp.core.server._call_detached import DetachedCalls
+from wymcp.core.server._session_replay import Replay
 from wymcp.transport.aiohttp import create_app
 from wymcp.transport.aiohttp._setup import get_endpoint
 

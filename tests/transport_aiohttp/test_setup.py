@@ -222,7 +222,7 @@ async def test_lenient_drops_an_unknown_key_and_says_so(aiohttp_client):
 class Stuck(Tool):
     name = "stuck"
     description = "Never finishes."
-    input_schema = {"type": "object", "properties": {}}  # noqa: RUF012
+    input_schema = {"type": "object", "properties": {}}  # noqa: RUF012 - the pinned declaration style
 
     async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
         await asyncio.Event().wait()

@@ -119,4 +119,4 @@ async def test_a_line_of_many_tiny_values_does_not_hold_the_loop(item, loop_watc
     answer = json.loads(output.data.splitlines()[0])
     assert answer["id"] == 7
     assert answer["result"]["tools"]
-    print(f"longest stall: {loop_watchdog.longest * 1000:.0f} ms")  # noqa: T201
+    print(f"longest stall: {loop_watchdog.longest * 1000:.0f} ms")  # noqa: T201 - the measured figure

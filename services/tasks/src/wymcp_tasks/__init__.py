@@ -1,6 +1,6 @@
 """The wymcp demo: a task tracker on SQLite, served by `wymcp serve`.
 
-`Tasks` and `Projects` are the tools (typed `@action` methods), `TaskResource`
+`Todos` and `Projects` are the tools (typed `@action` methods), `TodoResource`
 serves each task as `task://{id}`, `PlanningPrompt` is the `plan` prompt;
 `settings` is the settings module the README's serve command names. Storage is
 one SQLite file chosen by `TASKS_DEMO_DB`, opened once per worker by `lifespan`.
@@ -10,9 +10,9 @@ from wymcp_tasks._lifespan import lifespan
 from wymcp_tasks._location import DATABASE_ENVIRONMENT_VARIABLE, database_path
 from wymcp_tasks._planning_prompt import PlanningPrompt
 from wymcp_tasks._projects import Projects
-from wymcp_tasks._store import Project, StoreError, Task, TaskStore
-from wymcp_tasks._task_resource import TaskResource
-from wymcp_tasks._tasks import Tasks
+from wymcp_tasks._store import Project, StoreError, Todo, TodoStore
+from wymcp_tasks._todo_resource import TodoResource
+from wymcp_tasks._todos import Todos
 
 __all__ = [
     "DATABASE_ENVIRONMENT_VARIABLE",
@@ -20,10 +20,10 @@ __all__ = [
     "Project",
     "Projects",
     "StoreError",
-    "Task",
-    "TaskResource",
-    "TaskStore",
-    "Tasks",
+    "Todo",
+    "TodoResource",
+    "TodoStore",
+    "Todos",
     "database_path",
     "lifespan",
 ]

@@ -10,8 +10,8 @@ import csv
 import io
 from typing import Any, Final
 
-from wymcp_tasks._models import STATUSES, ExportedTasks
-from wymcp_tasks._store import TaskStore
+from wymcp_tasks._models import STATUSES, ExportedTodos
+from wymcp_tasks._store import TodoStore
 
 MAX_EXPORT: Final = 10_000
 """Most tasks one export carries (per status), so its result stays bounded."""
@@ -19,7 +19,7 @@ MAX_EXPORT: Final = 10_000
 COLUMNS: Final = ("id", "title", "status", "priority", "due", "project")
 
 
-async def export_tasks(store: TaskStore, status: str | None, ctx: Any) -> ExportedTasks:
+async def export_todos(store: TodoStore, status: str | None, ctx: Any) -> ExportedTodos:
     """The tasks (of `status`, or all) as CSV, reporting progress per status."""
     wanted = [status] if status is not None else list(STATUSES)
     out = io.StringIO()
@@ -27,9 +27,9 @@ async def export_tasks(store: TaskStore, status: str | None, ctx: Any) -> Export
     writer.writerow(COLUMNS)
     count = 0
     for done, one in enumerate(wanted, start=1):
-        tasks = await store.list_tasks(status=one, limit=MAX_EXPORT)
+        tasks = await store.list_todos(status=one, limit=MAX_EXPORT)
         for task in tasks:
             writer.writerow(["" if task[c] is None else task[c] for c in COLUMNS])
         count += len(tasks)
         await ctx.report_progress(done, len(wanted), f"Exported the {one} tasks")
-    return ExportedTasks(count=count, csv=out.getvalue())
+    return ExportedTodos(count=count, csv=out.getvalue())

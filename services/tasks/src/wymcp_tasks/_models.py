@@ -44,7 +44,7 @@ def _schema(**keywords: Any) -> dict[str, Any]:
 
 
 @attrs.frozen
-class CreateTask:
+class CreateTodo:
     """A new task; it starts open."""
 
     title: str = attrs.field(metadata=_schema(**TITLE))
@@ -55,7 +55,7 @@ class CreateTask:
 
 
 @attrs.frozen
-class ListTasks:
+class ListTodos:
     """The filters of a listing (every one given must match)."""
 
     status: Status | None = None
@@ -73,14 +73,14 @@ class ListTasks:
 
 
 @attrs.frozen
-class TaskId:
+class TodoId:
     """One task, by id."""
 
     id: int = attrs.field(metadata=_schema(**ID))
 
 
 @attrs.frozen
-class SearchTasks:
+class SearchTodos:
     """A substring to find in titles and descriptions."""
 
     text: str = attrs.field(metadata=_schema(minLength=1, maxLength=200))
@@ -131,7 +131,7 @@ class ListProjects:
 
 
 @attrs.frozen
-class TaskView:
+class TodoView:
     """One task as every answer shows it, with `overdue` on the server's today."""
 
     id: int = attrs.field(metadata=_schema(minimum=1))
@@ -148,29 +148,29 @@ class TaskView:
 
 
 @attrs.frozen
-class OneTask:
+class OneTodo:
     """create, get, update and complete answer the task."""
 
-    task: TaskView
+    task: TodoView
 
 
 @attrs.frozen
-class TaskList:
+class TodoList:
     """list and search answer the tasks and how many there are."""
 
-    tasks: list[TaskView]
+    tasks: list[TodoView]
     count: int = attrs.field(metadata=_schema(minimum=0))
 
 
 @attrs.frozen
-class ExportTasks:
+class ExportTodos:
     """What an export covers: every task, or those of one status."""
 
     status: Status | None = None
 
 
 @attrs.frozen
-class ExportedTasks:
+class ExportedTodos:
     """export answers the tasks as CSV text (a header line, one line a task)."""
 
     count: int = attrs.field(metadata=_schema(minimum=0))

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 from wymcp.core.schema import Prompt, PromptArgument
 from wymcp_tasks._location import database_path
-from wymcp_tasks._store import TaskStore
-from wymcp_tasks._tasks import PROJECT_PATTERN, shape_task, store_of
+from wymcp_tasks._store import TodoStore
+from wymcp_tasks._todos import PROJECT_PATTERN, shape_todo, store_of
 
 DEFAULT_DAYS = 7
 # How many tasks of each status the prompt quotes at most.
@@ -49,7 +49,7 @@ class PlanningPrompt(Prompt):
         today: Callable[[], date] = date.today,
     ) -> None:
         super().__init__()
-        self.store = TaskStore(database_path(database))
+        self.store = TodoStore(database_path(database))
         # A database named here wins over the store LIFESPAN opened.
         self.explicit = database is not None
         self._today = today
@@ -61,9 +61,9 @@ class PlanningPrompt(Prompt):
         today = self._today()
         store = store_of(ctx, self.store, explicit=self.explicit)
         pending = [
-            shape_task(task, today)
+            shape_todo(task, today)
             for status in ("in_progress", "open")
-            for task in await store.list_tasks(
+            for task in await store.list_todos(
                 status=status, project=project, limit=_QUOTED
             )
         ]

@@ -23,8 +23,8 @@ from wymcp_tasks._models import (
     ProjectName,
     ProjectView,
 )
-from wymcp_tasks._store import Project, TaskStore
-from wymcp_tasks._tasks import store_of
+from wymcp_tasks._store import Project, TodoStore
+from wymcp_tasks._todos import store_of
 
 PROJECT_HEADER = "Project"
 
@@ -79,7 +79,7 @@ class Projects(Tool):
 
     def __init__(self, *, database: str | PathLike[str] | None = None) -> None:
         super().__init__()
-        self.store = TaskStore(database_path(database))
+        self.store = TodoStore(database_path(database))
         # A database named here wins over the store LIFESPAN opened.
         self.explicit = database is not None
 

@@ -51,11 +51,11 @@ UPDATE tasks SET completed_at = NULL
     WHERE status != 'done' AND completed_at IS NOT NULL;
 """
 
-_TASK_COLUMNS = (
+_TODO_COLUMNS = (
     "id, title, description, status, priority, due, project,"
     " created_at, updated_at, completed_at"
 )
-# The columns `update_task` may change, in the order it writes them.
+# The columns `update_todo` may change, in the order it writes them.
 _UPDATABLE = ("title", "description", "status", "priority", "due", "project")
 # Ordering for lists: dated tasks first (soonest first), then by priority.
 _ORDER = "ORDER BY due IS NULL, due, priority, id"
@@ -67,8 +67,12 @@ _ID_DIGITS = 16
 _MAX_ROWID = 2**63 - 1
 
 
-class Task(TypedDict):
-    """One task as the store returns it (dates and times as ISO 8601 text)."""
+class Todo(TypedDict):
+    """One tracked item as the store returns it (dates and times as ISO 8601 text).
+
+    The code calls it a todo: "task" means MCP's tasks extension. The tool
+    (`tasks`), the table and the `task://` URIs keep their names.
+    """
 
     id: int
     title: str
@@ -104,8 +108,8 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _task(row: sqlite3.Row) -> Task:
-    return Task(
+def _todo(row: sqlite3.Row) -> Todo:
+    return Todo(
         id=row["id"],
         title=row["title"],
         description=row["description"],
@@ -119,8 +123,8 @@ def _task(row: sqlite3.Row) -> Task:
     )
 
 
-class TaskStore:
-    """Tasks and projects in the SQLite file at `path` (created on first use)."""
+class TodoStore:
+    """Todos and projects in the SQLite file at `path` (created on first use)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -174,9 +178,9 @@ class TaskStore:
                 _create_schema(connection)
                 self._ready = True
 
-    # Tasks -----------------------------------------------------------------
+    # Todos -----------------------------------------------------------------
 
-    async def create_task(
+    async def create_todo(
         self,
         *,
         title: str,
@@ -184,24 +188,24 @@ class TaskStore:
         priority: int = 3,
         due: str | None = None,
         project: str | None = None,
-    ) -> Task:
+    ) -> Todo:
         """Insert a new open task and return it.
 
         Raises:
             StoreError: the project does not exist or is archived.
         """
         return await self._run(
-            self._create_task, title, description, priority, due, project
+            self._create_todo, title, description, priority, due, project
         )
 
-    def _create_task(
+    def _create_todo(
         self,
         title: str,
         description: str | None,
         priority: int,
         due: str | None,
         project: str | None,
-    ) -> Task:
+    ) -> Todo:
         with self._writing(), self._connect() as connection, connection:
             if project is not None:
                 self._require_open_project(connection, project)
@@ -212,30 +216,30 @@ class TaskStore:
                 " VALUES (?, ?, 'open', ?, ?, ?, ?, ?)",
                 (title, description, priority, due, project, now, now),
             )
-            task_id = cursor.lastrowid
+            todo_id = cursor.lastrowid
             row = connection.execute(
-                f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ?",  # noqa: S608 -- constant column list
-                (task_id,),
+                f"SELECT {_TODO_COLUMNS} FROM tasks WHERE id = ?",  # noqa: S608 -- constant column list
+                (todo_id,),
             ).fetchone()
-        return _task(row)
+        return _todo(row)
 
-    async def get_task(self, task_id: int) -> Task | None:
+    async def get_todo(self, todo_id: int) -> Todo | None:
         """Return the task with this id, or None."""
-        return await self._run(self._get_task, task_id)
+        return await self._run(self._get_todo, todo_id)
 
-    def _get_task(self, task_id: int) -> Task | None:
+    def _get_todo(self, todo_id: int) -> Todo | None:
         with self._connect() as connection:
-            return self._fetch_task(connection, task_id)
+            return self._fetch_todo(connection, todo_id)
 
     @staticmethod
-    def _fetch_task(connection: sqlite3.Connection, task_id: int) -> Task | None:
+    def _fetch_todo(connection: sqlite3.Connection, todo_id: int) -> Todo | None:
         row = connection.execute(
-            f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ?",  # noqa: S608 -- constant column list
-            (task_id,),
+            f"SELECT {_TODO_COLUMNS} FROM tasks WHERE id = ?",  # noqa: S608 -- constant column list
+            (todo_id,),
         ).fetchone()
-        return None if row is None else _task(row)
+        return None if row is None else _todo(row)
 
-    async def list_tasks(
+    async def list_todos(
         self,
         *,
         status: str | None = None,
@@ -244,7 +248,7 @@ class TaskStore:
         due_after: str | None = None,
         project: str | None = None,
         limit: int = 50,
-    ) -> list[Task]:
+    ) -> list[Todo]:
         """Return the tasks matching every given filter, soonest due first.
 
         `due_before` and `due_after` are exclusive ISO dates; a task with no
@@ -262,9 +266,9 @@ class TaskStore:
             if value is not None:
                 clauses.append(clause)
                 params.append(value)
-        return await self._run(self._select_tasks, clauses, params, limit)
+        return await self._run(self._select_todos, clauses, params, limit)
 
-    async def search_tasks(self, text: str, *, limit: int = 20) -> list[Task]:
+    async def search_todos(self, text: str, *, limit: int = 20) -> list[Todo]:
         """Return tasks whose title or description holds `text` (ASCII case-blind).
 
         `instr` compares the whole text, so what follows a NUL is found too
@@ -276,20 +280,20 @@ class TaskStore:
                 " OR instr(lower(COALESCE(description, '')), lower(?)) > 0)"
             )
         ]
-        return await self._run(self._select_tasks, clauses, [text, text], limit)
+        return await self._run(self._select_todos, clauses, [text, text], limit)
 
-    def _select_tasks(
+    def _select_todos(
         self, clauses: list[str], params: list[Any], limit: int
-    ) -> list[Task]:
+    ) -> list[Todo]:
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        query = f"SELECT {_TASK_COLUMNS} FROM tasks {where} {_ORDER} LIMIT ?"  # noqa: S608 -- clauses are constants; values are bound
+        query = f"SELECT {_TODO_COLUMNS} FROM tasks {where} {_ORDER} LIMIT ?"  # noqa: S608 -- clauses are constants; values are bound
         with self._connect() as connection:
             rows = connection.execute(query, (*params, limit)).fetchall()
-        return [_task(row) for row in rows]
+        return [_todo(row) for row in rows]
 
-    async def update_task(
-        self, task_id: int, changes: Mapping[str, Any]
-    ) -> Task | None:
+    async def update_todo(
+        self, todo_id: int, changes: Mapping[str, Any]
+    ) -> Todo | None:
         """Apply `changes` (only the updatable columns) and return the task, or None.
 
         Setting `status` to `done` stamps `completed_at`; moving it away clears it.
@@ -297,9 +301,9 @@ class TaskStore:
         Raises:
             StoreError: the new project does not exist or is archived.
         """
-        return await self._run(self._update_task, task_id, dict(changes))
+        return await self._run(self._update_todo, todo_id, dict(changes))
 
-    def _update_task(self, task_id: int, changes: dict[str, Any]) -> Task | None:
+    def _update_todo(self, todo_id: int, changes: dict[str, Any]) -> Todo | None:
         columns = [name for name in _UPDATABLE if name in changes]
         with (
             self._writing(),
@@ -308,7 +312,7 @@ class TaskStore:
         ):
             # The read and the write share one write transaction (BEGIN
             # IMMEDIATE), so no writer slips in between them.
-            current = self._fetch_task(connection, task_id)
+            current = self._fetch_todo(connection, todo_id)
             if current is None:
                 return None
             project = changes.get("project")
@@ -330,9 +334,9 @@ class TaskStore:
             values.append(now)
             connection.execute(
                 f"UPDATE tasks SET {', '.join(assignments)} WHERE id = ?",  # noqa: S608 -- column names come from _UPDATABLE
-                (*values, task_id),
+                (*values, todo_id),
             )
-            return self._fetch_task(connection, task_id)
+            return self._fetch_todo(connection, todo_id)
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -356,17 +360,17 @@ class TaskStore:
             raise
         connection.execute("COMMIT")
 
-    async def complete_task(self, task_id: int) -> Task | None:
+    async def complete_todo(self, todo_id: int) -> Todo | None:
         """Mark the task done (idempotent) and return it, or None."""
-        return await self._run(self._update_task, task_id, {"status": "done"})
+        return await self._run(self._update_todo, todo_id, {"status": "done"})
 
-    async def delete_task(self, task_id: int) -> bool:
+    async def delete_todo(self, todo_id: int) -> bool:
         """Delete the task; False when there was no such task."""
-        return await self._run(self._delete_task, task_id)
+        return await self._run(self._delete_todo, todo_id)
 
-    def _delete_task(self, task_id: int) -> bool:
+    def _delete_todo(self, todo_id: int) -> bool:
         with self._writing(), self._connect() as connection, connection:
-            cursor = connection.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
+            cursor = connection.execute("DELETE FROM tasks WHERE id = ?", (todo_id,))
             return cursor.rowcount > 0
 
     def count_overdue(self, today: date) -> int:

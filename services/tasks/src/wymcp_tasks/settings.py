@@ -6,13 +6,13 @@ server is set up. The database file comes from `TASKS_DEMO_DB` (default
 """
 
 TOOLS = [
-    "wymcp_tasks.Tasks",
+    "wymcp_tasks.Todos",
     "wymcp_tasks.Projects",
 ]
 # Each task as task://{id}, and a prompt that plans the next days.
-RESOURCES = ["wymcp_tasks.TaskResource"]
+RESOURCES = ["wymcp_tasks.TodoResource"]
 PROMPTS = ["wymcp_tasks.PlanningPrompt"]
-# One TaskStore per worker, shared by the tools, the resource and the prompt.
+# One TodoStore per worker, shared by the tools, the resource and the prompt.
 LIFESPAN = "wymcp_tasks.lifespan"
 
 SERVER_NAME = "wymcp-tasks"

@@ -1,4 +1,4 @@
-"""Build the sans-I/O engine a transport serves from loaded settings.
+"""Build the engine (`wymcp.core.server.Engine`) a transport serves from settings.
 
 The engine options come from the declarations (`engine=` of each setting);
 `PROGRAMMATIC_ONLY` says why the other `EngineOptions` fields have no setting.

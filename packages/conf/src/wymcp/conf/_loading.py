@@ -72,8 +72,8 @@ def _hook(declaration: Declaration) -> Callable[[Any, Any], Any]:
 @functools.cache  # code generated from the class, the same for every call
 def _structurer() -> Callable[[Mapping[str, Any], type], dict[str, Any]]:
     # cattrs is imported when settings are first structured, not with wymcp.conf.
-    import cattrs  # noqa: PLC0415
-    from cattrs.gen import (  # noqa: PLC0415
+    import cattrs  # noqa: PLC0415 - see the comment above
+    from cattrs.gen import (  # noqa: PLC0415 - with cattrs, as above
         make_dict_structure_fn_from_attrs,
         override,
     )
@@ -108,7 +108,7 @@ def _problems(
     values: Mapping[str, object],
     notes: Mapping[str, str],
 ) -> list[CheckMessage]:
-    from cattrs.errors import ForbiddenExtraKeysError  # noqa: PLC0415
+    from cattrs.errors import ForbiddenExtraKeysError  # noqa: PLC0415 - cattrs only when settings are checked
 
     found: list[CheckMessage] = []
     for error in errors:

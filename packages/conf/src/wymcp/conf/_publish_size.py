@@ -34,9 +34,9 @@ def _measure(size: int) -> str:
 
 
 def _action_bytes(tool: dict[str, Any]) -> dict[str, int]:
-    """Each action's own share: its ``oneOf`` branch, or its summary line.
+    """Each action's own share: its `oneOf` branch, or its summary line.
 
-    In the compact form an action also has its entry in ``data``'s description.
+    In the compact form an action also has its entry in `data`'s description.
     """
     schema = tool.get("inputSchema", {})
     branches = schema.get("oneOf") if isinstance(schema, dict) else None

@@ -18,7 +18,7 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from wymcp.conf import Settings, load_settings
-from wymcp.core.schema import HeaderAnnotation, header_annotations
+from wymcp.core.schema import RESERVED_NAME, HeaderAnnotation, header_annotations
 from wymcp.core.server import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -32,8 +32,8 @@ from wymcp.core.server import (
     session_headers,
 )
 from wymcp.testing._answer import Answer
-from wymcp.testing._envelope import CLIENT_INFO, tool_arguments
 from wymcp.testing._sse_events import read_events
+from wymcp.testing._tool_arguments import CLIENT_INFO, tool_arguments
 from wymcp.transport.aiohttp import create_app
 
 RequestHandler = Callable[[str, dict[str, Any]], Awaitable[Mapping[str, Any]]]
@@ -380,7 +380,7 @@ class Client:
             arguments["tool"] = tool
         if action is not None:
             arguments["action"] = action
-        return await self.call("help", arguments=arguments)
+        return await self.call(RESERVED_NAME, arguments=arguments)
 
 
 def served_settings(

@@ -28,8 +28,8 @@ from wymcp.core.server import (
 )
 from wymcp.testing._answer import Answer
 from wymcp.testing._direct_context import DirectContext, build_context
-from wymcp.testing._envelope import CLIENT_INFO, tool_arguments
 from wymcp.testing._recorder import Recorder
+from wymcp.testing._tool_arguments import CLIENT_INFO, tool_arguments
 
 
 def _engine(tool: object, settings: Settings | None) -> tuple[Engine, ToolSpec]:

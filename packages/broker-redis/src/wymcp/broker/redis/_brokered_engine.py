@@ -11,16 +11,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from redis.exceptions import RedisError
 
+from wymcp.broker.redis._asking_stream import AskingPostStream
 from wymcp.broker.redis._bus import NOTIFY_CHANNEL, NotificationBus
+from wymcp.broker.redis._encoding import encode
 from wymcp.broker.redis._events import (
     EVENTS_PREFIX,
-    KeptPostStream,
     LoggedStream,
     RedisEvents,
     redis_event_id,
@@ -30,9 +32,18 @@ from wymcp.broker.redis._relay import (
     RELAY_LIMIT,
     Kind,
     body_of,
+    cancel_of,
+    decode,
+    head_of,
     pack,
     relay_key,
     unpack,
+)
+from wymcp.broker.redis._relay_routes import (
+    RELAY_BUDGET,
+    RELAY_WINDOW_MS,
+    OverBudget,
+    RelayRoutes,
 )
 from wymcp.broker.redis._session_cache import SessionCache
 from wymcp.broker.redis._sessions import (
@@ -89,6 +100,8 @@ _REREADS: Final = 3
 """Most times a session's record is read again, changed while it was read."""
 _FRESH_LIMIT: Final = 100_000
 """Most sessions remembered as fresh; past it, every one is fetched again."""
+_ASKED_SLACK: Final = 5.0
+"""Seconds a question stays registered in Redis past the client's time to answer."""
 
 
 class _BrokerDown(Exception):  # noqa: N818 - an answer, not a failure
@@ -144,6 +157,20 @@ def _too_large(body: Any) -> Reply:
             "Payload too large: an answer or cancel for a call running on "
             f"another worker may take at most {RELAY_LIMIT} bytes.",
         ),
+    )
+
+
+def _over_budget(body: Any, refused: OverBudget) -> Reply:
+    return Reply(
+        429,
+        error_message(
+            echoable_id(body),
+            INTERNAL_ERROR,
+            "Too many bytes relayed: a session may send at most "
+            f"{RELAY_BUDGET} bytes of answers and cancels for calls running on "
+            f"other workers per {RELAY_WINDOW_MS // 1000} s. Retry later.",
+        ),
+        {"Retry-After": str(refused.retry_after)},
     )
 
 
@@ -231,6 +258,14 @@ class BrokeredEngine:
         self._bus = NotificationBus(sessions.client, engine)
         self._events = RedisEvents(sessions.client, ttl_ms=sessions.ttl_ms)
         self._waits = StreamWaits(sessions.client)
+        asked_ttl = engine.options.client_request_timeout + _ASKED_SLACK
+        self._routes = RelayRoutes(
+            sessions.client, secrets.token_hex(8), round(asked_ttl * 1000)
+        )
+        self._channels = (*_CHANNELS, self._routes.channel)
+        self.resubscriptions = 0
+        self._subscribed_once = False
+        """Times the pub/sub connection was cut and subscribed again."""
         engine.broadcast = self._bus.emit
 
     @property
@@ -255,17 +290,16 @@ class BrokeredEngine:
             local = await self._hydrate(exchange)
             before = None if local is None else _fields(local)
             if local is not None:
-                stream = KeptPostStream(stream, self._events, local.id)
+                stream = AskingPostStream(stream, self._events, local.id, self._routes)
             target = None if local is None else relay_key(exchange.body)
             if local is not None and target is not None and _held_here(local, *target):
                 target = None
             reply = await self.engine.post(exchange, stream)
             await self._write_back(reply, local, before)
             if local is not None and target is not None:
-                packed = pack(local.id, *target, exchange.body)
-                if packed is None:
-                    return _too_large(exchange.body)
-                await self._relay(packed)
+                refusal = await self._relay(local.id, *target, exchange.body)
+                if refusal is not None:
+                    return refusal
         except _BrokerDown as down:
             return _unavailable(exchange.body, down)
         return reply
@@ -498,12 +532,34 @@ class BrokeredEngine:
             logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
             raise _BrokerDown from None
 
-    async def _relay(self, payload: bytes) -> None:
+    async def _relay(
+        self, session_id: str, kind: Kind, key: str | int, body: Any
+    ) -> Reply | None:
+        """Relay an answer or cancel held elsewhere; the refusal, if refused.
+
+        An answer goes only to the worker that asked its question, and only
+        while it waits (an answer to nothing is dropped, as on one worker):
+        whether one waits is asked before the body is encoded.
+        """
         try:
-            await self._sessions.relay(payload)
+            if kind == "c":
+                payload = pack(session_id, kind, key, cancel_of(key, body))
+                if payload is None:  # never: a cancel_of is a few KiB
+                    return _too_large(body)
+                sent = await self._routes.cancel(session_id, payload)
+            else:
+                rid = str(key)
+                if not await self._routes.outstanding(session_id, rid):
+                    return None
+                data = encode(body)
+                if len(data) > RELAY_LIMIT:
+                    return _too_large(body)
+                head = head_of(session_id, kind, key)
+                sent = await self._routes.answer(session_id, rid, head, data)
         except RedisError:
             logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
             raise _BrokerDown from None
+        return _over_budget(body, sent) if isinstance(sent, OverBudget) else None
 
     async def _relayed(self, payload: bytes) -> None:
         """Serve a client message relayed by another worker, if ours to serve.
@@ -517,6 +573,31 @@ class BrokeredEngine:
         message = await body_of(payload, head)
         if relay_key(message) != (head.kind, head.key):
             return  # not the message its head names
+        exchange = Exchange(
+            "POST",
+            Headers.of([(SESSION_HEADER, session.id)]),
+            message,
+            session.principal,
+        )
+        await self.engine.post(exchange, _NoStream())
+
+    async def _answered_here(self, payload: bytes) -> None:
+        """Serve an answer to a question of this worker, its body taken from Redis.
+
+        The head names the session and question, then the key of the body.
+        """
+        head = unpack(payload)
+        if head is None:
+            return
+        body_key = payload[head.start :].decode("ascii", "replace")
+        session = self._store.get(head.session_id)
+        if session is None or not head.wanted_by(session):
+            await self._routes.discard(body_key)  # its question timed out
+            return
+        data = await self._routes.take(body_key)
+        message = None if data is None else await decode(data)
+        if message is None or relay_key(message) != (head.kind, head.key):
+            return  # gone, or not the message its head names
         exchange = Exchange(
             "POST",
             Headers.of([(SESSION_HEADER, session.id)]),
@@ -597,12 +678,12 @@ class BrokeredEngine:
                 pubsub = self._sessions.client.pubsub()
                 self._pubsub = pubsub
                 try:
-                    await pubsub.subscribe(*_CHANNELS)
+                    await pubsub.subscribe(*self._channels)
                     confirmed: set[object] = set()
                     async for message in pubsub.listen():
                         if message.get("type") == "subscribe":
                             confirmed.add(message.get("channel"))
-                            if len(confirmed) == len(_CHANNELS):
+                            if len(confirmed) == len(self._channels):
                                 confirmed.clear()
                                 await self._resubscribed()
                         else:
@@ -620,7 +701,18 @@ class BrokeredEngine:
             await asyncio.sleep(_RECONNECT)
 
     async def _resubscribed(self) -> None:
-        """Every channel is heard (again): catch up on what went unheard."""
+        """Every channel is heard (again): catch up on what went unheard.
+
+        Heard again after a cut, messages published meanwhile are lost
+        (change notifications, answers' heads): it is counted and logged.
+        """
+        if self._subscribed_once:
+            self.resubscriptions += 1
+            logger.warning(
+                "wymcp: the BROKER pub/sub connection was cut and is subscribed "
+                "again; notifications and relayed messages sent meanwhile were lost"
+            )
+        self._subscribed_once = True
         self._fresh.clear()  # what was missed while deaf is unknown
         await self._catch_up()
         self._listening = True
@@ -641,6 +733,11 @@ class BrokeredEngine:
                 await self._relayed(data)
             except Exception:
                 logger.exception("wymcp: a relayed message failed")
+        elif channel == self._routes.channel.encode():
+            try:
+                await self._answered_here(data)
+            except Exception:
+                logger.exception("wymcp: a relayed answer failed")
         else:
             self._drop(data.decode("ascii", "replace"))
 

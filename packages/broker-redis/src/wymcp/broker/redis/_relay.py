@@ -1,8 +1,9 @@
-"""The relay of a client's answer or cancel to the worker running its call.
+"""The relayed form of a client's answer or cancel for the worker running its call.
 
-A head (the session, the id answered or cancelled) precedes the body: every
-worker reads the head, only the one holding that question or call decodes the
-body. Only answers to ids this server asks with, and cancels, are relayed.
+A head (the session, the id answered or cancelled) precedes the body: a
+worker reads the head, and only the one holding that question or call decodes
+the body. Only answers to ids this server asks with, and cancels, are relayed;
+a cancel is relayed as a short cancel of its own (`cancel_of`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ _HEAD_LIMIT: Final = 64 + 12 * ID_TEXT_LIMIT
 outside the BMP takes 12 bytes: two `\\u` escapes)."""
 _OFF_LOOP: Final = 64 * 1024
 """Bodies above this many bytes are decoded in a worker thread."""
+_REASON_LIMIT: Final = 1024
+"""Most characters of a relayed cancel's `reason`; the rest is cut."""
 _ANSWER: Final = "a"
 _CANCEL: Final = "c"
 
@@ -70,13 +73,31 @@ def relay_key(body: Any) -> tuple[Kind, str | int] | None:
     return None
 
 
+def head_of(session_id: str, kind: Kind, key: str | int) -> bytes:
+    """The head naming what a relayed message answers or cancels, and for whom."""
+    return f"{session_id}\n{kind}{json.dumps(key)}\n".encode("ascii")
+
+
 def pack(session_id: str, kind: Kind, key: str | int, body: Any) -> bytes | None:
     """The relayed form of `body`; None when it is over `RELAY_LIMIT` bytes."""
     data = encode(body)
     if len(data) > RELAY_LIMIT:
         return None
-    head = f"{session_id}\n{kind}{json.dumps(key)}\n".encode("ascii")
-    return head + data
+    return head_of(session_id, kind, key) + data
+
+
+def cancel_of(key: str | int, body: Any) -> dict[str, Any]:
+    """The cancel relayed for `body`: its request id and a reason cut short.
+
+    Whatever else the client sent is left out, so a relayed cancel takes at
+    most a few KiB however large the message POSTed.
+    """
+    params: dict[str, Any] = {"requestId": key}
+    given = body.get("params") if isinstance(body, dict) else None
+    reason = given.get("reason") if isinstance(given, dict) else None
+    if isinstance(reason, str):
+        params["reason"] = reason[:_REASON_LIMIT]
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
 
 
 def unpack(payload: bytes) -> Relayed | None:
@@ -100,7 +121,11 @@ def unpack(payload: bytes) -> Relayed | None:
 
 async def body_of(payload: bytes, head: Relayed) -> Any:
     """The relayed message itself, decoded off the loop when large; None if bad."""
-    data = payload[head.start :]
+    return await decode(payload[head.start :])
+
+
+async def decode(data: bytes) -> Any:
+    """A relayed message's JSON, decoded off the loop when large; None if bad."""
     try:
         if len(data) <= _OFF_LOOP:
             return json.loads(data)

@@ -2,8 +2,7 @@
 
 One key per session holds what a worker needs to serve it (revision, client
 declarations, principal key, log level, initialized); its TTL is the idle
-timeout, renewed on each use. One channel tells every worker a session ended,
-another relays a client's answer or cancel to the worker running the call.
+timeout, renewed on each use. Channels tell every worker of ends and cancels.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from wymcp.core.server import Session, principal_key, watch_cost
 KEY_PREFIX: Final = "wymcp:session:"
 ENDED_CHANNEL: Final = "wymcp:session-ended"
 RELAY_CHANNEL: Final = "wymcp:session-relay"
-"""Client messages for a call running on another worker: answers, cancels."""
+"""Cancels for a call running on another worker; `<it>:<worker>` heads of answers."""
 CHANGED_CHANNEL: Final = "wymcp:session-changed"
 """Ids of sessions whose record changed (e.g. resources subscribed)."""
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{43}")
@@ -123,10 +122,6 @@ class RedisSessions:
         """Forget the session and tell every worker it ended."""
         await self.client.delete(KEY_PREFIX + session_id)
         await self.client.publish(ENDED_CHANNEL, session_id)
-
-    async def relay(self, payload: bytes) -> None:
-        """Hand a client message (packed by `_relay.pack`) to every other worker."""
-        await self.client.publish(RELAY_CHANNEL, payload)
 
     async def aclose(self) -> None:
         """Close the connections."""

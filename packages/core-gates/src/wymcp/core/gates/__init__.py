@@ -1,6 +1,6 @@
 """The dispatch gates: unknown action, unknown keys, required, values, then defaults.
 
-``check`` passes one call through every gate and returns a ``Verdict`` whose refusal
+`check` passes one call through every gate and returns a `Verdict` whose refusal
 is bounded whatever the call carried.
 """
 

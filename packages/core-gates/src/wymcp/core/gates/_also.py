@@ -1,4 +1,4 @@
-"""``also``: what the later gates find in the rest of a call an earlier gate refused.
+"""`also`: what the later gates find in the rest of a call an earlier gate refused.
 
 So that a refused call costs one round, not one per gate, a refusal carries, keyed by
 the code each later gate would answer, that gate's own fields for the rest of the
@@ -30,10 +30,10 @@ _SECTION_FIELDS = {
 
 
 def moved(pruned: object, data: object, renames: Sequence[tuple[Path, str]]) -> object:
-    """``pruned`` (the data without its unknown keys) with each rename applied.
+    """`pruned` (the data without its unknown keys) with each rename applied.
 
-    A rename ``(path, key)`` moves the value sent at ``path`` to ``key`` beside it.
-    ``pruned`` is a copy wherever a key was left out, so the objects holding an
+    A rename `(path, key)` moves the value sent at `path` to `key` beside it.
+    `pruned` is a copy wherever a key was left out, so the objects holding an
     unknown key (and those above them) are the gate's own and can be changed; a
     target already present (sent, or filled by an earlier rename) is left alone.
     """
@@ -58,12 +58,12 @@ def _at(value: object, path: Path) -> object:
 def sections(
     target: ActionSpec, rest: object, *, skip: Iterable[str] = ()
 ) -> dict[str, dict[str, Any]]:
-    """What the required, ``required_one_of`` and value gates find in ``rest``.
+    """What the required, `required_one_of` and value gates find in `rest`.
 
     The required gate names the absent required keys; the group gate reads the
     keys as they will be once those are sent; the value gate reads the values
-    sent (the action's root has no ``required``, so absent keys are no problem
-    of its own). ``skip`` leaves out codes the refusal already answers.
+    sent (the action's root has no `required`, so absent keys are no problem
+    of its own). `skip` leaves out codes the refusal already answers.
     """
     found: dict[str, dict[str, Any]] = {}
     if not isinstance(rest, dict):
@@ -97,7 +97,7 @@ def sections(
 
 
 def of_refusal(refusal: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """A refusal read as sections: its own code's fields, then its ``also``."""
+    """A refusal read as sections: its own code's fields, then its `also`."""
     code = refusal.get("error")
     fields = _SECTION_FIELDS.get(code) if isinstance(code, str) else None
     found: dict[str, dict[str, Any]] = {}
@@ -114,9 +114,9 @@ def attach(
     budget: int,
     before: str,
 ) -> None:
-    """Add ``also`` (if any) so the request-dependent part stays within ``budget``.
+    """Add `also` (if any) so the request-dependent part stays within `budget`.
 
-    ``budget`` is what the payload's request-dependent part may still grow by.
+    `budget` is what the payload's request-dependent part may still grow by.
     Past it, listed entries are dropped from the end (their counts stay), then
     whole sections from the end.
     """

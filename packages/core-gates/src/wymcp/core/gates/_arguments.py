@@ -1,7 +1,7 @@
-"""The arguments of a multi-action tool, ``{"action": ..., "data": {...}}``, checked.
+"""The arguments of a multi-action tool, `{"action": ..., "data": {...}}`, checked.
 
 A call whose arguments are not of that shape (no action, a stray key beside them, a
-non-string action, non-object data) is refused ``invalid_arguments`` in one answer.
+non-string action, non-object data) is refused `invalid_arguments` in one answer.
 """
 
 from __future__ import annotations
@@ -26,16 +26,16 @@ _IN_MESSAGE = 3
 def arguments_refusal(
     tool: object, arguments: Mapping[str, Any]
 ) -> dict[str, Any] | None:
-    """The ``invalid_arguments`` refusal of a multi-action call, or None if well-formed.
+    """The `invalid_arguments` refusal of a multi-action call, or None if well-formed.
 
     Args:
-        tool: a ``Tool`` class or instance, or its ``ToolSpec`` (prepared if needed).
-        arguments: the call's whole ``arguments`` object.
+        tool: a `Tool` class or instance, or its `ToolSpec` (prepared if needed).
+        arguments: the call's whole `arguments` object.
 
     Returns:
-        None when ``arguments`` holds a string ``action``, an object (or absent or
-        null) ``data`` and no other key than those and the root properties of a
-        hand-written input schema; then ``check(tool, action, data)`` gates the rest.
+        None when `arguments` holds a string `action`, an object (or absent or
+        null) `data` and no other key than those and the root properties of a
+        hand-written input schema; then `check(tool, action, data)` gates the rest.
         None too for a tool without actions, whose arguments are its data.
     """
     spec = prepare(tool)
@@ -81,9 +81,9 @@ def _also(
 ) -> None:
     """Add what the action's gates find in the call read as the refusal says.
 
-    The call read so is: the sent action (or the one ``did_you_mean`` names), and
-    ``data`` (an object, or the object a JSON text holds) with each stray key that
-    ``did_you_mean`` points into ``data`` moved there. Nothing is added when no
+    The call read so is: the sent action (or the one `did_you_mean` names), and
+    `data` (an object, or the object a JSON text holds) with each stray key that
+    `did_you_mean` points into `data` moved there. Nothing is added when no
     action or no object can be read.
     """
     shown = refusal.get("did_you_mean", {})
@@ -123,7 +123,7 @@ def _action_read(
 
 
 def _data_read(data: object) -> dict[str, Any] | None:
-    """``data`` as an object: a copy of it, the object a JSON text holds, or ``{}``."""
+    """`data` as an object: a copy of it, the object a JSON text holds, or `{}`."""
     if data is None:
         return {}
     if isinstance(data, dict):
@@ -138,7 +138,7 @@ def _data_read(data: object) -> dict[str, Any] | None:
 
 
 def _field(target: ActionSpec, rendered: str) -> str | None:
-    """The field a ``data.<field>`` path names, if the action declares it."""
+    """The field a `data.<field>` path names, if the action declares it."""
     for name in target.root.properties:
         if render_path((name,), "data") == rendered:
             return str(name)
@@ -164,7 +164,7 @@ def _first(stray: list[Any]) -> list[str]:
 
 
 def _numeric(digits: str) -> tuple[int, str, str]:
-    """An all-digit key's path order: by value, then as sent (``07`` before ``7``)."""
+    """An all-digit key's path order: by value, then as sent (`07` before `7`)."""
     value = digits.lstrip("0")
     return (len(value), value, digits)
 
@@ -180,12 +180,12 @@ def _plain_envelope(arguments: Mapping[str, Any]) -> bool:
 
 
 def _malformed(action: object, data: object) -> bool:
-    """Whether ``action`` is no string or ``data`` no object (null means ``{}``)."""
+    """Whether `action` is no string or `data` no object (null means `{}`)."""
     return not isinstance(action, str) or not (data is None or isinstance(data, dict))
 
 
 def _root_keys(spec: ToolSpec) -> frozenset[str]:
-    """``action``, ``data`` and the root properties a hand-written schema declares."""
+    """`action`, `data` and the root properties a hand-written schema declares."""
     declared = spec.input_schema.get("properties")
     names = declared if isinstance(declared, Mapping) else {}
     return frozenset({*_ENVELOPE, *names})
@@ -203,7 +203,7 @@ def _stray_clause(kept: list[str], count: int) -> str:
 def _suggestions(
     spec: ToolSpec, arguments: Mapping[str, Any], kept: list[str]
 ) -> dict[str, str]:
-    """Where each stray key probably belongs: a field of ``data``, or a root key."""
+    """Where each stray key probably belongs: a field of `data`, or a root key."""
     action = arguments.get("action")
     data = arguments.get("data")
     sent = data if isinstance(data, dict) else {}

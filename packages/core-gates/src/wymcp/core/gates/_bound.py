@@ -30,7 +30,7 @@ def echo(text: str) -> str:
     r"""Cut an echoed text at `ECHO_LIMIT` characters, fewer if it needs escaping.
 
     A character that would reorder or hide the text around it (`_INVISIBLE`)
-    is spelled as its escape, ``\u202e``, as JSON spells a control character.
+    is spelled as its escape, `\u202e`, as JSON spells a control character.
     """
     if len(text) <= ECHO_LIMIT:
         shown = text if text.isascii() else "".join(map(_shown, text))

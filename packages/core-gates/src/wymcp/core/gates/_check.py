@@ -1,6 +1,6 @@
-"""``check``: one call through every gate, in order.
+"""`check`: one call through every gate, in order.
 
-Unknown action, unknown keys, required, ``required_one_of``, values, then defaults.
+Unknown action, unknown keys, required, `required_one_of`, values, then defaults.
 A call every gate accepts costs one engine call plus the integer cast.
 """
 
@@ -19,10 +19,10 @@ from wymcp.core.gates._also import (
     sections,
 )
 from wymcp.core.gates._bound import FIRST
-from wymcp.core.gates._catalogue import UNCHECKABLE
 from wymcp.core.gates._did_you_mean import Budget, closest, data_matches
 from wymcp.core.gates._key_gate import KeyReport, unknown_keys
 from wymcp.core.gates._paths import render_path
+from wymcp.core.gates._problem_texts import UNCHECKABLE
 from wymcp.core.gates._refusal import REQUEST_PART, help_pointer, request_part_size
 from wymcp.core.gates._value_gate import (
     ValueReport,
@@ -41,7 +41,7 @@ from wymcp.core.schema import (
 
 _NOT_OBJECT = "value is not of type object"
 FAST_WORK = 20_000
-"""Units of Python work (a number decided in Python, a key cast) ``check_fast`` may
+"""Units of Python work (a number decided in Python, a key cast) `check_fast` may
 spend on the event loop: tens of milliseconds at most."""
 
 
@@ -51,17 +51,17 @@ def check(
     """Pass one call through the gates.
 
     Args:
-        tool: a ``Tool`` class or instance, or its ``ToolSpec``; a tool never
-            prepared is prepared first (and may raise ``ConfigurationError``).
-        action: the action name, or None for a plain tool (then ``data`` is the
-            whole ``arguments``).
-        data: the call's data; None means ``{}``.
+        tool: a `Tool` class or instance, or its `ToolSpec`; a tool never
+            prepared is prepared first (and may raise `ConfigurationError`).
+        action: the action name, or None for a plain tool (then `data` is the
+            whole `arguments`).
+        data: the call's data; None means `{}`.
         strict: refuse unknown keys (default); when False, drop them and list them
-            in ``Verdict.dropped``.
+            in `Verdict.dropped`.
 
     Returns:
-        The verdict; ``check`` never raises on any JSON input. A refusal names the
-        first gate that refuses and adds ``also``: what the later gates find in
+        The verdict; `check` never raises on any JSON input. A refusal names the
+        first gate that refuses and adds `also`: what the later gates find in
         the rest of the call (docs/refusals.md).
     """
     spec = prepare(tool)
@@ -92,12 +92,12 @@ def gated(
 def check_fast(tool: object, action: str | None, data: object) -> Verdict | None:
     """The verdict of a call the gates accept at the cost of one engine call, else None.
 
-    What it accepts ``check`` accepts, with the same data. A server calls it on its
-    event loop and, when it answers None, runs ``check`` elsewhere (a worker thread):
+    What it accepts `check` accepts, with the same data. A server calls it on its
+    event loop and, when it answers None, runs `check` elsewhere (a worker thread):
     a refusal's walk is linear in the data, which on a large body is longer than an
     event loop should be held. So is the Python work some accepted data needs (the
-    decimal ``multipleOf`` of many numbers, casts under ``patternProperties``): past
-    ``FAST_WORK`` units of it, the answer is None too.
+    decimal `multipleOf` of many numbers, casts under `patternProperties`): past
+    `FAST_WORK` units of it, the answer is None too.
     """
     spec = prepare(tool)
     target = _target(spec, action)
@@ -126,7 +126,7 @@ def _unknown_action(
 ) -> Verdict:
     """Refuse an unknown action; name the action it is probably a typo of.
 
-    When one is found (``did_you_mean: {"action": ...}``), ``also`` says what that
+    When one is found (`did_you_mean: {"action": ...}`), `also` says what that
     action's gates find in the data, so the call is fixed in one round.
     """
     refusal = _refusal.unknown_action(spec, action)
@@ -155,7 +155,7 @@ def _target(spec: ToolSpec, action: object) -> ActionSpec | None:
 
 
 def _keys_present(target: ActionSpec, data: Mapping[str, Any]) -> bool:
-    """Whether the required names and one ``required_one_of`` group are present."""
+    """Whether the required names and one `required_one_of` group are present."""
     if any(name not in data for name in target.required):
         return False
     groups = target.required_one_of
@@ -204,9 +204,9 @@ def _unknown_params(
     data: dict[str, Any],
     pruned: object,
 ) -> dict[str, Any]:
-    """Refuse unknown keys; ``also`` reads the rest as if ``did_you_mean`` were taken.
+    """Refuse unknown keys; `also` reads the rest as if `did_you_mean` were taken.
 
-    The rest of the call is the data with each key ``did_you_mean`` shows moved to
+    The rest of the call is the data with each key `did_you_mean` shows moved to
     the key it maps to and every other unknown key left out.
     """
     name = _refusal.root_name(target)

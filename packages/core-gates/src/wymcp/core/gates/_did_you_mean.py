@@ -1,4 +1,4 @@
-"""``did_you_mean``: the declared key an unknown key was probably meant to be.
+"""`did_you_mean`: the declared key an unknown key was probably meant to be.
 
 Edit distance (optimal string alignment, case ignored) in a band around the diagonal,
 only for keys of at most 64 characters, under a shared budget of cells per refusal.
@@ -33,18 +33,18 @@ def allowance(a: str, b: str) -> int:
     shorter = min(len(a), len(b))
     if shorter < 3:  # noqa: PLR2004 - 'a' vs 'b' is no typo
         return 0
-    if shorter <= 5:  # noqa: PLR2004
+    if shorter <= 5:  # noqa: PLR2004 - short words allow one edit
         return 1
-    if shorter <= 10:  # noqa: PLR2004
+    if shorter <= 10:  # noqa: PLR2004 - medium words allow two
         return 2
     return 3
 
 
 def distance(a: str, b: str, limit: int, budget: Budget) -> int | None:
-    """The OSA distance of two texts if it is at most ``limit``, else None.
+    """The OSA distance of two texts if it is at most `limit`, else None.
 
-    Only the cells within ``limit`` of the diagonal are computed, and each one is
-    charged to ``budget``; an empty budget answers None.
+    Only the cells within `limit` of the diagonal are computed, and each one is
+    charged to `budget`; an empty budget answers None.
     """
     if abs(len(a) - len(b)) > limit:
         return None
@@ -74,7 +74,7 @@ def distance(a: str, b: str, limit: int, budget: Budget) -> int | None:
 
 
 def closest(key: str, candidates: Iterable[str], budget: Budget) -> str | None:
-    """The candidate nearest ``key`` within its allowance (first declared on a tie)."""
+    """The candidate nearest `key` within its allowance (first declared on a tie)."""
     if len(key) > LONGEST:
         return None
     folded = key.casefold()
@@ -96,7 +96,7 @@ def closest(key: str, candidates: Iterable[str], budget: Budget) -> str | None:
 def data_matches(
     root: ValueNode, data: object, kept: Sequence[Path], budget: Budget
 ) -> list[tuple[Path, str]]:
-    """``(unknown path, declared key it probably meant)`` for the kept unknown keys."""
+    """`(unknown path, declared key it probably meant)` for the kept unknown keys."""
     found: list[tuple[Path, str]] = []
     for path in kept[:FIRST]:
         if not path:
@@ -116,7 +116,7 @@ def data_matches(
 def _locate(
     root: ValueNode, data: object, path: Path
 ) -> tuple[ValueNode, Mapping[Any, Any]] | None:
-    """The schema node and the sent object at ``path``, if both are objects."""
+    """The schema node and the sent object at `path`, if both are objects."""
     node: ValueNode | None = root
     value = data
     for token in path:

@@ -38,7 +38,7 @@ class KeyReport:
 def unknown_keys(
     node: ValueNode, value: object, *, drop: bool
 ) -> tuple[KeyReport, object]:
-    """The unknown keys under ``value``, and the value without them if ``drop``."""
+    """The unknown keys under `value`, and the value without them if `drop`."""
     report = KeyReport()
     if not node.keyed:
         return report, value
@@ -49,7 +49,7 @@ def unknown_keys(
 def _walk(
     node: ValueNode, value: object, path: Path, report: KeyReport, *, drop: bool
 ) -> object:
-    """Report the unknown keys under ``value``; return it pruned (copied) if needed."""
+    """Report the unknown keys under `value`; return it pruned (copied) if needed."""
     kind = value.__class__
     if kind is dict:
         return _walk_object(node, value, path, report, drop=drop)  # type: ignore[arg-type]
@@ -95,10 +95,10 @@ def _walk_object(
 
 
 def _matched(node: ValueNode, key: str) -> bool:
-    """Whether a ``patternProperties`` pattern matches ``key``, as the engine reads it.
+    """Whether a `patternProperties` pattern matches `key`, as the engine reads it.
 
     The value gate asks the engine too, so both gates read a pattern in one dialect
-    (ECMA 262's non-space class matches U+001C, which Python's ``re`` counts as a
+    (ECMA 262's non-space class matches U+001C, which Python's `re` counts as a
     space).
     """
     for pattern, _ in node.pattern_nodes:

@@ -1,4 +1,4 @@
-"""Rendering a data path for a refusal: ``data.items[3].qty``, ``data["a.b"]``."""
+"""Rendering a data path for a refusal: `data.items[3].qty`, `data["a.b"]`."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def render_path(path: Sequence[Token], root: str = "data") -> str:
     """Spell a path from its root: an index in brackets, a key after a dot or quoted.
 
-    An integer token is an array index (``[3]``); a key that is an identifier follows
-    a dot; any other key, an all-digit one included, is quoted (``["0"]``). The text is
+    An integer token is an array index (`[3]`); a key that is an identifier follows
+    a dot; any other key, an all-digit one included, is quoted (`["0"]`). The text is
     cut at the echo bound.
     """
     parts = [root]

@@ -1,7 +1,7 @@
-"""``plain_refusal``: a verdict's refusal without the MCP envelope, for REST services.
+"""`plain_refusal`: a verdict's refusal without the MCP envelope, for REST services.
 
-Paths start at the body itself (``items[3].qty``, not ``data.items[3].qty``), and the
-``tool``, ``action`` and ``help`` fields are left out.
+Paths start at the body itself (`items[3].qty`, not `data.items[3].qty`), and the
+`tool`, `action` and `help` fields are left out.
 """
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ ROOT_IN_MESSAGE = "(root)"
 
 
 def plain_refusal(verdict: Verdict, *, schema: bool = False) -> dict[str, Any] | None:
-    """The refusal of ``verdict`` as a plain JSON API answers it; None if accepted.
+    """The refusal of `verdict` as a plain JSON API answers it; None if accepted.
 
     Args:
-        verdict: what ``check`` answered.
-        schema: keep ``input_schema`` (the accepted fields) in the answer.
+        verdict: what `check` answered.
+        schema: keep `input_schema` (the accepted fields) in the answer.
 
     Returns:
-        ``error`` and ``message`` first, then the code's own fields (``unknown``,
-        ``missing``, ``did_you_mean``, ``errors``, ``also``, ...) with every path
-        relative to the body: ``items[3].qty``, ``["a.b"]``, and ``""`` for the
+        `error` and `message` first, then the code's own fields (`unknown`,
+        `missing`, `did_you_mean`, `errors`, `also`, ...) with every path
+        relative to the body: `items[3].qty`, `["a.b"]`, and `""` for the
         body itself.
     """
     refusal = verdict.refusal
@@ -51,7 +51,7 @@ def plain_refusal(verdict: Verdict, *, schema: bool = False) -> dict[str, Any] |
 
 
 def strip_root(path: str, root: str) -> str:
-    """A path from the body: ``items[3]``, ``["a.b"]``; ``""`` for the body itself."""
+    """A path from the body: `items[3]`, `["a.b"]`; `""` for the body itself."""
     if path == root:
         return ""
     if path.startswith(f"{root}."):
@@ -85,7 +85,7 @@ def _strip_field(key: str, value: Any, root: str) -> Any:
 
 
 def _message(refusal: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
-    """The one-sentence message, reworded where it named the tool or a ``data`` path."""
+    """The one-sentence message, reworded where it named the tool or a `data` path."""
     error = refusal.get("error")
     if error == "unknown_params":
         listing = _listing(fields.get("unknown", []), fields.get("unknown_count", 0))

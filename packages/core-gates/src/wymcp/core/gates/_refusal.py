@@ -1,8 +1,8 @@
 """The refusal payloads: one JSON object per gate, in the tool dialect.
 
-Every refusal has ``error`` (a code), ``message`` (one sentence), ``tool``, ``action``
-and ``help`` (a copyable pointer at the help tool); those about a known action also
-carry its published ``input_schema``.
+Every refusal has `error` (a code), `message` (one sentence), `tool`, `action`
+and `help` (a copyable pointer at the help tool); those about a known action also
+carry its published `input_schema`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from wymcp.core.gates._bound import FIRST, Path, echo
 from wymcp.core.gates._did_you_mean import Budget, data_matches
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._value_gate import ValueReport
-from wymcp.core.schema import ActionSpec, ToolSpec
+from wymcp.core.schema import RESERVED_NAME, ActionSpec, ToolSpec
 
 _IN_MESSAGE = 3
 REQUEST_PART = 4000
@@ -25,11 +25,11 @@ _DECLARED = frozenset({"input_schema", "valid_actions"})
 
 
 def help_pointer(tool: str, action: str | None = None) -> str:
-    """A copyable help call: ``help {tool: "tasks", action: "create"}``."""
+    """A copyable help call: `help {tool: "tasks", action: "create"}`."""
     if action is None:
-        return f"help {{tool: {json.dumps(tool, ensure_ascii=False)}}}"
+        return f"{RESERVED_NAME} {{tool: {json.dumps(tool, ensure_ascii=False)}}}"
     return (
-        f"help {{tool: {json.dumps(tool, ensure_ascii=False)},"
+        f"{RESERVED_NAME} {{tool: {json.dumps(tool, ensure_ascii=False)},"
         f" action: {json.dumps(action, ensure_ascii=False)}}}"
     )
 
@@ -70,7 +70,7 @@ def missing_required(
 
 
 def missing_group(spec: ToolSpec, target: ActionSpec) -> dict[str, Any]:
-    """The refusal of a call in which no ``required_one_of`` group is complete."""
+    """The refusal of a call in which no `required_one_of` group is complete."""
     groups = " OR ".join(f"({' + '.join(group)})" for group in target.required_one_of)
     return _payload(
         spec,
@@ -92,11 +92,11 @@ def unknown_params(
 ) -> dict[str, Any]:
     """The refusal of keys outside a closed key set (first ten paths and a count).
 
-    With the sent ``data``, it also names the required fields absent (``missing``,
+    With the sent `data`, it also names the required fields absent (`missing`,
     declaration order) and the declared key each unknown key is probably a typo of
-    (``did_you_mean``), each field only when it has something to say, so one round
-    fixes what the later gates would refuse next. ``matches`` are the typos
-    already found (``data_matches``); without them they are looked for here.
+    (`did_you_mean`), each field only when it has something to say, so one round
+    fixes what the later gates would refuse next. `matches` are the typos
+    already found (`data_matches`); without them they are looked for here.
     """
     name = _root(target)
     rendered = [render_path(path, name) for path in kept]
@@ -126,10 +126,10 @@ def unknown_params(
 
 
 def suggest(payload: dict[str, Any], found: dict[str, str], *, before: str) -> None:
-    """Add ``did_you_mean`` (if any) while the request-dependent part stays bounded.
+    """Add `did_you_mean` (if any) while the request-dependent part stays bounded.
 
     Entries are added in order, at most ten, each only if the part of the payload
-    that depends on the request still serialises within ``REQUEST_PART`` bytes.
+    that depends on the request still serialises within `REQUEST_PART` bytes.
     """
     if not found:
         return
@@ -179,7 +179,7 @@ def invalid_values(
 
 
 def root_name(target: ActionSpec) -> str:
-    """Where paths start: ``data`` for an action, ``arguments`` for a plain tool."""
+    """Where paths start: `data` for an action, `arguments` for a plain tool."""
     return _root(target)
 
 
@@ -229,10 +229,10 @@ def invalid_arguments(
     stray_count: int,
     found: dict[str, str],
 ) -> dict[str, Any]:
-    """The refusal of a multi-action call whose arguments are not ``{action, data}``.
+    """The refusal of a multi-action call whose arguments are not `{action, data}`.
 
-    ``problems`` are clauses already bounded by the caller; ``stray`` the first ten
-    root keys that are no argument (in path order), ``found`` the suggestions.
+    `problems` are clauses already bounded by the caller; `stray` the first ten
+    root keys that are no argument (in path order), `found` the suggestions.
     """
     valid = sorted(spec.actions)
     listed = ", ".join(valid) if valid else "(none)"

@@ -1,7 +1,7 @@
 """The refusal of data the schema admitted but the action's class cannot hold.
 
-An ``invalid_values`` refusal like the value gate's: each offending path with what
-its value cannot be (``UnreadableDataError`` names them, never the values).
+An `invalid_values` refusal like the value gate's: each offending path with what
+its value cannot be (`UnreadableDataError` names them, never the values).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from wymcp.core.schema import ToolSpec, UnreadableDataError
 def unreadable_refusal(
     spec: ToolSpec, action: str, error: UnreadableDataError
 ) -> dict[str, Any]:
-    """The ``invalid_values`` refusal of the values ``error`` names (action known)."""
+    """The `invalid_values` refusal of the values `error` names (action known)."""
     entries = sorted(error.found.entries, key=lambda entry: path_key(entry[0]))
     report = ValueReport(
         count=error.found.count,

@@ -18,8 +18,8 @@ from typing import Any
 import attrs
 
 from wymcp.core.gates._bound import FIRST, Path, echo, path_key, token_key
-from wymcp.core.gates._catalogue import UNCHECKABLE, keyword_text, problem_text
 from wymcp.core.gates._copy_on_write import replaced
+from wymcp.core.gates._problem_texts import UNCHECKABLE, keyword_text, problem_text
 from wymcp.core.schema import ValueNode, multiple_of_problem, spend_work
 
 _CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, AttributeError)
@@ -32,7 +32,7 @@ _HOLDERS = frozenset({float, dict, list})
 DEPTH = 32
 """How deep the walk reads a refused value (the engine checks every depth)."""
 LEAF_ERRORS = 1000
-"""How many engine errors a position that cannot be split (``unevaluated*``, a
+"""How many engine errors a position that cannot be split (`unevaluated*`, a
 dynamic reference) may cost; the rest of it goes uncounted, and the refusal says the
 count is partial."""
 
@@ -41,8 +41,8 @@ count is partial."""
 class ValueReport:
     """What the value gate found: the first ten paths with their problems, a count.
 
-    ``partial`` says the count stopped short: inside a position that cannot be split
-    after ``LEAF_ERRORS`` engine errors, or past ``DEPTH`` levels.
+    `partial` says the count stopped short: inside a position that cannot be split
+    after `LEAF_ERRORS` engine errors, or past `DEPTH` levels.
     """
 
     count: int = 0
@@ -70,11 +70,11 @@ def is_valid(validator: Any, value: object) -> bool:
 
 
 def value_errors(root: ValueNode, data: object) -> ValueReport | None:
-    """None when the root accepts ``data``; else the bounded report of its errors.
+    """None when the root accepts `data`; else the bounded report of its errors.
 
-    Time is linear in the data (at most ``DEPTH`` engine passes over a refused
+    Time is linear in the data (at most `DEPTH` engine passes over a refused
     subtree); memory beyond the data is the keys of the objects along one path,
-    4,096 item flags and at most ``LEAF_ERRORS`` engine texts.
+    4,096 item flags and at most `LEAF_ERRORS` engine texts.
     """
     if is_valid(root.validator, data):
         return None
@@ -99,10 +99,10 @@ def _visit(
     report: ValueReport,
     extras: Extras,
 ) -> None:
-    """Report the offending paths at and under ``value``, in path order.
+    """Report the offending paths at and under `value`, in path order.
 
-    ``nodes`` are the schema positions that apply here and refuse ``value``. Past
-    ``DEPTH`` levels the engine's errors name the paths below (``_deep``).
+    `nodes` are the schema positions that apply here and refuse `value`. Past
+    `DEPTH` levels the engine's errors name the paths below (`_deep`).
     """
     if len(path) > DEPTH:
         _deep(nodes, value, path, report)
@@ -130,7 +130,7 @@ def _visit(
 def _count_plain(
     node: ValueNode, value: object, path: Path, report: ValueReport
 ) -> int:
-    """How many offending paths a plain position that refuses ``value`` holds.
+    """How many offending paths a plain position that refuses `value` holds.
 
     The counting lane, once ten paths are kept: no texts, no sorting, one engine
     call per child; a child that is not plain goes back to the general walk.
@@ -155,11 +155,11 @@ def _count_plain(
 def _deep(
     nodes: list[ValueNode], value: object, path: Path, report: ValueReport
 ) -> None:
-    """A refused value past ``DEPTH`` levels: the engine's paths below it, in order.
+    """A refused value past `DEPTH` levels: the engine's paths below it, in order.
 
     The walk recurses in Python; the engine does not, so its errors (at most
-    ``LEAF_ERRORS``) give the real paths and problems, and each path is counted.
-    Under ``anyOf``/``oneOf`` the engine names the combinator, not its causes: the
+    `LEAF_ERRORS`) give the real paths and problems, and each path is counted.
+    Under `anyOf`/`oneOf` the engine names the combinator, not its causes: the
     count is then said partial.
     """
     found = _deep_errors(nodes, value, report)
@@ -199,7 +199,7 @@ _SUMMARISED = frozenset({"anyOf", "oneOf", *_UNEVALUATED})
 
 
 def _lacks(schema: dict[str, Any], value: dict[Any, Any]) -> bool:
-    """Whether the object lacks a ``required`` (or ``dependentRequired``) name."""
+    """Whether the object lacks a `required` (or `dependentRequired`) name."""
     required = schema.get("required")
     if required.__class__ is list and any(name not in value for name in required):
         return True
@@ -263,11 +263,11 @@ def _expand(
     extras: Extras,
     report: ValueReport,
 ) -> list[ValueNode]:
-    """Every refusing position that applies here; each one's own failures to ``texts``.
+    """Every refusing position that applies here; each one's own failures to `texts`.
 
-    ``allOf`` branches and ``$ref`` targets apply here too; so does every branch of an
-    ``anyOf``/``oneOf`` none of whose branches accepts ``value`` (their causes are the
-    ones a caller must read), and the ``then``/``else`` the ``if`` chose.
+    `allOf` branches and `$ref` targets apply here too; so does every branch of an
+    `anyOf`/`oneOf` none of whose branches accepts `value` (their causes are the
+    ones a caller must read), and the `then`/`else` the `if` chose.
     """
     stack = list(nodes)
     seen: set[int] = set()
@@ -303,7 +303,7 @@ def _expand(
 def _branches(
     node: ValueNode, value: object, texts: list[Callable[[], list[str]]]
 ) -> list[ValueNode]:
-    """The ``anyOf``/``oneOf`` branches whose causes apply here, and their texts."""
+    """The `anyOf`/`oneOf` branches whose causes apply here, and their texts."""
     found: list[ValueNode] = []
     if node.any_of and not any(is_valid(b.validator, value) for b in node.any_of):
         texts.append(lambda: ["value matches no schema of anyOf"])
@@ -321,7 +321,7 @@ def _branches(
 
 
 def _own(node: ValueNode, value: object, texts: list[Callable[[], list[str]]]) -> None:
-    """The position's own failing keywords: assertions, then ``required`` & co."""
+    """The position's own failing keywords: assertions, then `required` & co."""
     schema = node.schema
     failed = [
         (keyword, validator)
@@ -337,16 +337,16 @@ def _own(node: ValueNode, value: object, texts: list[Callable[[], list[str]]]) -
 
 
 def _text(keyword: str, schema: Any, value: object) -> str:
-    """The text of one failing keyword; ``multipleOf`` says why (its own check)."""
+    """The text of one failing keyword; `multipleOf` says why (its own check)."""
     if keyword != "multipleOf":
         return keyword_text(keyword, schema)
     return multiple_of_problem(value, schema.get("multipleOf")) or UNCHECKABLE
 
 
 def _missing(schema: dict[str, Any], value: dict[Any, Any]) -> list[str]:
-    """The texts of ``required`` and ``dependentRequired`` names absent from the object.
+    """The texts of `required` and `dependentRequired` names absent from the object.
 
-    A ``dependentRequired`` name says which present property requires it.
+    A `dependentRequired` name says which present property requires it.
     """
     texts: list[str] = []
     required = schema.get("required")
@@ -363,7 +363,7 @@ def _missing(schema: dict[str, Any], value: dict[Any, Any]) -> list[str]:
 
 
 def _required_text(name: object, present: object = None) -> str:
-    """``property 'b' is required`` (``when property 'a' is present``), names cut."""
+    """`property 'b' is required` (`when property 'a' is present`), names cut."""
     text = f"property '{echo(str(name))}' is required"
     if present is None:
         return text
@@ -373,7 +373,7 @@ def _required_text(name: object, present: object = None) -> str:
 def _dependent_text(
     node: ValueNode, error: Any, value: object, relative: Path
 ) -> str | None:
-    """The text of an engine ``required`` error that ``dependentRequired`` raised."""
+    """The text of an engine `required` error that `dependentRequired` raised."""
     tokens = [str(token) for token in error.schema_path]
     if str(error.kind.name) != "required" or tokens[-1:] != ["dependentRequired"]:
         return None
@@ -390,7 +390,7 @@ def _dependent_text(
 
 
 def _pointer_in(schema: object, tokens: list[str]) -> object:
-    """The schema at ``tokens`` inside ``schema`` (None where it leads nowhere)."""
+    """The schema at `tokens` inside `schema` (None where it leads nowhere)."""
     found = schema
     for token in tokens:
         if isinstance(found, dict):
@@ -433,7 +433,7 @@ def _children_of(
 ) -> list[tuple[Any, ValueNode]]:
     """Each (key, child position) a node applies to the keys of an object.
 
-    ``keys`` (default: every key of ``value``) are the keys asked about.
+    `keys` (default: every key of `value`) are the keys asked about.
     """
     found: list[tuple[Any, ValueNode]] = []
     properties = node.properties
@@ -490,7 +490,7 @@ def _visit_array(
 
 
 def _item_node(node: ValueNode, index: int) -> ValueNode | None:
-    """The position a node applies to the item at ``index``."""
+    """The position a node applies to the item at `index`."""
     if index < len(node.prefix_items):
         return node.prefix_items[index]
     return node.items
@@ -499,7 +499,7 @@ def _item_node(node: ValueNode, index: int) -> ValueNode | None:
 def _visit_tail(
     tail: list[ValueNode], value: list[Any], start: int, path: Path, report: ValueReport
 ) -> None:
-    """The items past every ``prefixItems``: found by the engine in chunks.
+    """The items past every `prefixItems`: found by the engine in chunks.
 
     Once ten paths are kept, a refused scalar item (whose only offending path is
     itself) is just counted, so the cost per item is one engine call made from C.
@@ -574,9 +574,9 @@ def _engine_errors(
     """A position that cannot be split: its engine errors, bounded, by instance path.
 
     The engine spells an all-digit object key as an integer; the instance says which
-    it is. An ``unevaluatedProperties``/``unevaluatedItems`` schema's error names
+    it is. An `unevaluatedProperties`/`unevaluatedItems` schema's error names
     the object or array; each value the schema refused gets its own path instead (as
-    under ``additionalProperties``), with its own problems.
+    under `additionalProperties`), with its own problems.
     """
     leaf = _Leaf(extras, report)
     try:
@@ -606,9 +606,9 @@ class _Leaf:
 def _unevaluated(
     node: ValueNode, error: Any, value: object, relative: Path, leaf: _Leaf
 ) -> bool:
-    """Report each value an ``unevaluated*`` schema of the node's own refused.
+    """Report each value an `unevaluated*` schema of the node's own refused.
 
-    False (the container's text is kept) for another error, for ``false`` (which
+    False (the container's text is kept) for another error, for `false` (which
     refuses the container's extra keys or items as such), or when the refused
     values cannot be told: the engine names refused keys, but refused items only by
     their JSON, so an item is told by the item schema refusing it (and, when more
@@ -620,7 +620,7 @@ def _unevaluated(
     child = dict(node.unevaluated).get(keyword)
     container = _at(value, relative)
     if child is None or child.schema is False or container is None:
-        return False  # ``false`` keeps the container's own catalogue text
+        return False  # `false` keeps the container's own problem text
     unexpected = list(error.kind.as_dict().get("unexpected") or ())
     if keyword == "unevaluatedProperties":
         tokens: list[Any] = [key for key in unexpected if key in container]  # type: ignore[operator]
@@ -640,7 +640,7 @@ def _unevaluated(
 
 
 def _at(value: object, path: Path) -> object:
-    """The part of ``value`` at ``path`` (None if the path leads nowhere)."""
+    """The part of `value` at `path` (None if the path leads nowhere)."""
     found = value
     for token in path:
         held = isinstance(found, dict) and token in found
@@ -657,9 +657,9 @@ def _refused_items(
 ) -> list[int]:
     """The indexes of the items the engine called unevaluated and refused.
 
-    They are the items past the position's own ``prefixItems`` (``start``) the
+    They are the items past the position's own `prefixItems` (`start`) the
     keyword's schema refuses, unless an item it refuses was evaluated elsewhere (an
-    ``allOf`` branch's ``prefixItems``, ``contains``): then the engine's JSON of
+    `allOf` branch's `prefixItems`, `contains`): then the engine's JSON of
     each, in order, tells them apart.
     """
     if not isinstance(items, list):
@@ -715,7 +715,7 @@ def instance_path(value: object, tokens: Any) -> Path:
 
 
 def _bounded(found: list[str]) -> list[str]:
-    """Deduplicated, sorted texts; at most ten, then ``and N more``."""
+    """Deduplicated, sorted texts; at most ten, then `and N more`."""
     texts = sorted(set(found)) or [UNCHECKABLE]
     if len(texts) > FIRST:
         return [*texts[:FIRST], f"and {len(texts) - FIRST} more"]
@@ -723,12 +723,12 @@ def _bounded(found: list[str]) -> list[str]:
 
 
 def cast_integers(node: ValueNode, value: object) -> object:
-    """Return ``value`` with whole floats cast to int where the schema says integer.
+    """Return `value` with whole floats cast to int where the schema says integer.
 
     The schema that says it is any position that accepted the value: properties,
-    items, patterns, ``additionalProperties``, ``allOf`` branches and ``$ref``
-    targets, the ``anyOf``/``oneOf`` branch that accepted it, the ``then``/``else``
-    the ``if`` chose. Containers are copied only where something changed; the
+    items, patterns, `additionalProperties`, `allOf` branches and `$ref`
+    targets, the `anyOf`/`oneOf` branch that accepted it, the `then`/`else`
+    the `if` chose. Containers are copied only where something changed; the
     caller's data is never modified. Each value read here past the fast lanes spends
     one unit of the running work budget.
     """
@@ -757,9 +757,9 @@ def _cast_number(node: ValueNode, value: float) -> object:
 def whole(number: float) -> int:
     """The integer a whole float stands for: the decimal its repr spells.
 
-    Below 2**53 that is ``int(number)``; above, the shortest repr names the number
-    the client wrote (``1.1060260653197889e18`` is ``1106026065319788900``), the one
-    ``multipleOf`` decided on.
+    Below 2**53 that is `int(number)`; above, the shortest repr names the number
+    the client wrote (`1.1060260653197889e18` is `1106026065319788900`), the one
+    `multipleOf` decided on.
     """
     if -_EXACT < number < _EXACT:
         return int(number)
@@ -801,7 +801,7 @@ def _cast_array(node: ValueNode, value: list[Any]) -> list[Any]:
 
 
 def _flat(node: ValueNode) -> bool:
-    """Whether all there is to cast in ``node`` is itself or its integer keys."""
+    """Whether all there is to cast in `node` is itself or its integer keys."""
     return (
         node.plain
         and not node.deeper_keys
@@ -846,7 +846,7 @@ def _cast_flat_items(items: ValueNode, value: list[Any]) -> list[Any]:
 
 
 def _cast_set(nodes: list[ValueNode], value: object) -> object:
-    """Cast through every position that accepted ``value`` (the general lane)."""
+    """Cast through every position that accepted `value` (the general lane)."""
     spend_work()
     applying = _accepting(nodes, value)
     kind = value.__class__
@@ -862,7 +862,7 @@ def _cast_set(nodes: list[ValueNode], value: object) -> object:
 
 
 def _accepting(nodes: list[ValueNode], value: object) -> list[ValueNode]:
-    """The casting positions that accepted ``value``, branches followed."""
+    """The casting positions that accepted `value`, branches followed."""
     stack = [node for node in nodes if node.casts]
     seen: set[int] = set()
     applying: list[ValueNode] = []

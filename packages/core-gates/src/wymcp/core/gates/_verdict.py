@@ -9,7 +9,7 @@ import attrs
 
 @attrs.frozen
 class Verdict:
-    """What ``check`` decided.
+    """What `check` decided.
 
     Attributes:
         accepted: whether every gate passed.
@@ -17,7 +17,7 @@ class Verdict:
             where the schema says integer), defaults merged after; None if refused.
         refusal: the refusal payload (a JSON object), or None if accepted.
         dropped: in lenient mode, the rendered paths of the unknown keys dropped
-            (the first ten, then ``and N more``).
+            (the first ten, then `and N more`).
     """
 
     accepted: bool

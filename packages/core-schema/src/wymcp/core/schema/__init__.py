@@ -1,7 +1,7 @@
 """Declaring wymcp tools: Tool, Action and @action, registration checks, schemas.
 
 Also the key-set closure, the compiled value roots the gates read, and the MCP
-2026-07-28 header annotations with their ``Mcp-Param`` value codec.
+2026-07-28 header annotations with their `Mcp-Param` value codec.
 """
 
 from wymcp.core.schema._action import Action

@@ -28,8 +28,8 @@ def _as_groups(value: object) -> object:
 class Action:
     """One action of a tool: its description, its property schemas and its key rules.
 
-    Keyword-only; an unknown field is a ``TypeError``. The values are checked when the
-    tool is prepared (``wymcp.core.schema.prepare``), which names every problem at once.
+    Keyword-only; an unknown field is a `TypeError`. The values are checked when the
+    tool is prepared (`wymcp.core.schema.prepare`), which names every problem at once.
 
     Attributes:
         description: one line; joined with the name into the action's summary.
@@ -39,9 +39,9 @@ class Action:
         defaults: values merged into the data after every gate passed.
         notes: free text help shows (newlines allowed).
         related: names of related actions or tools help shows.
-        examples: example ``data`` objects help shows.
-        task_support: ``forbidden``, ``optional`` or ``required``: whether a call
-            may run as a task (None: the tool's ``task_support``).
+        examples: example `data` objects help shows.
+        task_support: `forbidden`, `optional` or `required`: whether a call
+            may run as a task (None: the tool's `task_support`).
     """
 
     description: str

@@ -1,4 +1,4 @@
-"""The shape checks of one ``Action``: names, groups, defaults, extras, JSON terms.
+"""The shape checks of one `Action`: names, groups, defaults, extras, JSON terms.
 
 Each check appends a problem text (without the action prefix) to a list.
 """
@@ -38,7 +38,7 @@ def action_problems(action: Action, found: list[str]) -> ShapeVerdict:
 
 
 def json_problems(where: str, value: object) -> list[str]:
-    """Name the first place in ``value`` JSON cannot carry, if any."""
+    """Name the first place in `value` JSON cannot carry, if any."""
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()
@@ -61,7 +61,7 @@ def json_problems(where: str, value: object) -> list[str]:
 
 
 def breaks_line(text: str) -> bool:
-    """Whether ``text`` holds a line break: anything ``str.splitlines()`` splits on.
+    """Whether `text` holds a line break: anything `str.splitlines()` splits on.
 
     That is LF, CR, VT, FF, FS, GS, RS, NEL, U+2028 and U+2029.
     """
@@ -86,7 +86,7 @@ def _description_problems(description: object) -> list[str]:
 
 
 def _properties_ok(properties: object, found: list[str]) -> bool:
-    """Check ``properties`` is a mapping of names to schemas JSON can carry."""
+    """Check `properties` is a mapping of names to schemas JSON can carry."""
     if not isinstance(properties, Mapping):
         found.append("properties must be a mapping of property names to JSON Schemas")
         return False
@@ -106,7 +106,7 @@ def _properties_ok(properties: object, found: list[str]) -> bool:
 
 
 def _is_name_list(value: object) -> bool:
-    """Whether ``value`` is a list (or tuple) of strings."""
+    """Whether `value` is a list (or tuple) of strings."""
     return (
         isinstance(value, Sequence)
         and not isinstance(value, str)
@@ -153,7 +153,7 @@ def _repeated_or_undeclared(
 def _groups(
     groups: object, declared: set[str], found: list[str], *, check: bool
 ) -> None:
-    """Check ``required_one_of``: non-empty groups of declared names, no dead groups."""
+    """Check `required_one_of`: non-empty groups of declared names, no dead groups."""
     if not isinstance(groups, Sequence) or isinstance(groups, str):
         found.append("required_one_of must be a list of lists of property names")
         return
@@ -196,7 +196,7 @@ def _defaults_ok(
     *,
     check: bool,
 ) -> bool:
-    """Check the shape of ``defaults``: declared, not required, JSON values."""
+    """Check the shape of `defaults`: declared, not required, JSON values."""
     if not isinstance(defaults, Mapping):
         found.append("defaults must be a mapping of property names to values")
         return False
@@ -217,7 +217,7 @@ def _defaults_ok(
 
 
 def _extras(action: Action, found: list[str]) -> None:
-    """Check ``notes``, ``related`` and ``examples``."""
+    """Check `notes`, `related` and `examples`."""
     notes: object = action.notes
     if notes is not None and not isinstance(notes, str):
         found.append("notes must be a string")

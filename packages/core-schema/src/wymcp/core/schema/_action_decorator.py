@@ -1,4 +1,4 @@
-"""``@action``: binding an action's declaration to the method that carries it out.
+"""`@action`: binding an action's declaration to the method that carries it out.
 
 The decorator only marks the method; registration reads the mark, derives the
 schema from the annotations and refuses what cannot be bound.
@@ -12,14 +12,14 @@ from typing import Any, TypeVar, overload
 import attrs
 
 MARK = "__wymcp_action__"
-"""The attribute ``@action`` sets on the function it marks."""
+"""The attribute `@action` sets on the function it marks."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 @attrs.frozen(kw_only=True)
 class ActionMark:
-    """What ``@action`` was given; ``description`` None binds a dict declaration."""
+    """What `@action` was given; `description` None binds a dict declaration."""
 
     name: str | None = None
     description: str | None = None
@@ -68,15 +68,15 @@ def action(
     examples: Sequence[Mapping[str, Any]] = (),
     task_support: str | None = None,
 ) -> F | Callable[[F], F]:
-    """Mark ``async def name(self, data, ctx)`` as the code of one action.
+    """Mark `async def name(self, data, ctx)` as the code of one action.
 
-    With ``description`` the decorator declares the action: its input schema comes
-    from ``data``'s attrs class, or from ``properties``/``required``/``defaults``
-    when ``data`` is a plain ``dict``. Without one (``@action`` bare) it binds the
-    method to the declaration of the same name in the tool's ``actions``. The
-    action's name is the method's unless ``name`` is given. A return annotation
+    With `description` the decorator declares the action: its input schema comes
+    from `data`'s attrs class, or from `properties`/`required`/`defaults`
+    when `data` is a plain `dict`. Without one (`@action` bare) it binds the
+    method to the declaration of the same name in the tool's `actions`. The
+    action's name is the method's unless `name` is given. A return annotation
     that is an attrs class (or a list of them) derives the output schema.
-    ``task_support`` (``forbidden``, ``optional``, ``required``) says whether a
+    `task_support` (`forbidden`, `optional`, `required`) says whether a
     call may run as a task (SEP-2663).
     """
     mark = ActionMark(

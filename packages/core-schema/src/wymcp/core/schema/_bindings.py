@@ -1,7 +1,7 @@
-"""The ``@action`` methods of a tool, bound at registration, and the dispatch to them.
+"""The `@action` methods of a tool, bound at registration, and the dispatch to them.
 
 Registration collects every marked method, derives its declaration and builds its
-converter once; ``dispatch_action`` runs a gated call through the bound method.
+converter once; `dispatch_action` runs a gated call through the bound method.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class Binding:
     ) -> object:
         """Structure the gated data, run the method, unstructure what it returned.
 
-        With ``read`` False, ``data`` is what ``read`` made of it already.
+        With `read` False, `data` is what `read` made of it already.
         """
         argument = self.read(data) if read else data
         value = await self.method(tool, argument, ctx)
@@ -68,7 +68,7 @@ class Binding:
     def read(self, data: dict[str, Any]) -> Any:
         """The method's argument: the gated data, into its class when it has one.
 
-        Raises ``UnreadableDataError`` for values the class cannot hold.
+        Raises `UnreadableDataError` for values the class cannot hold.
         """
         if self.structure is None:
             return data
@@ -112,10 +112,10 @@ class Bound:
 
 
 def bind_actions(tool: Tool, declared: object, problems: list[str]) -> Bound:
-    """Collect the ``@action`` methods of ``tool`` beside its ``actions`` mapping.
+    """Collect the `@action` methods of `tool` beside its `actions` mapping.
 
     Problems (a method without a declaration, a declaration without code, a type
-    the derivation cannot express) go to ``problems``, each naming the action.
+    the derivation cannot express) go to `problems`, each naming the action.
     """
     marks = _marked_methods(type(tool))
     if not marks or (declared is not None and not isinstance(declared, Mapping)):
@@ -164,9 +164,9 @@ _TWICE = (
 def dispatch_action(
     tool: object, action: str, data: Any, ctx: object, *, read: bool = True
 ) -> Awaitable[object]:
-    """Run one gated call: through its ``@action`` method, else ``run_action``.
+    """Run one gated call: through its `@action` method, else `run_action`.
 
-    With ``read`` False, ``data`` is what ``action_reader`` read already.
+    With `read` False, `data` is what `action_reader` read already.
     """
     bindings = getattr(tool, "__dict__", {}).get(BINDINGS)
     if bindings is not None:
@@ -181,7 +181,7 @@ def action_reader(tool: object, action: str) -> Callable[[Any], Any] | None:
     """How a prepared tool's typed action reads its gated data, or None.
 
     None for an action whose method takes the data as it is (or that has none).
-    The reader raises ``UnreadableDataError`` for values its class cannot hold.
+    The reader raises `UnreadableDataError` for values its class cannot hold.
     """
     bindings = getattr(tool, "__dict__", {}).get(BINDINGS) or {}
     binding = bindings.get(action)
@@ -193,7 +193,7 @@ def action_reader(tool: object, action: str) -> Callable[[Any], Any] | None:
 async def run_bound(
     tool: Tool, action: str, data: dict[str, Any], ctx: object
 ) -> object:
-    """Run ``action`` through its bound method, preparing ``tool`` if it was not yet."""
+    """Run `action` through its bound method, preparing `tool` if it was not yet."""
     bindings = vars(tool).get(BINDINGS)
     if bindings is None and _marked_methods(type(tool)):
         from wymcp.core.schema._registration import prepare  # noqa: PLC0415 - a cycle
@@ -210,14 +210,14 @@ async def run_bound(
 
 
 def action_output_schema(tool: object, action: str) -> dict[str, Any] | None:
-    """The output schema derived for one ``@action`` of a prepared tool, or None."""
+    """The output schema derived for one `@action` of a prepared tool, or None."""
     bindings = getattr(tool, "__dict__", {}).get(BINDINGS) or {}
     binding = bindings.get(action)
     return None if binding is None else binding.output_schema
 
 
 def marks_actions(tool: object) -> bool:
-    """Whether ``tool`` (a ``Tool`` class or instance) has ``@action`` methods."""
+    """Whether `tool` (a `Tool` class or instance) has `@action` methods."""
     cls = tool if isinstance(tool, type) else type(tool)
     return issubclass(cls, Tool) and bool(_marked_methods(cls))
 
@@ -247,9 +247,9 @@ def _bind(
 ) -> tuple[Binding, Action | None]:
     """The binding of one marked method and the declaration it makes (if any)."""
     # cattrs loads with the first typed action, not with every server.
-    import cattrs  # noqa: PLC0415
+    import cattrs  # noqa: PLC0415 - see the comment above
 
-    from wymcp.core.schema._structuring import (  # noqa: PLC0415
+    from wymcp.core.schema._structuring import (  # noqa: PLC0415 - with cattrs, as above
         fill_defaults,
         make_converter,
         structurer,
@@ -307,12 +307,12 @@ def _bind(
 
 
 def _takes_data(function: Callable[..., Any], mark: ActionMark) -> bool:
-    """Whether the method takes ``(self, data, ctx)``, not its fields as parameters.
+    """Whether the method takes `(self, data, ctx)`, not its fields as parameters.
 
-    A bare ``@action``, one given ``properties``, or ``(self, data, ctx)`` with
-    ``data`` an attrs class and ``ctx`` not a field (named ``ctx``, unannotated
-    or annotated ``Context``) takes ``data``; any other
-    ``@action(description=...)`` method declares its fields by its parameters.
+    A bare `@action`, one given `properties`, or `(self, data, ctx)` with
+    `data` an attrs class and `ctx` not a field (named `ctx`, unannotated
+    or annotated `Context`) takes `data`; any other
+    `@action(description=...)` method declares its fields by its parameters.
     """
     if not inspect.iscoroutinefunction(function):
         raise BindError(
@@ -341,13 +341,13 @@ def _takes_data(function: Callable[..., Any], mark: ActionMark) -> bool:
 
 
 def _class_label(function: Callable[..., Any], name: str) -> str:
-    """The name of the data class a method's parameters make: ``Bookmarks.add``."""
+    """The name of the data class a method's parameters make: `Bookmarks.add`."""
     owner = getattr(function, "__qualname__", name).rpartition(".")[0]
     return f"{owner.rpartition('.')[2] or 'Action'}_{name}_"
 
 
 def _annotations(function: Callable[..., Any]) -> tuple[Any, Any]:
-    """The annotations of ``data`` and of the return value of an @action method."""
+    """The annotations of `data` and of the return value of an @action method."""
     parameters = list(inspect.signature(function).parameters.values())
     if len(parameters) != 3:  # noqa: PLR2004 - self, data, ctx
         raise BindError("an @action method takes exactly (self, data, ctx)")

@@ -1,7 +1,7 @@
-"""The constraint markers a typed field carries in ``Annotated``: ``MinLen``, ``Ge``...
+"""The constraint markers a typed field carries in `Annotated`: `MinLen`, `Ge`...
 
 Each marker adds its JSON Schema keyword to the field's derived schema; a plain
-mapping in ``Annotated`` is merged as it is (the ``json_schema`` escape hatch).
+mapping in `Annotated` is merged as it is (the `json_schema` escape hatch).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def _kinds(schema: Mapping[str, Any]) -> list[Any]:
 
 @attrs.frozen
 class MinLen:
-    """At least ``value`` characters (a string), items (a list) or keys (a dict)."""
+    """At least `value` characters (a string), items (a list) or keys (a dict)."""
 
     value: int
 
@@ -30,7 +30,7 @@ class MinLen:
 
 @attrs.frozen
 class MaxLen:
-    """At most ``value`` characters (a string), items (a list) or keys (a dict)."""
+    """At most `value` characters (a string), items (a list) or keys (a dict)."""
 
     value: int
 
@@ -50,78 +50,78 @@ def _sized(bound: str, schema: Mapping[str, Any]) -> str:
 
 @attrs.frozen
 class Ge:
-    """A number at least ``value`` (``minimum``)."""
+    """A number at least `value` (`minimum`)."""
 
     value: int | float
 
     def keywords(self, _: Mapping[str, Any]) -> dict[str, Any]:
-        """``minimum``."""
+        """`minimum`."""
         return {"minimum": self.value}
 
 
 @attrs.frozen
 class Le:
-    """A number at most ``value`` (``maximum``)."""
+    """A number at most `value` (`maximum`)."""
 
     value: int | float
 
     def keywords(self, _: Mapping[str, Any]) -> dict[str, Any]:
-        """``maximum``."""
+        """`maximum`."""
         return {"maximum": self.value}
 
 
 @attrs.frozen
 class Gt:
-    """A number above ``value`` (``exclusiveMinimum``)."""
+    """A number above `value` (`exclusiveMinimum`)."""
 
     value: int | float
 
     def keywords(self, _: Mapping[str, Any]) -> dict[str, Any]:
-        """``exclusiveMinimum``."""
+        """`exclusiveMinimum`."""
         return {"exclusiveMinimum": self.value}
 
 
 @attrs.frozen
 class Lt:
-    """A number below ``value`` (``exclusiveMaximum``)."""
+    """A number below `value` (`exclusiveMaximum`)."""
 
     value: int | float
 
     def keywords(self, _: Mapping[str, Any]) -> dict[str, Any]:
-        """``exclusiveMaximum``."""
+        """`exclusiveMaximum`."""
         return {"exclusiveMaximum": self.value}
 
 
 @attrs.frozen
 class Pattern:
-    """A string matching the regular expression ``value`` (``pattern``)."""
+    """A string matching the regular expression `value` (`pattern`)."""
 
     value: str
 
     def keywords(self, _: Mapping[str, Any]) -> dict[str, Any]:
-        """``pattern``."""
+        """`pattern`."""
         return {"pattern": self.value}
 
 
 @attrs.frozen
 class Format:
-    """A string in the named ``format`` (``date``, ``email``, ``uri``...)."""
+    """A string in the named `format` (`date`, `email`, `uri`...)."""
 
     value: str
 
     def keywords(self, _: Mapping[str, Any]) -> dict[str, Any]:
-        """``format``."""
+        """`format`."""
         return {"format": self.value}
 
 
 @attrs.frozen
 class Description:
-    """The field's ``description``: what ``help`` and the refusal's schema show."""
+    """The field's `description`: what `help` and the refusal's schema show."""
 
     value: str
 
     def keywords(self, _: Mapping[str, Any]) -> dict[str, Any]:
-        """``description``."""
+        """`description`."""
         return {"description": self.value}
 
 
@@ -132,7 +132,7 @@ MARKERS = (MinLen, MaxLen, Ge, Le, Gt, Lt, Pattern, Format, Description)
 def constrained(
     schema: dict[str, Any], extras: tuple[Any, ...]
 ) -> tuple[dict[str, Any], list[str]]:
-    """``schema`` with the keywords of ``Annotated``'s extras; and what was unknown.
+    """`schema` with the keywords of `Annotated`'s extras; and what was unknown.
 
     An extra that is neither a marker nor a mapping is named in the second value
     (registration refuses it: a constraint that would not apply must not pass).

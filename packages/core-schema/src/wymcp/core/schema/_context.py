@@ -1,7 +1,7 @@
-"""``Context``: the typed protocol of the ``ctx`` every tool, resource and prompt gets.
+"""`Context`: the typed protocol of the `ctx` every tool, resource and prompt gets.
 
-The server's ``ToolContext`` implements it; annotating ``ctx: Context`` lets
-``mypy --strict`` check tool code without importing the server.
+The server's `ToolContext` implements it; annotating `ctx: Context` lets
+`mypy --strict` check tool code without importing the server.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    # PEP 696: a bare ``Context`` means ``Context[Any]`` (typing has it from 3.13)
+    # PEP 696: a bare `Context` means `Context[Any]` (typing has it from 3.13)
     from typing_extensions import TypeVar
 
     StateT_co = TypeVar("StateT_co", covariant=True, default=Any)
@@ -21,14 +21,14 @@ else:
 
 
 class Server(Protocol):
-    """What a call may change on the engine serving it (``ctx.server``).
+    """What a call may change on the engine serving it (`ctx.server`).
 
     Tools, resources and prompts added or removed at runtime, and the
-    ``notifications/resources/updated`` a subscribed client gets.
+    `notifications/resources/updated` a subscribed client gets.
     """
 
     def add_tool(self, tool: object) -> None:
-        """Serve one more tool (a ``Tool`` class or instance)."""
+        """Serve one more tool (a `Tool` class or instance)."""
 
     def remove_tool(self, name: str) -> bool:
         """Stop serving a tool; whether it was served."""
@@ -46,15 +46,15 @@ class Server(Protocol):
         """Stop serving a prompt; whether it was served."""
 
     def resource_updated(self, uri: str) -> None:
-        """Tell the clients subscribed to ``uri`` that it changed."""
+        """Tell the clients subscribed to `uri` that it changed."""
 
 
 class Context(Protocol[StateT_co]):
     """What a call knows about its request, and its side channel to the client.
 
-    ``state`` is what the ``LIFESPAN`` factory yielded (None without one):
-    ``ctx: Context[AppState]`` types it, a bare ``Context`` leaves it ``Any``;
-    ``request_state`` is what this call sealed into its previous round (2026-07-28).
+    `state` is what the `LIFESPAN` factory yielded (None without one):
+    `ctx: Context[AppState]` types it, a bare `Context` leaves it `Any`;
+    `request_state` is what this call sealed into its previous round (2026-07-28).
     """
 
     @property
@@ -79,15 +79,15 @@ class Context(Protocol[StateT_co]):
 
     @property
     def principal(self) -> Any:
-        """Who called, as the AUTH hook returned it (a ``Principal``), or None."""
+        """Who called, as the AUTH hook returned it (a `Principal`), or None."""
 
     @property
     def state(self) -> StateT_co:
-        """What the ``LIFESPAN`` factory yielded, shared by every call (None)."""
+        """What the `LIFESPAN` factory yielded, shared by every call (None)."""
 
     @property
     def server(self) -> Server:
-        """The engine serving the call (``wymcp.core.server.Engine``)."""
+        """The engine serving the call (`wymcp.core.server.Engine`)."""
 
     @property
     def request_state(self) -> Any:
@@ -95,7 +95,7 @@ class Context(Protocol[StateT_co]):
 
     @property
     def meta(self) -> Mapping[str, Any]:
-        """The request's ``_meta``."""
+        """The request's `_meta`."""
 
     @property
     def client_capabilities(self) -> Mapping[str, Any]:
@@ -103,7 +103,7 @@ class Context(Protocol[StateT_co]):
 
     @property
     def progress_token(self) -> str | int | None:
-        """The request's ``_meta.progressToken``, or None."""
+        """The request's `_meta.progressToken`, or None."""
 
     async def report_progress(
         self,
@@ -111,7 +111,7 @@ class Context(Protocol[StateT_co]):
         total: float | None = None,
         message: str | None = None,
     ) -> None:
-        """Send ``notifications/progress`` when the caller asked for progress."""
+        """Send `notifications/progress` when the caller asked for progress."""
 
     async def close_stream(self) -> bool:
         """End this call's SSE response now; the call goes on (SEP-1699 polling).
@@ -123,12 +123,12 @@ class Context(Protocol[StateT_co]):
         """Go on as a task (SEP-2663) if this call may be one; whether it is."""
 
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
-        """Send ``notifications/message`` when the caller's log level lets it out."""
+        """Send `notifications/message` when the caller's log level lets it out."""
 
     async def ask(
         self, requests: Mapping[str, Any], *, state: Any = None
     ) -> dict[str, dict[str, Any]]:
-        """Ask the client several things at once (``InputRequest`` values by key)."""
+        """Ask the client several things at once (`InputRequest` values by key)."""
 
     async def elicit(
         self,

@@ -1,7 +1,7 @@
-"""The declarations beside ``Tool``: ``Prompt``, its ``PromptArgument``s, ``Resource``.
+"""The declarations beside `Tool`: `Prompt`, its `PromptArgument`s, `Resource`.
 
 The server checks them when it is built and serves them; they live here so tool code
-declares everything from ``wymcp.core.schema`` (the server re-exports them).
+declares everything from `wymcp.core.schema` (the server re-exports them).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class Prompt:
     def complete(
         self, argument: str, value: str, context: Mapping[str, str]
     ) -> Sequence[str] | Awaitable[Sequence[str]]:
-        """Suggest values for an argument (none by default; may be ``async``)."""
+        """Suggest values for an argument (none by default; may be `async`)."""
         del argument, value, context
         return []
 

@@ -1,7 +1,7 @@
 """Deriving JSON Schema from an attrs class: the input properties and output schemas.
 
 One function per direction; anything the derivation cannot express raises
-``DerivationError`` naming the field path, which registration turns into a problem.
+`DerivationError` naming the field path, which registration turns into a problem.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from wymcp.core.schema._constraints import constrained
 JSON_SCHEMA_METADATA = "json_schema"
 """The attrs field metadata key whose mapping is merged into the field's schema."""
 CONSTRAINTS_METADATA = "wymcp_constraints"
-"""The attrs field metadata key holding ``Annotated`` extras lifted off its type."""
+"""The attrs field metadata key holding `Annotated` extras lifted off its type."""
 
 _SCALARS: dict[type, str] = {str: "string", bool: "boolean", int: "integer"}
 _FORMATS: dict[type, str] = {dt.datetime: "date-time", dt.date: "date"}
@@ -31,7 +31,7 @@ _DEPTH = 32
 
 
 class DerivationError(Exception):
-    """A type the derivation cannot express; ``path`` names the field."""
+    """A type the derivation cannot express; `path` names the field."""
 
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(f"field {path!r}: {problem}")
@@ -52,8 +52,8 @@ class NestedDefault:
 class Derived:
     """An attrs class's input: closed properties, required names, JSON defaults.
 
-    ``nested`` holds the defaults of the nested classes' fields (published as the
-    ``default`` of their field's schema), which registration proves; ``filled``
+    `nested` holds the defaults of the nested classes' fields (published as the
+    `default` of their field's schema), which registration proves; `filled`
     the same JSON defaults by class and field name, which a call that leaves a
     nested field out gets (structured anew, so never an instance another call saw).
     """
@@ -80,7 +80,7 @@ class _Sink:
         path: str,
         schema: dict[str, Any],
     ) -> Any:
-        """Record the default of ``owner``'s ``field`` at ``path``; return its JSON.
+        """Record the default of `owner`'s `field` at `path`; return its JSON.
 
         A factory is called once per class and field, however many paths reach it.
         """
@@ -96,10 +96,10 @@ class _Sink:
 
 
 def derive_input(cls: type, unstructure: Callable[[Any], Any] | None = None) -> Derived:
-    """The action declaration parts of the data class ``cls``.
+    """The action declaration parts of the data class `cls`.
 
     Required names are the fields without a default; defaults (factories called once)
-    are unstructured by ``unstructure`` into JSON values.
+    are unstructured by `unstructure` into JSON values.
     """
     fields = _fields(cls, cls.__name__)
     sink = _Sink(unstructure)
@@ -122,8 +122,8 @@ def derive_input(cls: type, unstructure: Callable[[Any], Any] | None = None) -> 
 def derive_output(annotation: object) -> tuple[dict[str, Any], bool]:
     """The output schema of a return annotation, and whether it is a list of objects.
 
-    An attrs class gives its object schema; ``list[Cls]`` gives an object with one
-    ``items`` array (structured content is an object in every revision).
+    An attrs class gives its object schema; `list[Cls]` gives an object with one
+    `items` array (structured content is an object in every revision).
     """
     origin = typing.get_origin(annotation)
     if origin in _LISTS and origin is not tuple:
@@ -165,8 +165,8 @@ def _fields(cls: type, path: str) -> tuple[attrs.Attribute[Any], ...]:
 def _object(cls: type, path: str, depth: int, sink: _Sink | None) -> dict[str, Any]:
     """The closed object schema of a nested attrs class.
 
-    The fields without a default are required; for an input (a ``sink``) each
-    default is published as the ``default`` of its field's schema.
+    The fields without a default are required; for an input (a `sink`) each
+    default is published as the `default` of its field's schema.
     """
     if depth > _DEPTH:
         raise DerivationError(path, "nested too deeply (a recursive class?)")
@@ -241,7 +241,7 @@ def _schema(  # noqa: C901 - one branch per supported type
 def _annotated(
     annotation: Any, path: str, depth: int, sink: _Sink | None
 ) -> dict[str, Any]:
-    """``Annotated[X, ...]``: X's schema with the constraint markers' keywords."""
+    """`Annotated[X, ...]`: X's schema with the constraint markers' keywords."""
     base = _schema(typing.get_args(annotation)[0], path, depth, sink)
     return _constrained(base, annotation.__metadata__, path)
 
@@ -301,10 +301,10 @@ def _plain(
 
 
 def _literal(values: list[Any]) -> dict[str, Any]:
-    """The schema of a ``Literal``; with an int among its values it says its types.
+    """The schema of a `Literal`; with an int among its values it says its types.
 
-    JSON Schema's ``enum`` admits ``2.0`` for ``2``; the ``type`` that says integer
-    makes the gate hand the class the int (the cast rule), as for an ``int`` field.
+    JSON Schema's `enum` admits `2.0` for `2`; the `type` that says integer
+    makes the gate hand the class the int (the cast rule), as for an `int` field.
     """
     if not any(type(value) is int for value in values):
         return {"enum": values}
@@ -338,12 +338,12 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
-    """An output's ``X | None``: ``anyOf`` a branch of one ``type`` each.
+    """An output's `X | None`: `anyOf` a branch of one `type` each.
 
     Outputs are never gated by key, so the combinator costs nothing there, and a
-    client mapping schemas onto a single-``type`` dialect (Gemini's OpenAPI
-    subset; the Inspector's ``--strict`` lint) reads it where ``["string",
-    "null"]`` is refused.
+    client mapping schemas onto a single-`type` dialect (Gemini's OpenAPI
+    subset; the Inspector's `--strict` lint) reads it where `["string",
+    "null"]` is refused.
     """
     if "enum" in schema and "type" not in schema:
         values = list(schema["enum"])

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 
 class ToolError(Exception):
-    """Raised by tool code: the call answers ``isError: true`` with this message."""
+    """Raised by tool code: the call answers `isError: true` with this message."""
 
 
 class ConfigurationError(Exception):

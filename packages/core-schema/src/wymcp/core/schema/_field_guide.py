@@ -1,7 +1,7 @@
 """What a compact multi-action tool says about where its fields are.
 
-The generated ``data`` description (each action's required fields, bounded) and the
-pointer to ``help`` a tool's published description ends with.
+The generated `data` description (each action's required fields, bounded) and the
+pointer to `help` a tool's published description ends with.
 """
 
 from __future__ import annotations
@@ -10,17 +10,17 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 DATA_DESCRIPTION_LIMIT: Final = 1024
-"""The most characters the generated ``data`` description takes, cut note included."""
+"""The most characters the generated `data` description takes, cut note included."""
 
 _HEAD: Final = "The action's fields. Required, by action: "
 _CUT: Final = "; and {count} more actions (see help)."
 
 
 def data_description(actions: Mapping[str, Any]) -> str:
-    """Each action's required fields, ``name: a, b``, sorted, at most the limit.
+    """Each action's required fields, `name: a, b`, sorted, at most the limit.
 
-    A group of ``required_one_of`` reads ``a+b or c``; an action with none says
-    ``none``. Entries that would pass ``DATA_DESCRIPTION_LIMIT`` are left out and
+    A group of `required_one_of` reads `a+b or c`; an action with none says
+    `none`. Entries that would pass `DATA_DESCRIPTION_LIMIT` are left out and
     counted at the end, so the text never passes it whatever the names are.
     """
     entries = [f"{name}: {_required_of(actions[name])}" for name in sorted(actions)]
@@ -36,7 +36,7 @@ def data_description(actions: Mapping[str, Any]) -> str:
 
 
 def _required_of(action: Any) -> str:
-    """The required names of an ``Action`` or ``ActionSpec``, and its one-of groups."""
+    """The required names of an `Action` or `ActionSpec`, and its one-of groups."""
     required = ", ".join(getattr(action, "required", ()))
     groups = getattr(action, "required_one_of", ())
     either = " or ".join("+".join(group) for group in groups)
@@ -54,10 +54,10 @@ def help_pointer(tool_name: str) -> str:
 
 
 def published_description(spec: Any) -> str:
-    """A prepared tool's description as ``tools/list`` publishes it.
+    """A prepared tool's description as `tools/list` publishes it.
 
-    A multi-action tool's ends with ``help_pointer`` unless the tool sets
-    ``help_pointer = False``; a plain tool's is its own.
+    A multi-action tool's ends with `help_pointer` unless the tool sets
+    `help_pointer = False`; a plain tool's is its own.
     """
     tool = spec.tool
     description = str(tool.description)

@@ -1,9 +1,9 @@
-"""The ``full`` published input schema: every action's fields in ``tools/list``.
+"""The `full` published input schema: every action's fields in `tools/list`.
 
-The compact root (``action`` enum, ``data`` object, closed) plus a root ``oneOf`` with
-one branch per action: ``action`` is that action's ``const`` and ``data`` its closed
-fields. ``x-mcp-header`` may only sit on a pure ``properties`` chain, so an action's
-fields never carry one here (headers come from a hand-written ``input_schema``).
+The compact root (`action` enum, `data` object, closed) plus a root `oneOf` with
+one branch per action: `action` is that action's `const` and `data` its closed
+fields. `x-mcp-header` may only sit on a pure `properties` chain, so an action's
+fields never carry one here (headers come from a hand-written `input_schema`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ _HEADER = "x-mcp-header"
 
 
 def full_input_schema(spec: ToolSpec) -> dict[str, Any]:
-    """The input schema with each action's full ``data`` schema under ``oneOf``.
+    """The input schema with each action's full `data` schema under `oneOf`.
 
-    A plain tool, or a tool with a hand-written ``input_schema``, publishes the same
+    A plain tool, or a tool with a hand-written `input_schema`, publishes the same
     schema as in the compact form.
     """
     compact: dict[str, Any] = fresh_copy(dict(spec.input_schema))
@@ -34,7 +34,7 @@ def full_input_schema(spec: ToolSpec) -> dict[str, Any]:
 
 
 def _branch(name: str, published: Mapping[str, Any]) -> dict[str, Any]:
-    """One action's branch: its ``action`` const and its closed ``data`` schema."""
+    """One action's branch: its `action` const and its closed `data` schema."""
     data: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -57,7 +57,7 @@ def _branch(name: str, published: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _without_headers(value: Any) -> Any:
-    """A fresh copy of a schema with every ``x-mcp-header`` key left out."""
+    """A fresh copy of a schema with every `x-mcp-header` key left out."""
     if isinstance(value, Mapping):
         return {k: _without_headers(v) for k, v in value.items() if k != _HEADER}
     if isinstance(value, (list, tuple)):

@@ -1,6 +1,6 @@
-"""``x-mcp-header`` annotations of a hand-written input schema: reading and the rules.
+"""`x-mcp-header` annotations of a hand-written input schema: reading and the rules.
 
-MCP 2026-07-28 lets a tool route a primitive argument into an ``Mcp-Param-<Name>``
+MCP 2026-07-28 lets a tool route a primitive argument into an `Mcp-Param-<Name>`
 header. A client drops a whole tool whose annotations break a rule, so registration
 refuses such a schema instead.
 """
@@ -39,12 +39,12 @@ _SCHEMA_MAPS = frozenset(
 
 @attrs.frozen
 class HeaderAnnotation:
-    """One annotated argument: ``Mcp-Param-<header>`` mirrors the value at ``path``.
+    """One annotated argument: `Mcp-Param-<header>` mirrors the value at `path`.
 
     Attributes:
-        header: the annotation's token (the header name is ``Mcp-Param-`` + it).
-        path: the chain of ``properties`` keys from the root to the property.
-        type: ``string``, ``integer`` or ``boolean``.
+        header: the annotation's token (the header name is `Mcp-Param-` + it).
+        path: the chain of `properties` keys from the root to the property.
+        type: `string`, `integer` or `boolean`.
     """
 
     header: str
@@ -53,7 +53,7 @@ class HeaderAnnotation:
 
 
 def header_annotations(schema: object) -> tuple[HeaderAnnotation, ...]:
-    """Read the valid annotations of ``schema``, sorted by path."""
+    """Read the valid annotations of `schema`, sorted by path."""
     found = [
         HeaderAnnotation(node[ANNOTATION], path, node["type"])
         for path, node in _positions(schema)
@@ -66,7 +66,7 @@ def header_annotations(schema: object) -> tuple[HeaderAnnotation, ...]:
 
 
 def header_annotation_problems(schema: object) -> list[str]:
-    """Name every way the annotations of ``schema`` break the 2026-07-28 rules."""
+    """Name every way the annotations of `schema` break the 2026-07-28 rules."""
     problems: list[str] = []
     seen: dict[str, str] = {}
     for path, node in _positions(schema):
@@ -107,7 +107,7 @@ def _positions(
 ) -> Iterator[tuple[tuple[str, ...] | None, dict[str, Any]]]:
     """Yield every schema position in document order with its properties chain.
 
-    The chain is None once the walk left a pure chain of ``properties`` keys.
+    The chain is None once the walk left a pure chain of `properties` keys.
     """
     stack: list[tuple[tuple[str, ...] | None, object]] = [((), schema)]
     while stack:

@@ -1,4 +1,4 @@
-"""The ``Mcp-Param-*`` header value codec of MCP 2026-07-28 (``=?base64?…?=``)."""
+"""The `Mcp-Param-*` header value codec of MCP 2026-07-28 (`=?base64?…?=`)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ _SENTINEL = re.compile(r"=\?base64\?(?P<payload>.*)\?=", re.DOTALL)
 
 
 def encode_header_value(value: str | int | bool) -> str:  # noqa: FBT001 - a JSON scalar
-    """Render a body value as an ``Mcp-Param-*`` header value.
+    """Render a body value as an `Mcp-Param-*` header value.
 
-    A boolean reads ``true``/``false``, an integer its decimal digits; a string goes
+    A boolean reads `true`/`false`, an integer its decimal digits; a string goes
     as is when it is plain visible ASCII without edge whitespace and does not look like
-    the sentinel, otherwise base64-wrapped as ``=?base64?…?=`` (UTF-8).
+    the sentinel, otherwise base64-wrapped as `=?base64?…?=` (UTF-8).
     """
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -31,10 +31,10 @@ def encode_header_value(value: str | int | bool) -> str:  # noqa: FBT001 - a JSO
 
 
 def decode_header_value(raw: str) -> str:
-    """Decode an ``Mcp-Param-*`` header value.
+    """Decode an `Mcp-Param-*` header value.
 
     A value without the full sentinel is literal. A sentinel must carry canonical,
-    padded base64 of UTF-8 text; anything else raises ``ValueError``.
+    padded base64 of UTF-8 text; anything else raises `ValueError`.
     """
     match = _SENTINEL.fullmatch(raw)
     if match is None:

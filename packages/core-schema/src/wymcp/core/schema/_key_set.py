@@ -14,13 +14,13 @@ _OPENNESS_KEYWORDS = ("additionalProperties", "unevaluatedProperties")
 
 
 def close_schema(schema: object) -> Any:
-    """Return a deep copy of ``schema`` with its reachable object key sets closed.
+    """Return a deep copy of `schema` with its reachable object key sets closed.
 
-    An object schema (one with ``properties`` or ``patternProperties``) reached from the
-    root through ``properties``, ``items`` and ``prefixItems`` gets
-    ``additionalProperties: false`` unless its author set ``additionalProperties`` or
-    ``unevaluatedProperties``. A schema with neither keyword is a free-form object and
-    stays open; ``allOf``/``anyOf``/``oneOf``/``not``/``if``/``$ref`` are not entered.
+    An object schema (one with `properties` or `patternProperties`) reached from the
+    root through `properties`, `items` and `prefixItems` gets
+    `additionalProperties: false` unless its author set `additionalProperties` or
+    `unevaluatedProperties`. A schema with neither keyword is a free-form object and
+    stays open; `allOf`/`anyOf`/`oneOf`/`not`/`if`/`$ref` are not entered.
     """
     closed = copy.deepcopy(schema)
     for node in reached_schemas(closed):
@@ -30,14 +30,14 @@ def close_schema(schema: object) -> Any:
 
 
 def close_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the closed form of an action's ``properties`` mapping."""
+    """Return the closed form of an action's `properties` mapping."""
     closed = close_schema({"type": "object", "properties": dict(properties)})
     result: dict[str, Any] = closed["properties"]
     return result
 
 
 def reached_schemas(schema: object) -> Iterator[dict[str, Any]]:
-    """Yield every schema dict reached from ``schema`` through properties and items."""
+    """Yield every schema dict reached from `schema` through properties and items."""
     stack: list[object] = [schema]
     while stack:
         node = stack.pop()

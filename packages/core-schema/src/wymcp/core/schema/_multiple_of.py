@@ -1,8 +1,8 @@
-"""``multipleOf`` decided on the decimal numbers JSON carries, and cheaply.
+"""`multipleOf` decided on the decimal numbers JSON carries, and cheaply.
 
-A float means the decimal its shortest repr spells (``0.01``, ``1.5``); an integer is
+A float means the decimal its shortest repr spells (`0.01`, `1.5`); an integer is
 exact at any size. Every compiled root asks the engine for the integers (an integer is
-a multiple of ``p/q`` in lowest terms when it is one of ``p``) and this module for any
+a multiple of `p/q` in lowest terms when it is one of `p`) and this module for any
 other number, remembering what it decided; an infinite float reads the seed's text.
 """
 
@@ -43,7 +43,7 @@ _SCHEMAS = frozenset(
 
 
 def decimal_parts(number: float) -> tuple[int, int] | None:
-    """``(digits, exponent)``: ``number`` is ``digits * 10**exponent`` in JSON.
+    """`(digits, exponent)`: `number` is `digits * 10**exponent` in JSON.
 
     An int is itself; a float is read from its shortest repr; None for a float JSON
     cannot carry (inf, NaN).
@@ -60,7 +60,7 @@ def decimal_parts(number: float) -> tuple[int, int] | None:
 
 @functools.lru_cache(maxsize=256)
 def factor_parts(factor: float) -> tuple[int, int] | None:
-    """A positive factor as ``(m, s)``: ``m / 10**s`` in lowest decimal terms."""
+    """A positive factor as `(m, s)`: `m / 10**s` in lowest decimal terms."""
     parts = decimal_parts(factor)
     if parts is None or parts[0] <= 0:
         return None
@@ -74,12 +74,12 @@ def factor_parts(factor: float) -> tuple[int, int] | None:
 
 
 def is_multiple(value: float, m: int, s: int) -> bool | None:
-    """Whether a number is a multiple of ``m / 10**s``; None if it has no decimal.
+    """Whether a number is a multiple of `m / 10**s`; None if it has no decimal.
 
-    A float is first read by two float operations, exact while ``value * 10**s``
+    A float is first read by two float operations, exact while `value * 10**s`
     stays under 10**15 (any decimal of at most 15 digits is the shortest repr of
-    the double nearest it): the integer ``t`` nearest that product is the scaled
-    decimal exactly when ``t / 10**s`` gives the float back. Anything else is read
+    the double nearest it): the integer `t` nearest that product is the scaled
+    decimal exactly when `t / 10**s` gives the float back. Anything else is read
     from the repr with integer arithmetic.
     """
     if isinstance(value, int):
@@ -106,7 +106,7 @@ _FAST_LIMIT = 1e15 - 1
 
 
 def multiple_of_problem(value: object, factor: object) -> str | None:
-    """None if ``value`` is a multiple of ``factor`` (or not a number), else a text."""
+    """None if `value` is a multiple of `factor` (or not a number), else a text."""
     if value.__class__ is bool or not isinstance(value, (int, float)):
         return None
     if factor.__class__ is bool or not isinstance(factor, (int, float)):
@@ -121,7 +121,7 @@ def multiple_of_problem(value: object, factor: object) -> str | None:
 
 
 def integer_step(factor: object) -> int | None:
-    """The integer ``p`` of a factor ``p/q`` in lowest terms (None if not a number)."""
+    """The integer `p` of a factor `p/q` in lowest terms (None if not a number)."""
     if factor.__class__ is bool or not isinstance(factor, (int, float)):
         return None
     parts = factor_parts(factor)
@@ -132,14 +132,14 @@ def integer_step(factor: object) -> int | None:
 
 
 def decimal_multiples(schema: object) -> object:
-    """A copy of ``schema`` whose ``multipleOf`` keywords ask the engine first.
+    """A copy of `schema` whose `multipleOf` keywords ask the engine first.
 
-    ``{"multipleOf": f}`` becomes an ``allOf`` entry ``{"if": {"type": "integer",
-    "multipleOf": p}, "else": {KEYWORD: f}}``: the engine accepts an integer multiple
-    of ``p`` alone (integer arithmetic, exact), and any other number reaches
-    ``KEYWORD``. An integer factor where the schema says ``"type": "integer"`` is
+    `{"multipleOf": f}` becomes an `allOf` entry `{"if": {"type": "integer",
+    "multipleOf": p}, "else": {KEYWORD: f}}`: the engine accepts an integer multiple
+    of `p` alone (integer arithmetic, exact), and any other number reaches
+    `KEYWORD`. An integer factor where the schema says `"type": "integer"` is
     left to the engine, which decides every value there alone. Only schema
-    positions are read (not ``enum``, ``const``, ``default``); a factor that is not
+    positions are read (not `enum`, `const`, `default`); a factor that is not
     a positive number is left to the engine, which refuses it when it builds.
     """
     if isinstance(schema, list):
@@ -177,9 +177,9 @@ def decimal_multiples(schema: object) -> object:
 
 
 class DecimalMultipleOf:
-    """``KEYWORD`` as the engine calls it (``keywords=`` option): one factor.
+    """`KEYWORD` as the engine calls it (`keywords=` option): one factor.
 
-    A decision is remembered per value (at most ``MEMO_LIMIT``), so an array of one
+    A decision is remembered per value (at most `MEMO_LIMIT`), so an array of one
     number repeated costs one decision; each call spends the running check's budget.
     """
 
@@ -198,7 +198,7 @@ class DecimalMultipleOf:
         self.memo: dict[object, bool | None] = {}
 
     def validate(self, instance: Any) -> None:
-        """Raise ``ValueError`` with the problem text when ``instance`` fails."""
+        """Raise `ValueError` with the problem text when `instance` fails."""
         spend_work()
         kind = instance.__class__
         if kind is not float and kind is not int:

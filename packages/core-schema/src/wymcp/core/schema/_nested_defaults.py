@@ -17,7 +17,7 @@ _MESSAGE = 200
 
 
 class NestedDefaultsError(Exception):
-    """Defaults of nested fields their own schema refuses; ``problems`` names each."""
+    """Defaults of nested fields their own schema refuses; `problems` names each."""
 
     def __init__(self, problems: list[str]) -> None:
         super().__init__("; ".join(problems))
@@ -25,7 +25,7 @@ class NestedDefaultsError(Exception):
 
 
 def prove_nested_defaults(nested: Iterable[NestedDefault]) -> None:
-    """Raise ``NestedDefaultsError`` naming every nested default its schema refuses."""
+    """Raise `NestedDefaultsError` naming every nested default its schema refuses."""
     problems: list[str] = []
     for default in nested:
         where = f"field {default.path!r}"

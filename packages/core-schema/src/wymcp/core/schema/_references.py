@@ -1,8 +1,8 @@
 """Where a schema's references lead: registration refuses any that leaves the schema.
 
-wymcp never fetches a schema: a ``$ref`` to another document (``http://...``, a
+wymcp never fetches a schema: a `$ref` to another document (`http://...`, a
 relative file name) is refused before the engine compiles anything, and the
-engine's retriever (``refuse_retrieval``) refuses whatever would still reach it.
+engine's retriever (`refuse_retrieval`) refuses whatever would still reach it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from wymcp.core.schema._echo_limit import ECHO_LIMIT
 
 _REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
 _DATA = frozenset({"enum", "const", "default", "examples"})
-"""Keywords whose values are data, not schemas: a ``$ref`` key there is a value."""
+"""Keywords whose values are data, not schemas: a `$ref` key there is a value."""
 _NAMED = frozenset(
     {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
 )
@@ -22,11 +22,11 @@ _NAMED = frozenset(
 
 
 def outside_references(schema: object, *, named: bool = False) -> list[str]:
-    """The references of ``schema`` leading to a document it does not hold, in order.
+    """The references of `schema` leading to a document it does not hold, in order.
 
-    With ``named``, ``schema`` maps names to schemas (an action's ``properties``).
-    A reference resolves against the ``$id`` in scope (RFC 3986); it stays inside
-    when it lands on the document itself or on a resource a ``$id`` declares in it.
+    With `named`, `schema` maps names to schemas (an action's `properties`).
+    A reference resolves against the `$id` in scope (RFC 3986); it stays inside
+    when it lands on the document itself or on a resource a `$id` declares in it.
     """
     declared: set[str] = {""}
     found: list[tuple[str, str]] = []

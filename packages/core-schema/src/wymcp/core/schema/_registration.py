@@ -1,6 +1,6 @@
 """Registration: checking a tool's declaration once and building its prepared spec.
 
-Every problem of a tool is collected into one ``ConfigurationError`` naming the tool
+Every problem of a tool is collected into one `ConfigurationError` naming the tool
 and the action; a tool passes this no later than server construction.
 """
 
@@ -48,8 +48,8 @@ _BUILD_ERRORS = (ValueError, TypeError, OverflowError, RecursionError)
 def prepare(tool: object) -> ToolSpec:
     """Check a tool's declaration and return its prepared spec (cached on the tool).
 
-    Accepts a ``Tool`` subclass (instantiated once, with no arguments), a ``Tool``
-    instance or an already prepared ``ToolSpec``. Raises ``ConfigurationError``
+    Accepts a `Tool` subclass (instantiated once, with no arguments), a `Tool`
+    instance or an already prepared `ToolSpec`. Raises `ConfigurationError`
     naming every problem of the tool.
     """
     if isinstance(tool, ToolSpec):
@@ -66,9 +66,9 @@ def prepare(tool: object) -> ToolSpec:
 
 
 def prepare_all(tools: Iterable[object]) -> tuple[ToolSpec, ...]:
-    """Prepare every tool, then refuse the reserved name ``help`` and duplicate names.
+    """Prepare every tool, then refuse the reserved name `help` and duplicate names.
 
-    The problems of every tool are reported together in one ``ConfigurationError``.
+    The problems of every tool are reported together in one `ConfigurationError`.
     """
     specs: list[ToolSpec] = []
     problems: list[str] = []
@@ -233,7 +233,7 @@ def _action_specs(
 def _action_spec(
     name: object, action: object, problems: list[str]
 ) -> ActionSpec | None:
-    """Check one action and build its spec; problems go to ``problems``."""
+    """Check one action and build its spec; problems go to `problems`."""
     if not isinstance(name, str) or not name:
         problems.append(f"action {name!r}: an action name must be a non-empty string")
         return None
@@ -287,7 +287,7 @@ def _action_spec(
 def action_map_problems(actions: Mapping[Any, Any]) -> list[str]:
     """What registration would refuse in an action map, each naming its action.
 
-    An ``ActionSpec`` filed under its own name was built by registration and passes.
+    An `ActionSpec` filed under its own name was built by registration and passes.
     """
     problems: list[str] = []
     for name, action in actions.items():
@@ -325,7 +325,7 @@ def _plain_spec(tool: Tool, problems: list[str]) -> ActionSpec | None:
 def _json_object(
     field: str, schema: object, problems: list[str], wanted: str
 ) -> Mapping[str, Any] | None:
-    """``schema`` when it is a mapping of JSON values; else None, saying why."""
+    """`schema` when it is a mapping of JSON values; else None, saying why."""
     if not isinstance(schema, Mapping):
         problems.append(f"{field} must be {wanted}")
         return None
@@ -353,7 +353,7 @@ def _check_hand_written(given: object, problems: list[str]) -> bool:
 
 
 def _output_validator(given: object, problems: list[str]) -> Any:
-    """Compile the output schema with ``format`` as an annotation (None if absent)."""
+    """Compile the output schema with `format` as an annotation (None if absent)."""
     if given is None:
         return None
     schema = _json_object(

@@ -1,7 +1,7 @@
-"""The fields of an ``@action`` method's own parameters, as an attrs class.
+"""The fields of an `@action` method's own parameters, as an attrs class.
 
-``async def add(self, ctx: Context, title: str, tags: list[str] | None = None)``
-declares the fields ``title`` and ``tags``: this module builds the attrs class
+`async def add(self, ctx: Context, title: str, tags: list[str] | None = None)`
+declares the fields `title` and `tags`: this module builds the attrs class
 those parameters describe, so the schema, casting and gates are the class form's.
 """
 
@@ -20,7 +20,7 @@ from wymcp.core.schema._context import Context
 from wymcp.core.schema._derive import CONSTRAINTS_METADATA
 
 _CTX_TEXT = re.compile(r"(?:[A-Za-z_]\w*\.)*Context(?:\[.*\])?")
-"""A ``ctx`` annotation written as text that names ``Context`` (``Context[State]``)."""
+"""A `ctx` annotation written as text that names `Context` (`Context[State]`)."""
 _KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
 
@@ -30,7 +30,7 @@ class SignatureError(Exception):
 
 @attrs.frozen
 class Fields:
-    """What a method's parameters declare: the data class, ``ctx``'s name, the call."""
+    """What a method's parameters declare: the data class, `ctx`'s name, the call."""
 
     data_class: type
     ctx: str | None
@@ -39,7 +39,7 @@ class Fields:
     def caller(
         self, function: Callable[..., Awaitable[Any]]
     ) -> Callable[[object, Any, object], Awaitable[Any]]:
-        """``function`` called as ``(tool, data, ctx)`` with ``data`` an instance."""
+        """`function` called as `(tool, data, ctx)` with `data` an instance."""
         names = self.names
         ctx_name = self.ctx
 
@@ -53,17 +53,17 @@ class Fields:
 
 
 def is_context(annotation: object) -> bool:
-    """Whether a (resolved, or unresolvable text) annotation names ``Context``."""
+    """Whether a (resolved, or unresolvable text) annotation names `Context`."""
     if isinstance(annotation, str):
         return bool(_CTX_TEXT.fullmatch(annotation.replace(" ", "")))
     return annotation is Context or typing.get_origin(annotation) is Context
 
 
 def resolve(function: Callable[..., Any], name: str) -> object:
-    """The annotation of one parameter (or ``return``), resolved; its text if not.
+    """The annotation of one parameter (or `return`), resolved; its text if not.
 
-    Each is resolved alone so that ``ctx``'s may name a type imported under
-    ``TYPE_CHECKING`` only. ``Annotated`` extras are kept.
+    Each is resolved alone so that `ctx`'s may name a type imported under
+    `TYPE_CHECKING` only. `Annotated` extras are kept.
     """
     raw = inspect.get_annotations(function)
     if name not in raw:
@@ -86,9 +86,9 @@ def resolve(function: Callable[..., Any], name: str) -> object:
 
 
 def signature_fields(function: Callable[..., Any], label: str) -> Fields:
-    """The data class the parameters after ``self`` declare (``ctx`` aside).
+    """The data class the parameters after `self` declare (`ctx` aside).
 
-    A parameter annotated ``Context`` (or ``Context[State]``) is ``ctx``, wherever
+    A parameter annotated `Context` (or `Context[State]`) is `ctx`, wherever
     it stands; every other one is a field, required when it has no default.
     """
     parameters = list(inspect.signature(function).parameters.values())[1:]
@@ -125,7 +125,7 @@ def signature_fields(function: Callable[..., Any], label: str) -> Fields:
 
 
 def _field(annotation: Any, default: Any) -> Any:
-    """One field; a parameter's own ``Annotated`` extras go to its metadata.
+    """One field; a parameter's own `Annotated` extras go to its metadata.
 
     cattrs then reads the plain type (a mapping among the extras is unhashable).
     """

@@ -39,18 +39,18 @@ def fresh_copy(value: Any) -> Any:
 
 @attrs.frozen(eq=False)
 class ActionSpec:
-    """One prepared action (or, with ``action`` None, a plain tool's arguments).
+    """One prepared action (or, with `action` None, a plain tool's arguments).
 
     Attributes:
         name: the action's name ("" for a plain tool's arguments).
-        action: the ``Action`` declaration (None for a plain tool).
-        published: what help shows and refusals carry as ``input_schema``: the closed
-            ``properties``, ``required``, ``defaults`` and, when declared,
-            ``required_one_of`` (for a plain tool, its closed input schema).
+        action: the `Action` declaration (None for a plain tool).
+        published: what help shows and refusals carry as `input_schema`: the closed
+            `properties`, `required`, `defaults` and, when declared,
+            `required_one_of` (for a plain tool, its closed input schema).
         required: the required names, in declaration order.
         required_one_of: the groups, at least one of which must be fully present.
         defaults: values merged into the data after every gate passed (read them
-            through ``merge_defaults``, which hands out fresh lists and objects).
+            through `merge_defaults`, which hands out fresh lists and objects).
         root: the compiled value root the value gate validates against.
     """
 
@@ -73,7 +73,7 @@ class ActionSpec:
         )
 
     def merge_defaults(self, data: Mapping[str, Any]) -> dict[str, Any]:
-        """``data`` with the defaults it lacks merged under it, as a new dict.
+        """`data` with the defaults it lacks merged under it, as a new dict.
 
         A default list or object is a fresh deep copy each time, so what a tool does
         to its data never reaches the next call or what help publishes.
@@ -85,7 +85,7 @@ class ActionSpec:
         return merged
 
     def published_copy(self) -> dict[str, Any]:
-        """A fresh deep copy of ``published``: what a refusal or help may hand out."""
+        """A fresh deep copy of `published`: what a refusal or help may hand out."""
         copied: dict[str, Any] = fresh_copy(dict(self.published))
         return copied
 
@@ -97,16 +97,16 @@ class ToolSpec:
     Attributes:
         name: the tool's name.
         tool: the tool instance calls run on.
-        input_schema: what tools/list publishes as ``inputSchema``.
+        input_schema: what tools/list publishes as `inputSchema`.
         actions: the prepared actions by name (empty for a plain tool).
-        header_annotations: the ``x-mcp-header`` annotations of the input schema.
+        header_annotations: the `x-mcp-header` annotations of the input schema.
         output_schema: the declared output schema, or None.
         plain: a plain tool's prepared arguments (None for a multi-action tool).
-        scopes: the OAuth scopes its calls need, by ``"*"`` (every action) or action
-            name (``Tool.scopes``, checked); empty when none is declared.
-        task_support: ``forbidden``/``optional``/``required`` by action name
-            (``""`` for a plain tool), resolved and checked.
-        may_run_as_task: whether ``task_support`` allows a task for any call.
+        scopes: the OAuth scopes its calls need, by `"*"` (every action) or action
+            name (`Tool.scopes`, checked); empty when none is declared.
+        task_support: `forbidden`/`optional`/`required` by action name
+            (`""` for a plain tool), resolved and checked.
+        may_run_as_task: whether `task_support` allows a task for any call.
     """
 
     name: str
@@ -127,13 +127,13 @@ class ToolSpec:
         return any(support != "forbidden" for support in self.task_support.values())
 
     def task_support_for(self, action: str | None) -> str:
-        """The task support of one call (``forbidden`` for an unknown action)."""
+        """The task support of one call (`forbidden` for an unknown action)."""
         return self.task_support.get(action or "", "forbidden")
 
     def validate_output(self, value: object) -> list[str]:
         """Check a result against the output schema; return problems (empty = valid).
 
-        ``format`` is an annotation here. The problems are for the server's log: at
+        `format` is an annotation here. The problems are for the server's log: at
         most ten, each cut short.
         """
         if self.output_validator is None:

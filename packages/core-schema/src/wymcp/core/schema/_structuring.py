@@ -1,7 +1,7 @@
 """The cattrs converter of a typed action: gated data in, the returned value out.
 
 One converter per action, built at registration, with the hooks that read and write
-dates and times as the ISO 8601 text their derived ``format`` admits, and that
+dates and times as the ISO 8601 text their derived `format` admits, and that
 fill a left-out field from its published JSON default (a new value every call).
 """
 
@@ -42,7 +42,7 @@ def make_converter() -> cattrs.Converter:
     """A converter that reads and writes dates and date-times as ISO 8601 text.
 
     It stops at the first value it cannot read (cattrs' detailed validation would
-    build an exception group of every one, about 1.3 KB each): ``locate`` names
+    build an exception group of every one, about 1.3 KB each): `locate` names
     the offending paths afterwards.
     """
     converter = cattrs.Converter(detailed_validation=False)
@@ -56,11 +56,11 @@ def make_converter() -> cattrs.Converter:
 def fill_defaults(
     converter: cattrs.Converter, filled: Mapping[type, Mapping[str, Any]]
 ) -> None:
-    """Make ``converter`` fill each left-out field of a class in ``filled``.
+    """Make `converter` fill each left-out field of a class in `filled`.
 
-    ``filled`` maps a class to its fields' defaults written as JSON; a field a
+    `filled` maps a class to its fields' defaults written as JSON; a field a
     call leaves out is structured from a copy of that JSON, never taken from the
-    attrs default, which is one object shared by every call (``default=[]``, or a
+    attrs default, which is one object shared by every call (`default=[]`, or a
     factory's instance whose own fields share theirs).
     """
 
@@ -91,9 +91,9 @@ def fill_defaults(
 def structurer(
     converter: cattrs.Converter, cls: type, action: str
 ) -> Callable[[Any], Any]:
-    """The compiled structure function of ``cls`` (looked up once, called per call).
+    """The compiled structure function of `cls` (looked up once, called per call).
 
-    Data it cannot read raises ``UnreadableDataError`` naming every offending path.
+    Data it cannot read raises `UnreadableDataError` naming every offending path.
     """
     hook = converter.get_structure_hook(cls)
 
@@ -112,7 +112,7 @@ def unstructurer(
 ) -> Callable[[Any], Any]:
     """The compiled unstructure function of a return annotation.
 
-    With ``wrap`` (a list of objects) the list goes under ``items``.
+    With `wrap` (a list of objects) the list goes under `items`.
     """
     hook = converter.get_unstructure_hook(annotation)
     if wrap:

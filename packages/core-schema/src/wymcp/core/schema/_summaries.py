@@ -1,7 +1,7 @@
-"""The action summaries and the compact ``inputSchema`` built from a checked map.
+"""The action summaries and the compact `inputSchema` built from a checked map.
 
 Its callers pass an action map registration has accepted; the public readers in
-``_input_schema`` check a map before handing it here.
+`_input_schema` check a map before handing it here.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ def compact_input_schema(actions: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def summaries(actions: Mapping[str, Any]) -> list[str]:
-    """One ``name: description`` line per action (``ActionSpec`` or ``Action``)."""
+    """One `name: description` line per action (`ActionSpec` or `Action`)."""
     return [f"{name}: {_description_of(actions[name])}" for name in sorted(actions)]
 
 
 def _description_of(action: Any) -> str:
-    """The description of an ``ActionSpec`` or an ``Action``."""
+    """The description of an `ActionSpec` or an `Action`."""
     declared = getattr(action, "action", action)
     return str(getattr(declared, "description", ""))

@@ -1,4 +1,4 @@
-"""Task support a tool or action declares: ``forbidden``, ``optional``, ``required``.
+"""Task support a tool or action declares: `forbidden`, `optional`, `required`.
 
 Checked once at registration; the engine reads the resolved value per action.
 """
@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Final
 
 TASK_SUPPORT: Final = ("forbidden", "optional", "required")
-"""The values a ``task_support`` declaration may take."""
+"""The values a `task_support` declaration may take."""
 
 PLAIN: Final = ""
 """The key of a plain tool's (action-less) task support."""
@@ -31,8 +31,8 @@ def declared_task_support(
 ) -> Mapping[str, str]:
     """The task support of each action ("" for a plain tool), checked.
 
-    An action's own ``task_support`` wins over the tool's; neither means
-    ``forbidden``. Each problem is appended to ``problems``.
+    An action's own `task_support` wins over the tool's; neither means
+    `forbidden`. Each problem is appended to `problems`.
     """
     default = _checked("task_support", tool_value, problems) or "forbidden"
     if actions is None:
@@ -49,8 +49,8 @@ def declared_task_support(
 def published_task_support(table: Mapping[str, str]) -> str:
     """What tools/list shows for the whole tool.
 
-    ``required`` when every action requires a task, ``optional`` when any may
-    run as one, else ``forbidden``.
+    `required` when every action requires a task, `optional` when any may
+    run as one, else `forbidden`.
     """
     values = set(table.values())
     if values == {"required"}:

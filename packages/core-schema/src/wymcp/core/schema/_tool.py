@@ -12,17 +12,17 @@ from wymcp.core.schema._context import Context
 class Tool:
     """Base class of every tool.
 
-    A subclass sets ``name`` and ``description`` and either ``actions`` (a multi-action
-    tool, which defines ``run_action``) or, with no actions, an ``input_schema`` and
-    ``run`` (a plain tool; without an ``input_schema`` it takes no arguments). A
-    multi-action tool may also set a hand-written ``input_schema`` to carry
-    ``x-mcp-header`` annotations; dispatch still goes by its actions. ``scopes``
+    A subclass sets `name` and `description` and either `actions` (a multi-action
+    tool, which defines `run_action`) or, with no actions, an `input_schema` and
+    `run` (a plain tool; without an `input_schema` it takes no arguments). A
+    multi-action tool may also set a hand-written `input_schema` to carry
+    `x-mcp-header` annotations; dispatch still goes by its actions. `scopes`
     names the OAuth scopes its calls need when the server authorizes requests: a
-    list for every call, or ``{"*": [...], "<action>": [...]}``.
-    ``task_support`` (``forbidden``, ``optional``, ``required``; an action may
-    override it) says whether a call may run as a task; with ``task_prelude``
-    the call runs in its request until it awaits ``ctx.start_task()``.
-    ``help_pointer = False`` leaves out the sentence pointing at ``help`` that a
+    list for every call, or `{"*": [...], "<action>": [...]}`.
+    `task_support` (`forbidden`, `optional`, `required`; an action may
+    override it) says whether a call may run as a task; with `task_prelude`
+    the call runs in its request until it awaits `ctx.start_task()`.
+    `help_pointer = False` leaves out the sentence pointing at `help` that a
     multi-action tool's published description otherwise ends with.
 
     The framework instantiates each tool class once with no arguments.
@@ -45,7 +45,7 @@ class Tool:
     ) -> object:
         """Run one action of a multi-action tool with data that passed every gate.
 
-        By default, the action's ``@action`` method (the tool is prepared first if
+        By default, the action's `@action` method (the tool is prepared first if
         it was not yet); override it to dispatch by hand.
         """
         from wymcp.core.schema._bindings import run_bound  # noqa: PLC0415 - a cycle
@@ -62,6 +62,6 @@ class Tool:
         return []
 
     def action_context(self, action: str, ctx: Context) -> Mapping[str, Any] | None:
-        """Return runtime context help and answers carry under ``context`` (none)."""
+        """Return runtime context help and answers carry under `context` (none)."""
         del action, ctx
         return None

@@ -46,9 +46,9 @@ class Unreadable:
 class UnreadableDataError(ToolError):
     """Data an action's schema admitted that its class cannot hold.
 
-    ``found`` names the offending paths (from ``data``) and what each value cannot
+    `found` names the offending paths (from `data`) and what each value cannot
     be; the message never quotes a value. A server answers it as an
-    ``invalid_values`` refusal.
+    `invalid_values` refusal.
     """
 
     def __init__(self, action: str, found: Unreadable) -> None:
@@ -66,7 +66,7 @@ class UnreadableDataError(ToolError):
 
 
 def locate(structure: Structure, data: object, cls: type) -> Unreadable:
-    """Every path of ``data`` that ``structure`` cannot read as its annotation says."""
+    """Every path of `data` that `structure` cannot read as its annotation says."""
     found = Unreadable()
     _Walk(structure, found).value(data, cls, ())
     if not found.count:
@@ -82,7 +82,7 @@ class _Walk:
         self.found = found
 
     def value(self, value: object, annotation: Any, path: Path) -> None:
-        """Structure ``value``; where it fails, find the parts that fail below."""
+        """Structure `value`; where it fails, find the parts that fail below."""
         try:
             self.structure(value, annotation)
         except Exception as error:  # noqa: BLE001 - any failure names its path
@@ -99,7 +99,7 @@ class _Walk:
         if isinstance(value, list) and origin in (list, tuple) and args:
             for index, item in enumerate(value):
                 self.value(item, args[0], (*path, index))
-        elif isinstance(value, Mapping) and origin is dict and len(args) == 2:  # noqa: PLR2004
+        elif isinstance(value, Mapping) and origin is dict and len(args) == 2:  # noqa: PLR2004 - dict[K, V]
             for key, item in value.items():
                 self.value(item, args[1], (*path, str(key)))
         elif isinstance(value, Mapping) and attrs.has(inner):
@@ -111,7 +111,7 @@ class _Walk:
 
 
 def _optional_of(annotation: Any) -> Any:
-    """``X`` of ``X | None``; any other annotation as it is."""
+    """`X` of `X | None`; any other annotation as it is."""
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         rest = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
         if len(rest) == 1:
@@ -142,7 +142,7 @@ def _path_key(path: Path) -> tuple[tuple[int, int | str], ...]:
 
 
 def _render(path: Path) -> str:
-    """The path from ``data``, as a refusal spells it (simply: keys after a dot)."""
+    """The path from `data`, as a refusal spells it (simply: keys after a dot)."""
     text = "data" + "".join(
         f"[{token}]" if isinstance(token, int) else f".{token}" for token in path
     )

@@ -1,7 +1,7 @@
 """The compiled value root: an action's closed schema built once with jsonschema-rs.
 
 Every schema position (properties, items, patterns, combinator branches, local
-``$ref`` targets) is a node with its own validator, so the gates can find each
+`$ref` targets) is a node with its own validator, so the gates can find each
 offending path and each cast without asking the engine for its error messages.
 """
 
@@ -71,10 +71,10 @@ class ValueNode:
         validator: a compiled validator of the whole position (references resolved
             in the action's document).
         properties: the nodes of the declared properties.
-        prefix_items: the nodes of ``prefixItems``.
-        items: the node of ``items`` (applies past ``prefixItems``), or None.
+        prefix_items: the nodes of `prefixItems`.
+        items: the node of `items` (applies past `prefixItems`), or None.
         closed: whether the unknown-key gate refuses a key outside the declared ones
-            (and outside ``pattern_nodes``, matched as the engine matches them).
+            (and outside `pattern_nodes`, matched as the engine matches them).
         integer: whether the schema here says integer (a whole float is cast).
         casts: whether this node or one reached from it says integer.
         integer_keys: declared properties that are integers with nothing else to
@@ -85,22 +85,22 @@ class ValueNode:
         assertions: one validator per assertion keyword of the position.
         children_valid: a validator of the position's child keywords alone
             (properties, items, patterns, additionalProperties), or None.
-        pattern_nodes: each ``patternProperties`` pattern (as the engine matches it,
-            a validator of ``{"pattern": p}``) with its node.
-        additional: the node of a schema-valued ``additionalProperties``.
-        all_of: the nodes that always apply here too (``allOf`` branches and a local
-            ``$ref`` target).
-        any_of: the ``anyOf`` branches; one_of: the ``oneOf`` branches.
-        not_: the node of ``not``; ``if_``, ``then``, ``else_``: the conditional's
+        pattern_nodes: each `patternProperties` pattern (as the engine matches it,
+            a validator of `{"pattern": p}`) with its node.
+        additional: the node of a schema-valued `additionalProperties`.
+        all_of: the nodes that always apply here too (`allOf` branches and a local
+            `$ref` target).
+        any_of: the `anyOf` branches; one_of: the `oneOf` branches.
+        not_: the node of `not`; `if_`, `then`, `else_`: the conditional's
             nodes.
-        dependent: ``dependentSchemas`` as (key, node) pairs.
-        opaque: whether the position cannot be split (``unevaluated*``, a dynamic
+        dependent: `dependentSchemas` as (key, node) pairs.
+        opaque: whether the position cannot be split (`unevaluated*`, a dynamic
             or remote reference): then the engine's own errors describe it.
-        unevaluated: the nodes of ``unevaluatedProperties`` and ``unevaluatedItems``
+        unevaluated: the nodes of `unevaluatedProperties` and `unevaluatedItems`
             (by keyword), so each value they refuse is read on its own.
         plain: whether properties and items are all the position applies.
         python_checks: whether the engine may call back into Python here (the
-            decimal ``multipleOf``): a walk then checks equal scalar items once.
+            decimal `multipleOf`): a walk then checks equal scalar items once.
     """
 
     schema: Any
@@ -132,7 +132,7 @@ class ValueNode:
     python_checks: bool = False
 
     def links(self) -> list[ValueNode]:
-        """Every node a value accepted here may also be read through (not ``not``)."""
+        """Every node a value accepted here may also be read through (not `not`)."""
         found = [*self.properties.values(), *self.prefix_items]
         found.extend(node for _, node in self.pattern_nodes)
         found.extend(self.all_of)
@@ -154,10 +154,10 @@ def compile_schema(
     registry: Any = None,
     exact: bool | None = None,
 ) -> Any:
-    """Build a jsonschema-rs validator; ``format`` asserted (input) or annotation.
+    """Build a jsonschema-rs validator; `format` asserted (input) or annotation.
 
-    ``multipleOf`` is decided on decimals wherever the schema (or, with ``exact``,
-    the document a registry holds, rewritten by ``decimal_multiples``) uses it; a
+    `multipleOf` is decided on decimals wherever the schema (or, with `exact`,
+    the document a registry holds, rewritten by `decimal_multiples`) uses it; a
     schema without it is built without custom keywords, which the engine checks
     faster. Nothing is ever fetched: a reference to another document fails to
     build.
@@ -197,7 +197,7 @@ def build_value_root(schema: object) -> ValueNode:
 
 
 class _Builder:
-    """Builds every node of one document once (a ``$ref`` cycle reuses its node)."""
+    """Builds every node of one document once (a `$ref` cycle reuses its node)."""
 
     def __init__(self, document: Any, validator: Any) -> None:
         self.document = document
@@ -228,7 +228,7 @@ class _Builder:
         return root
 
     def node(self, schema: object, pointer: str) -> ValueNode:
-        """The node of ``schema`` at ``pointer`` (built once per schema object)."""
+        """The node of `schema` at `pointer` (built once per schema object)."""
         known = self.nodes.get(id(schema))
         if known is not None:
             return known
@@ -244,7 +244,7 @@ class _Builder:
         return node
 
     def validator(self, pointer: str) -> Any:
-        """The validator of the position at ``pointer``, references resolved."""
+        """The validator of the position at `pointer`, references resolved."""
         found = self.validators.get("#" + pointer)
         if found is not None:
             return found
@@ -253,7 +253,7 @@ class _Builder:
         )
 
     def reference(self, pointer: str) -> dict[str, str]:
-        """A schema that stands for the position at ``pointer`` of the document."""
+        """A schema that stands for the position at `pointer` of the document."""
         return {"$ref": f"{_URN}#{quote(pointer, safe=_FRAGMENT_SAFE)}"}
 
     def fill(self, node: ValueNode, schema: dict[str, Any], pointer: str) -> None:
@@ -332,7 +332,7 @@ class _Builder:
         )
 
     def target(self, reference: object) -> ValueNode | None:
-        """The node a local ``$ref`` leads to (None if not a document pointer)."""
+        """The node a local `$ref` leads to (None if not a document pointer)."""
         if not self.local_refs or not isinstance(reference, str):
             return None
         if reference != "#" and not reference.startswith("#/"):
@@ -364,7 +364,7 @@ class _At:
         return self.builder.reference(f"{self.pointer}/{_escape(keyword)}")
 
     def assertions(self) -> tuple[tuple[str, Any], ...]:
-        """One validator per assertion keyword (``required`` is read in Python)."""
+        """One validator per assertion keyword (`required` is read in Python)."""
         schema = self.schema
         checks: list[tuple[str, Any]] = []
         for keyword, value in schema.items():
@@ -387,7 +387,7 @@ class _At:
         return tuple(checks)
 
     def contains(self, value: object) -> list[tuple[str, Any]]:
-        """``contains`` with its bounds, each bound checked (and named) on its own."""
+        """`contains` with its bounds, each bound checked (and named) on its own."""
         del value
         schema = self.schema
         reference = self.by_reference("contains")
@@ -438,7 +438,7 @@ class _At:
 
 
 def _settle(nodes: list[ValueNode]) -> None:
-    """Derive ``casts``, ``keyed`` and the cast lanes once every node is built."""
+    """Derive `casts`, `keyed` and the cast lanes once every node is built."""
     changed = True
     while changed:
         changed = False
@@ -466,12 +466,12 @@ def _settle(nodes: list[ValueNode]) -> None:
 
 
 def _casts_below(node: ValueNode) -> bool:
-    """Whether a node reached from ``node`` has something to cast."""
+    """Whether a node reached from `node` has something to cast."""
     return any(link.casts for link in node.links())
 
 
 def _type_of(schema: dict[str, Any], document: object) -> object:
-    """The ``type`` of a schema, following local ``$ref`` chains (``#/...``)."""
+    """The `type` of a schema, following local `$ref` chains (`#/...`)."""
     seen = 0
     node: object = schema
     while isinstance(node, dict) and "type" not in node and seen < _REF_HOPS:
@@ -503,7 +503,7 @@ def _escape(token: str) -> str:
 
 
 def _says_integer(kind: object) -> bool:
-    """Whether a ``type`` keyword admits integers but not other numbers."""
+    """Whether a `type` keyword admits integers but not other numbers."""
     if kind == "integer":
         return True
     return isinstance(kind, list) and "integer" in kind and "number" not in kind
@@ -524,7 +524,7 @@ def _list(value: object) -> list[Any]:
 
 
 def _uses_multiple_of(schema: object) -> bool:
-    """Whether any dict in the schema has a ``multipleOf`` key (a keyword or not)."""
+    """Whether any dict in the schema has a `multipleOf` key (a keyword or not)."""
     stack: list[object] = [schema]
     while stack:
         node = stack.pop()
@@ -538,7 +538,7 @@ def _uses_multiple_of(schema: object) -> bool:
 
 
 def _has_nested_identifiers(schema: object) -> bool:
-    """Whether a schema below the root sets its own base (``$id``, anchors)."""
+    """Whether a schema below the root sets its own base (`$id`, anchors)."""
     stack: list[tuple[object, bool]] = [(schema, True)]
     while stack:
         node, top = stack.pop()

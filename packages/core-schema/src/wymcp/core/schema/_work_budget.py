@@ -1,7 +1,7 @@
 """A bound on the Python work one check may do where it runs (an event loop).
 
-``work_budget(n)`` lets the code inside spend ``n`` units (a number decided in
-Python, a value cast); past them ``spend_work`` raises ``OverBudgetError`` and the
+`work_budget(n)` lets the code inside spend `n` units (a number decided in
+Python, a value cast); past them `spend_work` raises `OverBudgetError` and the
 caller runs the check again where time is not bounded (a worker thread).
 """
 
@@ -26,8 +26,8 @@ _BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar(
 )
 
 
-class work_budget:  # noqa: N801 - used as a function: ``with work_budget(n):``
-    """Bound the work of the code inside to ``units``; without it, none is bounded."""
+class work_budget:  # noqa: N801 - used as a function: `with work_budget(n):`
+    """Bound the work of the code inside to `units`; without it, none is bounded."""
 
     __slots__ = ("_token", "_units")
 
@@ -44,7 +44,7 @@ class work_budget:  # noqa: N801 - used as a function: ``with work_budget(n):``
 
 
 def spend_work(units: int = 1) -> None:
-    """Spend ``units`` of the running budget; raise ``OverBudgetError`` past it."""
+    """Spend `units` of the running budget; raise `OverBudgetError` past it."""
     budget = _BUDGET.get()
     if budget is not None:
         budget.left -= units

@@ -1,7 +1,8 @@
-"""wymcp.core.server: the sans-I/O MCP engine.
+"""wymcp.core.server: the MCP engine, on asyncio and without sockets.
 
-A transport hands `Engine` an `Exchange` per HTTP request and sends back the
-`Reply`, or the SSE events the engine wrote to the request's `Stream`.
+It serves Streamable HTTP's model: a transport hands `Engine` an `Exchange`
+per HTTP request and sends back the `Reply`, or the SSE events the engine
+wrote to the request's `Stream`.
 """
 
 from wymcp.core.gates import ECHO_LIMIT
@@ -18,12 +19,6 @@ from wymcp.core.server._content import (
     resource_contents,
     resource_link,
     text,
-)
-from wymcp.core.server._context import (
-    ClientRequestError,
-    InputRequest,
-    MissingCapabilityError,
-    ToolContext,
 )
 from wymcp.core.server._encoded_json import EncodedJSON
 from wymcp.core.server._engine import Engine
@@ -45,7 +40,7 @@ from wymcp.core.server._json_policy import (
     BodyError,
     FastDecode,
     FastEncode,
-    decode_json,
+    decode_by_policy,
     encode_json,
     nesting_depth,
 )
@@ -75,8 +70,6 @@ from wymcp.core.server._rate_limits import (
     RateRule,
     RateStore,
 )
-from wymcp.core.server._replay import REPLAY_BYTES
-from wymcp.core.server._resumable_stream import EndsEarly, KeepsEvents
 from wymcp.core.server._revision import (
     HANDSHAKE,
     LEGACY,
@@ -93,6 +86,8 @@ from wymcp.core.server._session import (
     SessionStore,
     principal_key,
 )
+from wymcp.core.server._session_replay import REPLAY_BYTES
+from wymcp.core.server._stream_resumable import EndsEarly, KeepsEvents
 from wymcp.core.server._subscriptions import watch_cost
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._task_store import (
@@ -106,6 +101,12 @@ from wymcp.core.server._task_store import (
     task_too_large,
 )
 from wymcp.core.server._tasks import EXTENSION as TASKS_EXTENSION
+from wymcp.core.server._tool_context import (
+    ClientRequestError,
+    InputRequest,
+    MissingCapabilityError,
+    ToolContext,
+)
 
 __all__ = [
     "CONCURRENCY_RETRY",
@@ -181,7 +182,7 @@ __all__ = [
     "ToolContext",
     "ToolResult",
     "audio",
-    "decode_json",
+    "decode_by_policy",
     "echoable_id",
     "embedded_resource",
     "encode_json",

@@ -17,7 +17,22 @@ from functools import partial
 from typing import Any, Final
 
 from wymcp.core.server._call import Call
-from wymcp.core.server._context import (
+from wymcp.core.server._call_tool import InputRequired
+from wymcp.core.server._exchange import Stream
+from wymcp.core.server._jsonrpc import invalid_params, missing_capability
+from wymcp.core.server._middleware import Spans
+from wymcp.core.server._options import EngineOptions
+from wymcp.core.server._revision import META_LOG_LEVEL, Revision
+from wymcp.core.server._session import Session
+from wymcp.core.server._stateless_request_state import (
+    MAX_STATE,
+    Round,
+    StateError,
+    StateKeys,
+    seal,
+    unseal,
+)
+from wymcp.core.server._tool_context import (
     CAPABILITY_OF,
     Asker,
     ClientRequestError,
@@ -26,21 +41,6 @@ from wymcp.core.server._context import (
     ToolContext,
     require_capabilities,
 )
-from wymcp.core.server._exchange import Stream
-from wymcp.core.server._jsonrpc import invalid_params, missing_capability
-from wymcp.core.server._middleware import Spans
-from wymcp.core.server._options import EngineOptions
-from wymcp.core.server._revision import META_LOG_LEVEL, Revision
-from wymcp.core.server._session import Session
-from wymcp.core.server._state import (
-    MAX_STATE,
-    Round,
-    StateError,
-    StateKeys,
-    seal,
-    unseal,
-)
-from wymcp.core.server._toolcall import InputRequired
 
 _ASKED_ID: Final = re.compile(r"srv-[A-Za-z0-9_-]{11}")
 """The id of a question asked at 2025: `srv-` and 8 random bytes, base64url."""

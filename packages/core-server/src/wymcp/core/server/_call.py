@@ -18,7 +18,7 @@ from wymcp.core.server._session import Session
 class Call:
     """One request being served at its `revision`.
 
-    Built once from the exchange (`open_call`): `version` is the revision's
+    Built once from the exchange (`build_call`): `version` is the revision's
     name, `headers` the exchange's, and `checks_params` whether
     `Mcp-Param-*` headers must mirror the arguments (a stateless revision over
     a transport with HTTP headers).
@@ -42,7 +42,7 @@ class Call:
     """What the middleware, metrics and access log see of it (None: unobserved)."""
 
 
-def open_call(
+def build_call(
     incoming: Incoming,
     exchange: Exchange,
     stream: Stream,

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from wymcp.core.schema import (
+    RESERVED_NAME,
     ConfigurationError,
     ToolSpec,
     full_input_schema,
@@ -17,7 +18,7 @@ from wymcp.core.schema import (
     published_description,
     published_task_support,
 )
-from wymcp.core.server._help import HELP_NAME, help_definition
+from wymcp.core.server._help import help_definition
 from wymcp.core.server._prompt import PromptSpec, prepare_prompt
 from wymcp.core.server._resource import ResourceSpec, prepare_resource
 from wymcp.core.server._revision import Revision
@@ -99,7 +100,7 @@ class Catalogue:
 
     def tool_names(self) -> list[str]:
         """Every tool name, help included, sorted."""
-        return sorted([*(s.name for s in self.tools), HELP_NAME])
+        return sorted([*(s.name for s in self.tools), RESERVED_NAME])
 
     def add_tool(self, tool: object) -> None:
         """Serve one more tool (replacing a tool of the same name)."""

@@ -1,7 +1,7 @@
 """The engine: one HTTP exchange in, one reply out, for every revision.
 
-It routes a message to the stateless 2026-07-28 ladder (mcp-server-requirements.md
-§1.5) or to the session path of the 2025 revisions; either opens a `Call` at
+It routes a message to the stateless 2026-07-28 ladder (docs/protocol.md,
+"2026-07-28") or to the session path of the 2025 revisions; either opens a `Call` at
 its `Revision`, and one method table and one call path serve it.
 """
 
@@ -14,27 +14,24 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from wymcp.core.schema import ToolSpec
+from wymcp.core.schema import RESERVED_NAME, ToolSpec
 from wymcp.core.server._asking import Contexts
 from wymcp.core.server._authorization import refuse_call
 from wymcp.core.server._call import Call, Handler
+from wymcp.core.server._call_deadlines import Deadlines
+from wymcp.core.server._call_detached import DetachedCalls
 from wymcp.core.server._catalogue import Catalogue
-from wymcp.core.server._deadlines import Deadlines
-from wymcp.core.server._detached_calls import DetachedCalls
 from wymcp.core.server._exchange import Exchange, Reply, Stream
-from wymcp.core.server._help import HELP_NAME
 from wymcp.core.server._jsonrpc import (
     INVALID_REQUEST,
     RpcError,
     classify,
-    error_response,
     invalid_request,
     notification,
     request_id_of,
     response,
+    rpc_error_message,
 )
-from wymcp.core.server._ladder import open_stateless, takes_stateless_path
-from wymcp.core.server._lifecycle import ping, run_in_session, set_level
 from wymcp.core.server._listing import Listing
 from wymcp.core.server._local_rates import LocalRates
 from wymcp.core.server._middleware import (
@@ -48,12 +45,14 @@ from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._prompt_methods import PromptMethods
 from wymcp.core.server._rate_limits import RateLimiter
 from wymcp.core.server._resource_methods import ResourceMethods
-from wymcp.core.server._resumable_stream import run_resumable
 from wymcp.core.server._revision import SESSIONS, STATELESS, Revision, revision
 from wymcp.core.server._session import MemorySessionStore, Session
+from wymcp.core.server._session_lifecycle import ping, run_in_session, set_level
 from wymcp.core.server._session_path import SessionPath
-from wymcp.core.server._state import StateKeys
+from wymcp.core.server._stateless_ladder import open_stateless, takes_stateless_path
+from wymcp.core.server._stateless_request_state import StateKeys
 from wymcp.core.server._stream_cap import LongStreams
+from wymcp.core.server._stream_resumable import run_resumable
 from wymcp.core.server._subscriptions import Subscriptions
 from wymcp.core.server._task_methods import TaskMethods
 from wymcp.core.server._task_store import MemoryTaskStore
@@ -74,7 +73,7 @@ class LiveCounts:
 
 
 class Engine:
-    """The sans-I/O MCP engine every transport drives.
+    """The MCP engine every transport drives: asyncio, no sockets, HTTP's model.
 
     `tools` are Tool classes or instances; the help tool is added last.
     """
@@ -346,7 +345,7 @@ class Engine:
             incoming = classify(body)
         except RpcError as error:
             _failed(record, error)
-            return Reply(400, error_response(request_id_of(body), error))
+            return Reply(400, rpc_error_message(request_id_of(body), error))
         if record is not None:
             record.method, record.id = incoming.method, incoming.id
         revision: Revision = SESSIONS
@@ -418,7 +417,7 @@ class Engine:
     def _make_tracing(self) -> Tracing:
         """The request spans (TRACING): imports OpenTelemetry, the `[otel]` extra."""
         try:
-            from wymcp.core.server._tracing import Tracing  # noqa: PLC0415
+            from wymcp.core.server._tracing import Tracing  # noqa: PLC0415 - the optional [otel] extra
         except ImportError as error:
             msg = (
                 "TRACING needs the OpenTelemetry API: pip install "
@@ -435,7 +434,7 @@ class Engine:
             return
         record.tool = name
         spec = self._catalogue.by_name.get(name)
-        record.known_tool = spec is not None or name == HELP_NAME
+        record.known_tool = spec is not None or name == RESERVED_NAME
         arguments = params.get("arguments")
         action = arguments.get("action") if isinstance(arguments, dict) else None
         if isinstance(action, str) and spec is not None and spec.plain is None:
@@ -534,7 +533,7 @@ def _refusal_result(record: CallRecord, refused: CallRefused) -> Result:
         if record.known_action:
             payload["action"] = record.action
             pointer += f', action: "{record.action}"'
-        payload["help"] = f"help {{{pointer}}}"
+        payload["help"] = f"{RESERVED_NAME} {{{pointer}}}"
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     return {"content": [{"type": "text", "text": text}], "isError": True}
 

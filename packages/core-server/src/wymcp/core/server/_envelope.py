@@ -1,6 +1,6 @@
 """What a client puts around a request: the 2026-07-28 `_meta` and mirrored headers.
 
-The engine reads them (`_revision`, `_mirror`); the clients of `wymcp.testing`
+The engine reads them (`_revision`, `_stateless_mirror`); the clients of `wymcp.testing`
 and the operator commands build them here, so both sides spell them alike.
 At the 2025 revisions the session headers do that job.
 """
@@ -18,7 +18,6 @@ from wymcp.core.server._header_names import (
     SESSION_HEADER,
     VERSION_HEADER,
 )
-from wymcp.core.server._mirror import NAMED_METHODS, value_at
 from wymcp.core.server._revision import (
     META_CAPABILITIES,
     META_CLIENT_INFO,
@@ -26,6 +25,7 @@ from wymcp.core.server._revision import (
     META_VERSION,
     MODERN,
 )
+from wymcp.core.server._stateless_mirror import NAMED_METHODS, value_at
 
 
 def request_meta(

@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from wymcp.core.gates import check
 from wymcp.core.schema import (
+    RESERVED_NAME,
     ActionSpec,
     Tool,
     ToolSpec,
@@ -21,7 +22,6 @@ from wymcp.core.schema import (
 from wymcp.core.server._help_defs import hoist_shared
 from wymcp.core.server._jsonrpc import echo
 
-HELP_NAME: Final = "help"
 HELP_DESCRIPTION: Final = (
     "Get details about this server's tools. No arguments: an index of every "
     "tool and its actions. {tool}: that tool's actions in full (schemas, notes, "
@@ -43,7 +43,7 @@ HELP_INPUT_SCHEMA: Final[Mapping[str, Any]] = {
 def help_definition() -> dict[str, Any]:
     """The help tool as `tools/list` publishes it."""
     return {
-        "name": HELP_NAME,
+        "name": RESERVED_NAME,
         "description": HELP_DESCRIPTION,
         "inputSchema": dict(HELP_INPUT_SCHEMA),
     }
@@ -52,7 +52,7 @@ def help_definition() -> dict[str, Any]:
 class _HelpArguments(Tool):
     """The help tool's own arguments, declared so the gates check them."""
 
-    name = HELP_NAME
+    name = RESERVED_NAME
     description = HELP_DESCRIPTION
     input_schema = HELP_INPUT_SCHEMA
 
@@ -107,7 +107,7 @@ class HelpAnswer:
 
 
 def _valid_tools(specs: Sequence[ToolSpec]) -> list[str]:
-    return sorted([*(s.name for s in specs), HELP_NAME])
+    return sorted([*(s.name for s in specs), RESERVED_NAME])
 
 
 def _unknown_tool(specs: Sequence[ToolSpec], message: str, code: str) -> HelpAnswer:
@@ -117,7 +117,7 @@ def _unknown_tool(specs: Sequence[ToolSpec], message: str, code: str) -> HelpAns
             "error": code,
             "message": f"{message} Valid tools: {', '.join(valid)}.",
             "valid_tools": valid,
-            "help": "help {}",
+            "help": f"{RESERVED_NAME} {{}}",
         },
         is_error=True,
     )
@@ -132,7 +132,9 @@ def _index(specs: Sequence[ToolSpec]) -> HelpAnswer:
         }
         for s in specs
     ]
-    tools.append({"tool": HELP_NAME, "description": HELP_DESCRIPTION, "actions": []})
+    tools.append(
+        {"tool": RESERVED_NAME, "description": HELP_DESCRIPTION, "actions": []}
+    )
     return HelpAnswer({"tools": tools})
 
 
@@ -167,9 +169,9 @@ def answer_help(
     """
     if tool is None:
         return _without_tool(specs, action)
-    if tool == HELP_NAME:
+    if tool == RESERVED_NAME:
         return HelpAnswer(
-            {"tool": HELP_NAME, "description": HELP_DESCRIPTION, "actions": {}}
+            {"tool": RESERVED_NAME, "description": HELP_DESCRIPTION, "actions": {}}
         )
     spec = next((s for s in specs if s.name == tool), None)
     if spec is None:

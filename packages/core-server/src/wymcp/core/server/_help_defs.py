@@ -1,9 +1,9 @@
-"""Shared subschemas of a help answer hoisted into ``$defs`` when that is smaller.
+"""Shared subschemas of a help answer hoisted into `$defs` when that is smaller.
 
 A subschema met at two or more schema positions (an action's property, an item, a
-branch, an output schema's part) is published once under the answer's ``$defs`` and
-referred to as ``{"$ref": "#/$defs/<name>"}``; an action's schema with the answer's
-``$defs`` beside it validates exactly as before.
+branch, an output schema's part) is published once under the answer's `$defs` and
+referred to as `{"$ref": "#/$defs/<name>"}`; an action's schema with the answer's
+`$defs` beside it validates exactly as before.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ _NAME: Final = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 def hoist_shared(payload: dict[str, Any]) -> dict[str, Any]:
-    """``payload`` with repeated subschemas moved to ``$defs``, if that is smaller.
+    """`payload` with repeated subschemas moved to `$defs`, if that is smaller.
 
-    The schemas are found under each action's ``properties`` (``actions.<name>``
-    or the payload itself), ``input_schema`` and ``output_schema``. Two passes:
+    The schemas are found under each action's `properties` (`actions.<name>`
+    or the payload itself), `input_schema` and `output_schema`. Two passes:
     count each subschema's canonical JSON, then replace the repeats that save
     bytes, most saving first, at most 32, none inside or around another chosen
     one. The payload is returned unchanged (the same object) when nothing pays.
@@ -70,7 +70,7 @@ def _roots(payload: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def _children(schema: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(a name hint, a subschema) for each schema position directly in ``schema``."""
+    """(a name hint, a subschema) for each schema position directly in `schema`."""
     for key in _MAPS:
         value = schema.get(key)
         if isinstance(value, dict):
@@ -86,7 +86,7 @@ def _children(schema: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _walk(schema: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every subschema below ``schema``, depth first."""
+    """Every subschema below `schema`, depth first."""
     for hint, child in _children(schema):
         yield hint, child
         yield from _walk(child)
@@ -126,7 +126,7 @@ def _canonical(schema: dict[str, Any]) -> str:
 
 
 def _replace_below(schema: dict[str, Any], refs: dict[str, dict[str, Any]]) -> None:
-    """Put each ref in place of every subschema below ``schema`` with its JSON."""
+    """Put each ref in place of every subschema below `schema` with its JSON."""
     for key in _MAPS:
         value = schema.get(key)
         if isinstance(value, dict):
@@ -152,7 +152,7 @@ def _swap(sub: Any, refs: dict[str, dict[str, Any]]) -> Any:
 
 
 def _free_name(hint: str, defs: dict[str, Any]) -> str:
-    """``hint`` made a JSON Pointer-safe name not yet in ``defs``."""
+    """`hint` made a JSON Pointer-safe name not yet in `defs`."""
     base = _NAME.sub("_", hint)[:64] or "schema"
     name, number = base, 2
     while name in defs:

@@ -1,6 +1,6 @@
 """wymcp's JSON policy for what a client sends, and the compact encoding of answers.
 
-Both transports decode with `decode_json` (docs/http.md step 8, docs/stdio.md)
+Both transports decode with `decode_by_policy` (docs/http.md step 8, docs/stdio.md)
 and encode with `encode_json`; a transport may put a faster library in front
 (`fast`), and `json` decides whatever that cannot vouch for.
 """
@@ -102,7 +102,7 @@ def _refuse_lone_surrogates(value: Any) -> None:
         ) from None
 
 
-def decode_json(
+def decode_by_policy(
     body: bytes,
     *,
     depth_limit: int,

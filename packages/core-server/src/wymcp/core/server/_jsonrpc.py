@@ -305,8 +305,8 @@ def response(rid: str | int | None, result: JSONValue) -> dict[str, JSONValue]:
     return {"jsonrpc": "2.0", "id": rid, "result": result}
 
 
-def error_response(rid: str | int | None, error: RpcError) -> dict[str, JSONValue]:
-    """An error response (the id is omitted when unknown)."""
+def rpc_error_message(rid: str | int | None, error: RpcError) -> dict[str, JSONValue]:
+    """The error response of an `RpcError` (the id is omitted when unknown)."""
     message: dict[str, JSONValue] = {"jsonrpc": "2.0"}
     if rid is not None:
         message["id"] = rid

@@ -68,7 +68,7 @@ class LocalRates:
                 self._running[check.key] = self._running.get(check.key, 0) + 1
         return None
 
-    async def release(self, checks: Sequence[RateCheck], token: str) -> None:  # noqa: ARG002
+    async def release(self, checks: Sequence[RateCheck], token: str) -> None:  # noqa: ARG002 - the RateStore signature
         """Free the concurrency slots `acquire` took."""
         self.free(checks)
 

@@ -48,11 +48,11 @@ class OffLoopLane:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def run(self, work: Callable[[], T]) -> T:
-        """Return ``work()`` run in a worker thread, after the jobs queued before."""
+        """Return `work()` run in a worker thread, after the jobs queued before."""
         return await asyncio.shield(await self.start(work))
 
     async def start(self, work: Callable[[], T]) -> asyncio.Future[T]:
-        """Start ``work()`` in a worker thread once the jobs before it ended.
+        """Start `work()` in a worker thread once the jobs before it ended.
 
         The lane is held until the returned future is done, whoever awaits it.
         """

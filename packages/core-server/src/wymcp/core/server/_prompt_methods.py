@@ -13,12 +13,12 @@ from typing import Any, Final
 from wymcp.core.gates import check
 from wymcp.core.server._asking import Contexts, answer_asking
 from wymcp.core.server._call import Call, need
+from wymcp.core.server._call_tool import InputRequired
 from wymcp.core.server._catalogue import Catalogue
-from wymcp.core.server._context import MissingCapabilityError
 from wymcp.core.server._jsonrpc import internal_error, invalid_params, refused_params
 from wymcp.core.server._listing import Listing
 from wymcp.core.server._prompt import prompt_refusal, prompt_result
-from wymcp.core.server._toolcall import InputRequired
+from wymcp.core.server._tool_context import MissingCapabilityError
 
 _log = logging.getLogger("wymcp.core.server")
 

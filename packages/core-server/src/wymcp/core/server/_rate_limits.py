@@ -14,7 +14,7 @@ from typing import Final, Protocol
 
 import attrs
 
-from wymcp.core.server._help import HELP_NAME
+from wymcp.core.schema import RESERVED_NAME
 from wymcp.core.server._middleware import CallRecord, CallRefused, Next, Result
 from wymcp.core.server._session import principal_key
 
@@ -120,7 +120,7 @@ class RateLimiter:
         """Makes each call's token unique across workers (Redis slots)."""
 
     async def __call__(self, call: CallRecord, call_next: Next) -> Result:
-        if call.method != "tools/call" or call.tool == HELP_NAME:
+        if call.method != "tools/call" or call.tool == RESERVED_NAME:
             return await call_next()
         rules = [rule for rule in self.rules if rule.matches(call)]
         if not rules:

@@ -8,8 +8,8 @@ from typing import Any
 from wymcp.core.schema import ResourceNotFoundError
 from wymcp.core.server._asking import Contexts, answer_asking
 from wymcp.core.server._call import Call, need
+from wymcp.core.server._call_tool import InputRequired
 from wymcp.core.server._catalogue import Catalogue
-from wymcp.core.server._context import MissingCapabilityError
 from wymcp.core.server._jsonrpc import echo, internal_error, invalid_params
 from wymcp.core.server._listing import Listing
 from wymcp.core.server._session import Session
@@ -19,7 +19,7 @@ from wymcp.core.server._subscriptions import (
     WATCH_BYTES,
     watch_cost,
 )
-from wymcp.core.server._toolcall import InputRequired
+from wymcp.core.server._tool_context import MissingCapabilityError
 
 _log = logging.getLogger("wymcp.core.server")
 

@@ -23,9 +23,9 @@ from wymcp.core.server._jsonrpc import (
     RESOURCE_NOT_FOUND,
     UNSUPPORTED_VERSION,
     RpcError,
-    error_response,
     method_not_found,
     resource_not_found,
+    rpc_error_message,
 )
 
 MODERN: Final = "2026-07-28"
@@ -113,7 +113,7 @@ class Revision:
     def reply(self, rid: str | int | None, error: RpcError) -> Reply:
         """The HTTP answer to `error`: its forced status, else this revision's."""
         status = error.status or self.statuses.get(error.code, 200)
-        return Reply(status, error_response(rid, error), dict(error.headers))
+        return Reply(status, rpc_error_message(rid, error), dict(error.headers))
 
     def method_not_found(self) -> RpcError:
         """-32601 for a method this revision does not serve."""

@@ -16,10 +16,10 @@ from typing import Any, Final, Protocol
 
 import attrs
 
-from wymcp.core.server._declaration import EMPTY, JsonView
 from wymcp.core.server._exchange import Stream
-from wymcp.core.server._outbox import Outbox
-from wymcp.core.server._replay import Replay
+from wymcp.core.server._session_declaration import EMPTY, JsonView
+from wymcp.core.server._session_replay import Replay
+from wymcp.core.server._stream_outbox import Outbox
 
 DECLARATION_LIMIT: Final = 8192
 """Bytes (compact UTF-8 JSON) an `initialize` may spend on `capabilities` and

@@ -10,8 +10,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from wymcp.core.server._call import Call, open_call
-from wymcp.core.server._declaration import compact
+from wymcp.core.server._call import Call, build_call
 from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._header_names import SESSION_HEADER, SESSION_KEY, VERSION_HEADER
 from wymcp.core.server._jsonrpc import (
@@ -23,16 +22,7 @@ from wymcp.core.server._jsonrpc import (
     sessions_not_served,
     unavailable,
 )
-from wymcp.core.server._lifecycle import (
-    BEFORE_INITIALIZED,
-    check_session_version,
-    deliver,
-    duplicated_session_header,
-    session_notification,
-    wrong_version_header,
-)
 from wymcp.core.server._options import EngineOptions
-from wymcp.core.server._resumable_stream import resumable
 from wymcp.core.server._revision import HANDSHAKE, REVISIONS, SESSIONS, revision
 from wymcp.core.server._session import (
     DECLARATION_LIMIT,
@@ -42,7 +32,17 @@ from wymcp.core.server._session import (
     new_session_id,
     principal_key,
 )
+from wymcp.core.server._session_declaration import compact
+from wymcp.core.server._session_lifecycle import (
+    BEFORE_INITIALIZED,
+    check_session_version,
+    deliver,
+    duplicated_session_header,
+    session_notification,
+    wrong_version_header,
+)
 from wymcp.core.server._session_stream import serve_session_stream
+from wymcp.core.server._stream_resumable import resumable
 
 _log = logging.getLogger("wymcp.core.server")
 
@@ -82,7 +82,7 @@ class SessionPath:
             return self._initialize(incoming, exchange)
         if incoming.kind == "request" and incoming.method == "ping":
             # answered whether a session applies or not
-            return open_call(
+            return build_call(
                 incoming,
                 exchange,
                 stream,
@@ -104,7 +104,7 @@ class SessionPath:
             raise invalid_request(
                 "Session not yet initialized. Send notifications/initialized first."
             )
-        return open_call(
+        return build_call(
             incoming,
             exchange,
             resumable(session, stream),

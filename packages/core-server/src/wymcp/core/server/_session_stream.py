@@ -12,15 +12,15 @@ from typing import Any
 
 from wymcp.core.server._exchange import Reply, Stream
 from wymcp.core.server._jsonrpc import notification
-from wymcp.core.server._outbox import Outbox
-from wymcp.core.server._replay import (
+from wymcp.core.server._session import Session
+from wymcp.core.server._session_replay import (
     GET_STREAM,
     Event,
     Replay,
     event_id,
     event_seq,
 )
-from wymcp.core.server._session import Session
+from wymcp.core.server._stream_outbox import Outbox
 from wymcp.core.server._stream_pump import pump
 
 

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from wymcp.core.server._outbox import END, Outbox
+from wymcp.core.server._stream_outbox import END, Outbox
 
 _log = logging.getLogger("wymcp.core.server")
 

@@ -15,8 +15,8 @@ import attrs
 
 from wymcp.core.server._exchange import Stream
 from wymcp.core.server._jsonrpc import invalid_params, notification
-from wymcp.core.server._outbox import Outbox
 from wymcp.core.server._revision import META_SUBSCRIPTION
+from wymcp.core.server._stream_outbox import Outbox
 from wymcp.core.server._stream_pump import pump
 
 MAX_URIS: Final = 100

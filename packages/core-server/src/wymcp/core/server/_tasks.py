@@ -15,12 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
-from wymcp.core.server._context import (
-    InputRequest,
-    MissingCapabilityError,
-    ToolContext,
-    require_capabilities,
-)
+from wymcp.core.server._call_tool import InputRequired
 from wymcp.core.server._encoded_json import EncodedJSON
 from wymcp.core.server._json_policy import encode_json
 from wymcp.core.server._jsonrpc import (
@@ -39,7 +34,12 @@ from wymcp.core.server._task_store import (
     TaskStore,
     TaskStoreUnavailableError,
 )
-from wymcp.core.server._toolcall import InputRequired
+from wymcp.core.server._tool_context import (
+    InputRequest,
+    MissingCapabilityError,
+    ToolContext,
+    require_capabilities,
+)
 
 _log = logging.getLogger("wymcp.core.server")
 

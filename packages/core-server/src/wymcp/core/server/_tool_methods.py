@@ -13,28 +13,28 @@ from typing import Any
 import attrs
 
 from wymcp.core.gates import Verdict
-from wymcp.core.schema import ToolSpec
+from wymcp.core.schema import RESERVED_NAME, ToolSpec
 from wymcp.core.server._asking import Contexts, asking_result
 from wymcp.core.server._call import Call
-from wymcp.core.server._catalogue import Catalogue
-from wymcp.core.server._context import MissingCapabilityError, ToolContext
-from wymcp.core.server._deadlines import Deadlines
-from wymcp.core.server._help import HELP_NAME, HelpAnswer, answer_help, help_arguments
-from wymcp.core.server._jsonrpc import invalid_params
-from wymcp.core.server._listing import Listing
-from wymcp.core.server._mirror import check_params
-from wymcp.core.server._off_loop import OffLoopLane
-from wymcp.core.server._options import EngineOptions
-from wymcp.core.server._task_failure import TaskFailedError
-from wymcp.core.server._tasks import Tasks, client_has_tasks, missing_tasks
-from wymcp.core.server._toolcall import (
+from wymcp.core.server._call_deadlines import Deadlines
+from wymcp.core.server._call_tool import (
     InputRequired,
     call_tool,
+    gate_arguments,
     gate_content,
-    open_call,
     raised,
     unknown_tool,
 )
+from wymcp.core.server._catalogue import Catalogue
+from wymcp.core.server._help import HelpAnswer, answer_help, help_arguments
+from wymcp.core.server._jsonrpc import invalid_params
+from wymcp.core.server._listing import Listing
+from wymcp.core.server._off_loop import OffLoopLane
+from wymcp.core.server._options import EngineOptions
+from wymcp.core.server._stateless_mirror import check_params
+from wymcp.core.server._task_failure import TaskFailedError
+from wymcp.core.server._tasks import Tasks, client_has_tasks, missing_tasks
+from wymcp.core.server._tool_context import MissingCapabilityError, ToolContext
 
 
 class ToolMethods:
@@ -74,7 +74,7 @@ class ToolMethods:
             arguments = {}
         if not isinstance(arguments, dict):
             raise invalid_params("Invalid 'arguments' in params: expected an object.")
-        if name == HELP_NAME:
+        if name == RESERVED_NAME:
             return self._help(call, arguments)
         spec = self._catalogue.by_name.get(name)
         if spec is None:
@@ -159,7 +159,7 @@ class ToolMethods:
             if support == "required":
                 raise missing_tasks()
             return None
-        opened = await open_call(
+        opened = await gate_arguments(
             spec,
             arguments,
             strict=self._options.strict,

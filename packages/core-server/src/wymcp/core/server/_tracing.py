@@ -15,7 +15,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
-from wymcp.core.server._deadlines import DeadlineError
+from wymcp.core.server._call_deadlines import DeadlineError
 from wymcp.core.server._jsonrpc import RpcError
 
 if TYPE_CHECKING:

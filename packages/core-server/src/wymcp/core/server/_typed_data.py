@@ -1,8 +1,8 @@
 """A typed action's gated data read into its class, off the event loop when large.
 
 Structuring runs Python code per value (about 1.5 µs an item). Data of more than
-``ON_LOOP_VALUES`` JSON values is read in a worker thread, one job at a time per
-engine (``OffLoopLane``); smaller data (every usual call) is read on the loop.
+`ON_LOOP_VALUES` JSON values is read in a worker thread, one job at a time per
+engine (`OffLoopLane`); smaller data (every usual call) is read on the loop.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ async def read_and_run(  # noqa: PLR0917 - the call's parts and the engine's lan
     ctx: object,
     lane: OffLoopLane | None = None,
 ) -> object:
-    """Read ``data`` with ``reader`` (in a thread when large), then run the action.
+    """Read `data` with `reader` (in a thread when large), then run the action.
 
-    Large data is read through ``lane`` (one thread at a time), or in a thread
-    of its own without one. ``UnreadableDataError`` (values the class cannot
+    Large data is read through `lane` (one thread at a time), or in a thread
+    of its own without one. `UnreadableDataError` (values the class cannot
     hold) propagates to the caller.
     """
     if more_values_than(data, ON_LOOP_VALUES):
@@ -45,7 +45,7 @@ async def read_and_run(  # noqa: PLR0917 - the call's parts and the engine's lan
 
 
 def more_values_than(data: object, limit: int) -> bool:
-    """Whether ``data`` holds more than ``limit`` JSON values (looks at that many)."""
+    """Whether `data` holds more than `limit` JSON values (looks at that many)."""
     seen = 1
     stack: list[Any] = [data]
     while stack:

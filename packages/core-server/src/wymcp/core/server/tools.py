@@ -33,9 +33,9 @@ from wymcp.core.server._content import (
     resource_link,
     text,
 )
-from wymcp.core.server._context import ClientRequestError, InputRequest
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._task_failure import TaskFailedError
+from wymcp.core.server._tool_context import ClientRequestError, InputRequest
 
 __all__ = [
     "Action",

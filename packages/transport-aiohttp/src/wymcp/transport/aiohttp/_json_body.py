@@ -1,6 +1,6 @@
 """Decode a request body into JSON under wymcp's policy, msgspec first.
 
-The policy is `wymcp.core.server.decode_json` (and docs/http.md, step 8).
+The policy is `wymcp.core.server.decode_by_policy` (and docs/http.md, step 8).
 msgspec parses a body of up to 64 KiB first; anything it refuses, or the fast
 path cannot vouch for, is parsed by `json` under hooks that give the reasons.
 """
@@ -12,8 +12,7 @@ from typing import Any
 
 import msgspec
 
-from wymcp.core.server import BodyError, nesting_depth
-from wymcp.core.server import decode_json as decode_by_policy
+from wymcp.core.server import BodyError, decode_by_policy, nesting_depth
 
 __all__ = ["BodyError", "decode_json", "nesting_depth"]
 
@@ -59,7 +58,7 @@ def _fast_decode(body: bytes) -> tuple[bool, Any]:
 def decode_json(body: bytes, *, depth_limit: int) -> Any:
     """Return the JSON value of `body`, or raise `BodyError` saying why not.
 
-    The policy is `wymcp.core.server.decode_json`'s; msgspec answers first.
+    The policy is `wymcp.core.server.decode_by_policy`'s; msgspec answers first.
     A body that opens no more arrays and objects than `depth_limit` cannot
     nest deeper, so the policy's depth check passes and `_fast_decode` is
     tried here at once; the policy decides anything else.

@@ -11,7 +11,7 @@ import logging
 import sys
 
 from wymcp.conf import add_settings_option
-from wymcp.transport.stdio._command import run
+from wymcp.transport.stdio._run import run
 
 
 def main(argv: list[str] | None = None) -> int:

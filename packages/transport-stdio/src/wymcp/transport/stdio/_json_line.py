@@ -1,6 +1,6 @@
 """Decode one stdin line into JSON under wymcp's policy, and encode answers.
 
-The policy is the HTTP transport's, `wymcp.core.server.decode_json`
+The policy is the HTTP transport's, `wymcp.core.server.decode_by_policy`
 (docs/stdio.md). Answers are compact UTF-8 JSON, one line each, written by
 msgspec as the HTTP transport writes them (`encode_json`).
 """
@@ -11,14 +11,16 @@ from typing import Any
 
 import msgspec
 
-from wymcp.core.server import decode_json, encode_json
+from wymcp.core.server import decode_by_policy, encode_json
 
 _FAST_ENCODE = msgspec.json.Encoder().encode
 
 
 def decode_line(line: bytes, *, depth_limit: int) -> Any:
     """Return the JSON value of `line`, or raise `BodyError` saying why not."""
-    return decode_json(line, depth_limit=depth_limit, subject="message", lines=False)
+    return decode_by_policy(
+        line, depth_limit=depth_limit, subject="message", lines=False
+    )
 
 
 def encode_line(value: Any) -> bytes:

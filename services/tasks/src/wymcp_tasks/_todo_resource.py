@@ -12,13 +12,13 @@ from typing import Any
 
 from wymcp.core.schema import Resource, ResourceNotFoundError
 from wymcp_tasks._location import database_path
-from wymcp_tasks._store import TaskStore
-from wymcp_tasks._tasks import MAX_ID, shape_task, store_of
+from wymcp_tasks._store import TodoStore
+from wymcp_tasks._todos import MAX_ID, shape_todo, store_of
 
 _ID = re.compile(r"[1-9][0-9]{0,15}")
 
 
-class TaskResource(Resource):
+class TodoResource(Resource):
     """One task, addressed as `task://<id>`."""
 
     name = "task"
@@ -34,7 +34,7 @@ class TaskResource(Resource):
         today: Callable[[], date] = date.today,
     ) -> None:
         super().__init__()
-        self.store = TaskStore(database_path(database))
+        self.store = TodoStore(database_path(database))
         # A database named here wins over the store LIFESPAN opened.
         self.explicit = database is not None
         self._today = today
@@ -49,12 +49,12 @@ class TaskResource(Resource):
         raw = params.get("id", "")
         if not _ID.fullmatch(raw) or int(raw) > MAX_ID:
             raise ResourceNotFoundError("A task URI is task://<id>, id positive.")
-        task = await store_of(ctx, self.store, explicit=self.explicit).get_task(
+        task = await store_of(ctx, self.store, explicit=self.explicit).get_todo(
             int(raw)
         )
         if task is None:
             raise ResourceNotFoundError("No task has that id.")
-        return json.dumps(shape_task(task, self._today()), ensure_ascii=False)
+        return json.dumps(shape_todo(task, self._today()), ensure_ascii=False)
 
     async def complete(
         self,
@@ -65,4 +65,4 @@ class TaskResource(Resource):
         """Suggest the ids of existing tasks that start with what was typed."""
         if argument != "id" or len(value) > len(str(MAX_ID)):
             return []
-        return [str(task_id) for task_id in await self.store.suggest_ids(value)]
+        return [str(todo_id) for todo_id in await self.store.suggest_ids(value)]

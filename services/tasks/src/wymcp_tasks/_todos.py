@@ -3,7 +3,7 @@
 Each action is a method marked `@action`; its data class (`_models`) is the
 published schema, the gates enforce it, and the method meets a typed instance.
 `update` keeps a dict: there an absent field ("leave it") differs from null
-("clear it"). Storage is the `TaskStore` LIFESPAN opened (`ctx.state`).
+("clear it"). Storage is the `TodoStore` LIFESPAN opened (`ctx.state`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from wymcp.core.schema import Context, Tool, ToolError, action
 from wymcp.core.server import Hint
-from wymcp_tasks._export import export_tasks
+from wymcp_tasks._export import export_todos
 from wymcp_tasks._location import database_path
 from wymcp_tasks._models import (
     DESCRIPTION,
@@ -27,20 +27,20 @@ from wymcp_tasks._models import (
     PROJECT_PATTERN,
     STATUSES,
     TITLE,
-    CreateTask,
+    CreateTodo,
     Deleted,
-    ExportedTasks,
-    ExportTasks,
-    ListTasks,
-    OneTask,
-    SearchTasks,
-    TaskId,
-    TaskList,
-    TaskView,
+    ExportedTodos,
+    ExportTodos,
+    ListTodos,
+    OneTodo,
+    SearchTodos,
+    TodoId,
+    TodoList,
+    TodoView,
 )
-from wymcp_tasks._store import Task, TaskStore
+from wymcp_tasks._store import Todo, TodoStore
 
-__all__ = ["MAX_ID", "PROJECT_PATTERN", "STATUSES", "Tasks", "shape_task", "store_of"]
+__all__ = ["MAX_ID", "PROJECT_PATTERN", "STATUSES", "Todos", "shape_todo", "store_of"]
 
 _NOT_FOUND = (
     'No task has that id. Find ids with tasks {action: "list"} or'
@@ -57,32 +57,32 @@ _UPDATE_PROPERTIES: dict[str, Any] = {
 }
 
 
-def shape_task(task: Task, today: date) -> dict[str, Any]:
+def shape_todo(task: Todo, today: date) -> dict[str, Any]:
     """The task as every answer shows it: its fields plus `overdue` on `today`."""
     due = task["due"]
     overdue = task["status"] != "done" and due is not None and due < today.isoformat()
     return {**task, "overdue": overdue}
 
 
-def store_of(ctx: object, own: TaskStore, *, explicit: bool) -> TaskStore:
+def store_of(ctx: object, own: TodoStore, *, explicit: bool) -> TodoStore:
     """The store a call uses: LIFESPAN's (`ctx.state`) unless one was named.
 
     `own` wins when its database was named explicitly, or without LIFESPAN.
     """
     state = getattr(ctx, "state", None)
-    if explicit or not isinstance(state, TaskStore):
+    if explicit or not isinstance(state, TodoStore):
         return own
     return state
 
 
-class MissingTaskError(ToolError):
+class MissingTodoError(ToolError):
     """No task has the id a call named (its hint points at list)."""
 
     def __init__(self) -> None:
         super().__init__(_NOT_FOUND)
 
 
-class Tasks(Tool):
+class Todos(Tool):
     """A task tracker on SQLite: the demo's main tool."""
 
     name = "tasks"
@@ -105,23 +105,23 @@ class Tasks(Tool):
         today: Callable[[], date] = date.today,
     ) -> None:
         super().__init__()
-        self.store = TaskStore(database_path(database))
+        self.store = TodoStore(database_path(database))
         # A database named here wins over the store LIFESPAN opened.
         self.explicit = database is not None
         self._today = today
 
-    def _view(self, task: Task) -> TaskView:
-        return TaskView(**shape_task(task, self._today()))
+    def _view(self, task: Todo) -> TodoView:
+        return TodoView(**shape_todo(task, self._today()))
 
-    async def _answer(self, store: TaskStore, task: Task | None) -> OneTask:
+    async def _answer(self, store: TodoStore, task: Todo | None) -> OneTodo:
         if task is None:
-            raise MissingTaskError
+            raise MissingTodoError
         await store.refresh_overdue(self._today())
-        return OneTask(task=self._view(task))
+        return OneTodo(task=self._view(task))
 
-    async def _listing(self, store: TaskStore, tasks: list[Task]) -> TaskList:
+    async def _listing(self, store: TodoStore, tasks: list[Todo]) -> TodoList:
         await store.refresh_overdue(self._today())
-        return TaskList(tasks=[self._view(task) for task in tasks], count=len(tasks))
+        return TodoList(tasks=[self._view(task) for task in tasks], count=len(tasks))
 
     @action(
         description="Create a task (open) and return it with its id",
@@ -135,10 +135,10 @@ class Tasks(Tool):
             {"title": "Write the release notes", "project": "website"},
         ],
     )
-    async def create(self, data: CreateTask, ctx: Context) -> OneTask:
+    async def create(self, data: CreateTodo, ctx: Context) -> OneTodo:
         """Insert the task."""
         store = store_of(ctx, self.store, explicit=self.explicit)
-        task = await store.create_task(
+        task = await store.create_todo(
             title=data.title,
             description=data.description,
             priority=data.priority,
@@ -163,10 +163,10 @@ class Tasks(Tool):
             {"project": "website", "priority": 1, "limit": 10},
         ],
     )
-    async def list_tasks(self, data: ListTasks, ctx: Context) -> TaskList:
+    async def list_todos(self, data: ListTodos, ctx: Context) -> TodoList:
         """List by the filters given."""
         store = store_of(ctx, self.store, explicit=self.explicit)
-        tasks = await store.list_tasks(
+        tasks = await store.list_todos(
             status=data.status,
             priority=data.priority,
             due_before=data.due_before.isoformat() if data.due_before else None,
@@ -181,10 +181,10 @@ class Tasks(Tool):
         related=["update", "complete"],
         examples=[{"id": 1}],
     )
-    async def get(self, data: TaskId, ctx: Context) -> OneTask:
+    async def get(self, data: TodoId, ctx: Context) -> OneTodo:
         """Read one task."""
         store = store_of(ctx, self.store, explicit=self.explicit)
-        return await self._answer(store, await store.get_task(data.id))
+        return await self._answer(store, await store.get_todo(data.id))
 
     @action(
         description="Change some fields of a task and return it",
@@ -209,11 +209,11 @@ class Tasks(Tool):
             {"id": 1, "status": "in_progress", "due": None},
         ],
     )
-    async def update(self, data: dict[str, Any], ctx: Context) -> OneTask:
+    async def update(self, data: dict[str, Any], ctx: Context) -> OneTodo:
         """Apply the changes sent (a dict: absent and null differ here)."""
         store = store_of(ctx, self.store, explicit=self.explicit)
         changes = {key: value for key, value in data.items() if key != "id"}
-        task = await store.update_task(data["id"], changes)
+        task = await store.update_todo(data["id"], changes)
         return await self._answer(store, task)
 
     @action(
@@ -222,10 +222,10 @@ class Tasks(Tool):
         related=["update"],
         examples=[{"id": 1}],
     )
-    async def complete(self, data: TaskId, ctx: Context) -> OneTask:
+    async def complete(self, data: TodoId, ctx: Context) -> OneTodo:
         """Mark it done."""
         store = store_of(ctx, self.store, explicit=self.explicit)
-        return await self._answer(store, await store.complete_task(data.id))
+        return await self._answer(store, await store.complete_todo(data.id))
 
     @action(
         description="Delete a task for good",
@@ -233,11 +233,11 @@ class Tasks(Tool):
         related=["complete"],
         examples=[{"id": 1}],
     )
-    async def delete(self, data: TaskId, ctx: Context) -> Deleted:
+    async def delete(self, data: TodoId, ctx: Context) -> Deleted:
         """Delete it."""
         store = store_of(ctx, self.store, explicit=self.explicit)
-        if not await store.delete_task(data.id):
-            raise MissingTaskError
+        if not await store.delete_todo(data.id):
+            raise MissingTodoError
         await store.refresh_overdue(self._today())
         return Deleted(deleted=data.id)
 
@@ -247,11 +247,11 @@ class Tasks(Tool):
         related=["list", "get"],
         examples=[{"text": "passport"}],
     )
-    async def search(self, data: SearchTasks, ctx: Context) -> TaskList:
+    async def search(self, data: SearchTodos, ctx: Context) -> TodoList:
         """Find by substring."""
         store = store_of(ctx, self.store, explicit=self.explicit)
         return await self._listing(
-            store, await store.search_tasks(data.text, limit=data.limit)
+            store, await store.search_todos(data.text, limit=data.limit)
         )
 
     @action(
@@ -265,18 +265,18 @@ class Tasks(Tool):
         examples=[{}, {"status": "open"}],
         task_support="optional",
     )
-    async def export(self, data: ExportTasks, ctx: Context) -> ExportedTasks:
+    async def export(self, data: ExportTodos, ctx: Context) -> ExportedTodos:
         """Build the CSV."""
         store = store_of(ctx, self.store, explicit=self.explicit)
-        return await export_tasks(store, data.status, ctx)
+        return await export_todos(store, data.status, ctx)
 
     def hints(self, action: str, hint_context: Any) -> Sequence[Hint]:
         """Suggest the natural next call.
 
         After create, how to fetch the task; after list or search, how to complete
-        one; after a missing id (``hint_context`` is the error), how to find ids.
+        one; after a missing id (`hint_context` is the error), how to find ids.
         """
-        if isinstance(hint_context, MissingTaskError):
+        if isinstance(hint_context, MissingTodoError):
             return [
                 Hint(
                     tool=self.name,

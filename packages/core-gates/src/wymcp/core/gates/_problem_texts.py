@@ -16,7 +16,7 @@ UNCHECKABLE = "value could not be checked against the schema"
 
 
 def problem_text(error: Any) -> str:
-    """The catalogue text of one jsonschema-rs validation error."""
+    """The problem text of one jsonschema-rs validation error."""
     kind = error.kind
     name = str(kind.name)
     keyword = _keyword(error.schema_path, name)
@@ -30,7 +30,7 @@ def problem_text(error: Any) -> str:
 
 
 def keyword_text(keyword: str, schema: dict[str, Any]) -> str:
-    """The catalogue text of an assertion keyword of ``schema`` that failed."""
+    """The problem text of an assertion keyword of `schema` that failed."""
     value = schema.get(keyword)
     name = "contains" if keyword in _CONTAINS_TEXTS else keyword
     detail: dict[str, Any] = {
@@ -84,7 +84,7 @@ def _number(value: object) -> str:
         return str(value)
 
 
-def _text(keyword: str, name: str, kind: str, detail: dict[str, Any]) -> str:  # noqa: C901, PLR0911, PLR0912 - one branch per keyword is the catalogue
+def _text(keyword: str, name: str, kind: str, detail: dict[str, Any]) -> str:  # noqa: C901, PLR0911, PLR0912 - one branch per keyword is the list of texts
     """Choose the text for a keyword."""
     limit = detail.get("limit")
     if name == "type":

@@ -1,4 +1,4 @@
-"""The 2026-07-28 validation ladder (mcp-server-requirements.md §1.5).
+"""The 2026-07-28 validation ladder (docs/protocol.md, "2026-07-28").
 
 Which path a message takes, then `_meta`, mirrored headers, version and log
 level, in the order the conformance suite expects; the `Call` it opens.
@@ -6,7 +6,7 @@ level, in the order the conformance suite expects; the `Call` it opens.
 
 from __future__ import annotations
 
-from wymcp.core.server._call import Call, open_call
+from wymcp.core.server._call import Call, build_call
 from wymcp.core.server._exchange import Exchange, Reply, Stream
 from wymcp.core.server._header_names import VERSION_KEY
 from wymcp.core.server._jsonrpc import (
@@ -16,7 +16,6 @@ from wymcp.core.server._jsonrpc import (
     unsupported_version,
 )
 from wymcp.core.server._levels import is_level
-from wymcp.core.server._mirror import ABSENT, HeaderIndex, check_standard
 from wymcp.core.server._revision import (
     HANDSHAKE,
     META_CAPABILITIES,
@@ -25,6 +24,7 @@ from wymcp.core.server._revision import (
     REVISIONS,
     STATELESS,
 )
+from wymcp.core.server._stateless_mirror import ABSENT, HeaderIndex, check_standard
 
 
 def takes_stateless_path(incoming: Incoming, headers: HeaderIndex) -> bool:
@@ -80,7 +80,7 @@ def open_stateless(
     level = meta.get(META_LOG_LEVEL)
     if level is not None and not is_level(level):
         raise invalid_params(f"params._meta '{META_LOG_LEVEL}' is not a log level.")
-    return open_call(
+    return build_call(
         incoming,
         exchange,
         stream,

@@ -12,12 +12,12 @@ import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Protocol, runtime_checkable
 
-from wymcp.core.server._detached_calls import DetachedCalls
+from wymcp.core.server._call_detached import DetachedCalls
 from wymcp.core.server._exchange import Reply, Stream
-from wymcp.core.server._jsonrpc import INTERNAL_ERROR, RpcError, error_response
-from wymcp.core.server._replay import REPLAY_BYTES, event_id, json_size
+from wymcp.core.server._jsonrpc import INTERNAL_ERROR, RpcError, rpc_error_message
 from wymcp.core.server._revision import REVISIONS
 from wymcp.core.server._session import Session
+from wymcp.core.server._session_replay import REPLAY_BYTES, event_id, json_size
 from wymcp.core.server._session_stream import next_seq, replay_of
 
 RETRY_MS: Final = 1000
@@ -114,7 +114,7 @@ class ResumableStream:
         body = reply.body
         if body is not None and json_size(body) > REPLAY_BYTES:
             rid = body.get("id") if isinstance(body, dict) else None
-            body = error_response(
+            body = rpc_error_message(
                 rid if isinstance(rid, str | int) else None,
                 RpcError(
                     INTERNAL_ERROR,

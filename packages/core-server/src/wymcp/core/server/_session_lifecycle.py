@@ -10,7 +10,6 @@ import asyncio
 from typing import Any, Final
 
 from wymcp.core.server._call import Call, Handler
-from wymcp.core.server._context import ClientRequestError
 from wymcp.core.server._exchange import Reply
 from wymcp.core.server._header_names import (
     SESSION_HEADER,
@@ -20,16 +19,17 @@ from wymcp.core.server._header_names import (
 )
 from wymcp.core.server._jsonrpc import (
     Incoming,
-    error_response,
     invalid_params,
     invalid_request,
     response,
+    rpc_error_message,
     session_terminated,
 )
 from wymcp.core.server._levels import is_level
-from wymcp.core.server._mirror import DuplicatedHeaderError, HeaderIndex, once
 from wymcp.core.server._revision import REVISIONS
 from wymcp.core.server._session import Session
+from wymcp.core.server._stateless_mirror import DuplicatedHeaderError, HeaderIndex, once
+from wymcp.core.server._tool_context import ClientRequestError
 
 BEFORE_INITIALIZED: Final = frozenset({"ping", "tools/list", "tools/call"})
 """Methods a session serves before `notifications/initialized`."""
@@ -166,4 +166,4 @@ def _terminated(rid: str | int, task: asyncio.Task[Any]) -> Reply:
     """The answer to a call whose session was deleted while it ran."""
     if task.cancelling():
         task.uncancel()
-    return Reply(404, error_response(rid, session_terminated()))
+    return Reply(404, rpc_error_message(rid, session_terminated()))

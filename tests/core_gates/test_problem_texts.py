@@ -122,7 +122,7 @@ def refusal_for(schema, value):
     class One(Tool):
         name = "one"
         description = "d"
-        actions = {"a": Action(description="d", properties={"v": schema})}  # noqa: RUF012
+        actions = {"a": Action(description="d", properties={"v": schema})}  # noqa: RUF012 - the pinned declaration style
 
         async def run_action(self, action, data, ctx):
             return data

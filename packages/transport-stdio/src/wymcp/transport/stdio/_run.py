@@ -20,6 +20,7 @@ from wymcp.conf import (
     loop_factory,
     settings_for_command,
 )
+from wymcp.core.schema import RESERVED_NAME
 from wymcp.transport.stdio._serve import build_stdio_engine, serve
 
 logger = logging.getLogger("wymcp.transport.stdio")
@@ -55,7 +56,7 @@ def run(module: str | None, *, err: TextIO | None = None) -> int:
     engine = engine_for_command(settings, build_stdio_engine, err, serving="stdio")
     if engine is None:
         return 1
-    tools = [spec.name for spec in engine.tool_specs] + ["help"]
+    tools = [spec.name for spec in engine.tool_specs] + [RESERVED_NAME]
     print(
         f"wymcp stdio: serving {settings.SERVER_NAME} on stdin/stdout "
         f"(revisions {', '.join(settings.PROTOCOL_VERSIONS)}; tools "

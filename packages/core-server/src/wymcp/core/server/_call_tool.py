@@ -32,13 +32,8 @@ from wymcp.core.schema import (
     action_reader,
     dispatch_action,
 )
+from wymcp.core.server._call_deadlines import DeadlineError, Deadlines
 from wymcp.core.server._content import Content, ToolResult
-from wymcp.core.server._context import (
-    ClientRequestError,
-    MissingCapabilityError,
-    ToolContext,
-)
-from wymcp.core.server._deadlines import DeadlineError, Deadlines
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
 from wymcp.core.server._middleware import CallRecord, Spans
@@ -47,6 +42,11 @@ from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._result_limit import over_limit, too_large
 from wymcp.core.server._revision import Revision
 from wymcp.core.server._task_failure import TaskFailedError
+from wymcp.core.server._tool_context import (
+    ClientRequestError,
+    MissingCapabilityError,
+    ToolContext,
+)
 from wymcp.core.server._typed_data import ON_LOOP_VALUES, more_values_than, read_and_run
 
 _log = logging.getLogger("wymcp.core.server")
@@ -105,7 +105,7 @@ def _refusal(refusal: dict[str, Any], record: CallRecord | None) -> dict[str, An
     return {"content": [_text(_dumps(refusal))], "isError": True}
 
 
-def open_call(
+def gate_arguments(
     spec: ToolSpec,
     arguments: Mapping[str, Any],
     *,
@@ -121,29 +121,29 @@ def open_call(
     on a large body than the event loop may be held, so it runs in a thread
     (through the engine's `lane` for data of over `ON_LOOP_VALUES` values).
     Traced (`record.spans`), they run in a `gates` child span; untraced,
-    this returns `_open`'s coroutine itself (no extra await).
+    this returns `_gate`'s coroutine itself (no extra await).
     """
     if record is not None and record.spans is not None:
-        return _traced_open(spec, arguments, strict, record, lane)
-    return _open(spec, arguments, strict, record, lane)
+        return _traced_gate(spec, arguments, strict, record, lane)
+    return _gate(spec, arguments, strict, record, lane)
 
 
-async def _traced_open(
+async def _traced_gate(
     spec: ToolSpec,
     arguments: Mapping[str, Any],
-    strict: bool,  # noqa: FBT001 - private, positional as open_call passes it
+    strict: bool,  # noqa: FBT001 - private, positional as gate_arguments passes it
     record: CallRecord,
     lane: OffLoopLane | None,
 ) -> Opened:
-    assert record.spans is not None  # noqa: S101 - open_call checked it
+    assert record.spans is not None  # noqa: S101 - gate_arguments checked it
     with record.spans.child("gates"):
-        return await _open(spec, arguments, strict, record, lane)
+        return await _gate(spec, arguments, strict, record, lane)
 
 
-async def _open(
+async def _gate(
     spec: ToolSpec,
     arguments: Mapping[str, Any],
-    strict: bool,  # noqa: FBT001 - private, positional as open_call passes it
+    strict: bool,  # noqa: FBT001 - private, positional as gate_arguments passes it
     record: CallRecord | None,
     lane: OffLoopLane | None,
 ) -> Opened:
@@ -332,7 +332,7 @@ async def call_tool(
     `record`, when the request is observed, gets the call's outcome.
     """
     if opened is None:
-        gated_call = await open_call(
+        gated_call = await gate_arguments(
             spec, arguments, strict=options.strict, record=record, lane=lane
         )
         if isinstance(gated_call, dict):

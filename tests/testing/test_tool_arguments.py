@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wymcp.testing._envelope import tool_arguments
+from wymcp.testing._tool_arguments import tool_arguments
 
 
 def test_arguments_of_an_action_a_plain_tool_and_raw_arguments():

@@ -54,7 +54,7 @@ class Round:
 
 def _derive(secret: bytes, info: bytes, length: int) -> bytes:
     from cryptography.hazmat.primitives import hashes  # noqa: PLC0415 - see StateKeys
-    from cryptography.hazmat.primitives.kdf.hkdf import HKDF  # noqa: PLC0415
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF  # noqa: PLC0415 - see StateKeys
 
     return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=info).derive(
         secret
@@ -79,7 +79,7 @@ class StateKeys:
 
     def _derived(self) -> dict[int, list[AESGCM]]:
         if not self._by_id:
-            from cryptography.hazmat.primitives.ciphers.aead import (  # noqa: PLC0415
+            from cryptography.hazmat.primitives.ciphers.aead import (  # noqa: PLC0415 - see StateKeys
                 AESGCM,
             )
 
