@@ -2,7 +2,7 @@
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
 venv := ".venv/bin"
-packages := "-p wymcp.core.schema -p wymcp.core.gates -p wymcp.core.server -p wymcp.conf -p wymcp.transport.aiohttp -p wymcp.transport.stdio -p wymcp.broker.redis -p wymcp.testing -p wymcp_tasks -p wymcp_conformance"
+packages := "-p wymcp.core.schema -p wymcp.core.gates -p wymcp.core.server -p wymcp.conf -p wymcp.transport.aiohttp -p wymcp.transport.stdio -p wymcp.broker.redis -p wymcp.testing -p wymcp.cli -p wymcp_tasks -p wymcp_conformance"
 
 # List the recipes.
 default:
@@ -70,7 +70,7 @@ bench-smoke:
 
 # A wheel and an sdist of every package into dist/ (versions checked against
 # VERSION, then `twine check --strict`); install with
-# `pip install --find-links dist wymcp-transport-aiohttp`.
+# `pip install --find-links dist "wymcp-cli[http]"`.
 dist *args:
     {{venv}}/python scripts/dist.py {{args}}
 

@@ -66,12 +66,14 @@ facade_api_facades = [
     "wymcp.transport.aiohttp",
     "wymcp.broker.redis",
     "wymcp.testing",
+    "wymcp.cli",
 ]
 
 # Types of other projects (no intersphinx: the build reads no network), each
 # by its module; anything else that does not resolve fails the build.
 nitpick_ignore_regex = [
     ("py:.*", r"(collections\.abc|re|argparse|asyncio|_asyncio|logging)(\.\w+)+"),
+    ("py:.*", r"contextlib\.\w+"),
     ("py:.*", r"aiohttp\.[\w.]+"),
 ]
 

@@ -31,6 +31,7 @@ MEMBERS = (
     "packages/broker-redis",
     "packages/transport-aiohttp[jwt,metrics,redis]",
     "packages/testing",
+    "packages/cli[http]",
     "services/tasks",
     "services/conformance",
 )
@@ -62,6 +63,7 @@ UNIT_TESTS = (
     "tests/testing",
     "tests/transport_aiohttp",
     "tests/transport_stdio",
+    "tests/cli",
     "tests/broker",
     "tests/hardening",
 )
@@ -152,6 +154,7 @@ def _mypy_packages(*, include_services: bool) -> list[str]:
         "wymcp.transport.stdio",
         "wymcp.broker.redis",
         "wymcp.testing",
+        "wymcp.cli",
     ]
     if include_services:
         names += ["wymcp_tasks", "wymcp_conformance"]
@@ -260,6 +263,7 @@ def latest() -> int:
             "wymcp.transport.stdio",
             "wymcp.broker.redis",
             "wymcp.testing",
+            "wymcp.cli",
             "wymcp_tasks",
             "wymcp_conformance",
         )

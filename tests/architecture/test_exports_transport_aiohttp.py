@@ -7,17 +7,24 @@ import wymcp.transport.aiohttp
 
 def test_the_facade_exports_setup_create_app_the_worker_and_the_auth_names():
     assert wymcp.transport.aiohttp.__all__ == [
+        "CHECKS",
+        "ClientReply",
         "GunicornWorker",
         "InvalidToken",
         "JsonLogFormatter",
         "JwtValidator",
+        "McpClient",
+        "McpClientError",
         "Principal",
         "TokenValidator",
         "create_app",
+        "serve",
         "setup",
     ]
     for name in wymcp.transport.aiohttp.__all__:
-        assert callable(getattr(wymcp.transport.aiohttp, name))
+        if name != "CHECKS":
+            assert callable(getattr(wymcp.transport.aiohttp, name))
+    assert all(callable(check) for check in wymcp.transport.aiohttp.CHECKS)
 
 
 def test_jwt_validator_is_the_core_servers_re_exported():
@@ -26,9 +33,3 @@ def test_jwt_validator_is_the_core_servers_re_exported():
 
     assert wymcp.transport.aiohttp.JwtValidator is JwtValidator
     assert JwtValidator.__module__ == "wymcp.core.server._jwt_validator"
-
-
-def test_the_console_script_points_at_main():
-    from wymcp.transport.aiohttp._command import main
-
-    assert callable(main)

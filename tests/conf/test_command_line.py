@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
 import io
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,10 +11,8 @@ from wymcp.conf import (
     ENVIRONMENT_VARIABLE,
     CheckMessage,
     Settings,
-    add_settings_option,
     build_engine,
     engine_for_command,
-    project_on_path,
     run_checks,
     settings_for_command,
 )
@@ -146,23 +141,3 @@ def test_a_server_that_cannot_be_built_is_told_in_one_bounded_line():
     assert "raised ValueError: " in problem.message
     assert len(problem.message) < 700
     assert err.getvalue() == "wymcp: fix the errors above (see `wymcp check`).\n"
-
-
-def test_the_settings_option_defaults_to_none():
-    parser = argparse.ArgumentParser()
-    add_settings_option(parser)
-    assert parser.parse_args([]).settings is None
-    assert parser.parse_args(["--settings", "a.b"]).settings == "a.b"
-    assert ENVIRONMENT_VARIABLE in parser.format_help()
-
-
-def test_the_project_goes_on_the_path_once(tmp_path: Path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".")])
-    project_on_path()
-    project_on_path()
-    assert sys.path.count(str(tmp_path)) == 1
-    assert sys.path[0] == str(tmp_path)
-    monkeypatch.setattr(sys, "path", ["", *sys.path[1:]])
-    project_on_path()  # "" is the current directory already
-    assert str(tmp_path) not in sys.path

@@ -9,13 +9,29 @@ each doubling case times the gate on n and 2n values (docs/security.md, loop tim
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, ClassVar
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from hardening.test_linearity import assert_linear, frozen_heap
-from wymcp.core.gates import check
-from wymcp.core.schema import Action, Tool
+from wymcp.core.gates import check, check_fast
+from wymcp.core.gates._check import FAST_WORK
+from wymcp.core.schema import spend_work, work_budget
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from gates_walks import (  # one place for the tool and the bodies
+    BODY,
+    Ledger,
+    array,
+    distinct_cents,
+    distinct_e280,
+    distinct_refused_batches,
+    tags,
+    tags_filled,
+)
 
 if TYPE_CHECKING:
     from conftest import Serve, Wire
@@ -25,79 +41,23 @@ __all__ = ["frozen_heap"]  # the fixture: a full collection walks the body alone
 
 pytestmark = pytest.mark.usefixtures("frozen_heap")
 
-BODY = 4 * 1024 * 1024
-"""The default BODY_LIMIT: the largest body a client may send."""
 
-
-class Ledger(Tool):
-    """Amounts in cents, counts in sevens, counters under a key pattern."""
-
-    name = "ledger"
-    description = "Sums amounts, counts and counters."
-    actions: ClassVar[dict[str, Action]] = {
-        "cents": Action(
-            description="Sum amounts in cents",
-            properties={
-                "amounts": {
-                    "type": "array",
-                    "items": {"type": "number", "multipleOf": 0.01},
-                }
-            },
-        ),
-        "sevens": Action(
-            description="Count in sevens",
-            properties={
-                "counts": {
-                    "type": "array",
-                    "items": {"type": "integer", "multipleOf": 7},
-                }
-            },
-        ),
-        "tags": Action(
-            description="Keep counters",
-            properties={
-                "tags": {
-                    "type": "object",
-                    "patternProperties": {"^k[0-9]+$": {"type": "integer"}},
-                    "additionalProperties": False,
-                }
-            },
-        ),
-    }
-
-    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
-        """Say how many values arrived (and, for counters, how many are floats)."""
-        del ctx
-        values = next(iter(data.values()))
-        said = {"action": action, "count": len(values)}
-        if isinstance(values, dict):
-            said["floats"] = sum(1 for v in values.values() if isinstance(v, float))
-        return said
-
-
-def _call_body(wire: Wire, action: str, field: str, raw: bytes) -> bytes:
+def _call_body(wire: Wire, action: str, field: str, raw: bytes, **extra: Any) -> bytes:
     """A tools/call body whose data field is the raw JSON bytes given."""
     body = wire.body(
         "tools/call",
-        {"name": "ledger", "arguments": {"action": action, "data": {field: "@"}}},
+        {
+            "name": "ledger",
+            "arguments": {"action": action, "data": {**extra, field: "@"}},
+        },
     )
     return json.dumps(body).encode().replace(b'"@"', raw)
 
 
-def _array(item: bytes) -> bytes:
-    """A JSON array of `item` repeated to fill a 4 MiB body."""
-    count = (BODY - 400) // (len(item) + 1)
-    return b"[" + b",".join([item] * count) + b"]"
-
-
-def _distinct_cents() -> bytes:
-    """Distinct amounts with two decimals (each decided on its own), about 4 MiB."""
-    count = (BODY - 400) // 10
-    return b"[" + b",".join(b"%d.%02d" % (i, i % 97 + 1) for i in range(count)) + b"]"
-
-
-async def _answer(wire: Wire, action: str, field: str, raw: bytes) -> dict[str, Any]:
-    body = _call_body(wire, action, field, raw)
+async def _answer(
+    wire: Wire, action: str, field: str, raw: bytes, **extra: Any
+) -> dict[str, Any]:
+    body = _call_body(wire, action, field, raw, **extra)
     headers = wire.headers("tools/call", "ledger")
     answer = await wire.alongside(wire.post(body, headers))
     assert answer.status == 200, answer
@@ -118,13 +78,13 @@ def _said(result: dict[str, Any]) -> Any:
 
 async def test_an_accepted_array_of_zeros_against_cents(serve: Serve) -> None:
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
-    said = _said(await _answer(wire, "cents", "amounts", _array(b"0")))
+    said = _said(await _answer(wire, "cents", "amounts", array(b"0")))
     assert said["count"] > 2_000_000
 
 
 async def test_an_accepted_array_of_one_decimal_against_cents(serve: Serve) -> None:
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
-    said = _said(await _answer(wire, "cents", "amounts", _array(b"1.5")))
+    said = _said(await _answer(wire, "cents", "amounts", array(b"1.5")))
     assert said["count"] > 1_000_000
 
 
@@ -132,13 +92,13 @@ async def test_an_accepted_array_of_distinct_decimals_against_cents(
     serve: Serve,
 ) -> None:
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
-    said = _said(await _answer(wire, "cents", "amounts", _distinct_cents()))
+    said = _said(await _answer(wire, "cents", "amounts", distinct_cents()))
     assert said["count"] > 400_000
 
 
 async def test_a_refused_array_against_cents(serve: Serve) -> None:
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
-    raw = _array(b"0.015")
+    raw = array(b"0.015")
     result = await _answer(wire, "cents", "amounts", raw)
     refusal = json.loads(result["content"][0]["text"])
     assert result["isError"] is True
@@ -151,13 +111,13 @@ async def test_a_refused_array_against_cents(serve: Serve) -> None:
 
 async def test_an_accepted_array_of_zeros_against_sevens(serve: Serve) -> None:
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
-    said = _said(await _answer(wire, "sevens", "counts", _array(b"0")))
+    said = _said(await _answer(wire, "sevens", "counts", array(b"0")))
     assert said["count"] > 2_000_000
 
 
 async def test_a_refused_array_of_ones_against_sevens(serve: Serve) -> None:
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
-    raw = _array(b"1")
+    raw = array(b"1")
     result = await _answer(wire, "sevens", "counts", raw)
     assert result["isError"] is True
     assert (
@@ -165,20 +125,127 @@ async def test_a_refused_array_of_ones_against_sevens(serve: Serve) -> None:
     )
 
 
-def _tags(value: bytes, count: int = 300_000) -> bytes:
-    return b"{" + b",".join(b'"k%d":%s' % (i, value) for i in range(count)) + b"}"
-
-
 async def test_three_hundred_thousand_valid_pattern_keys(serve: Serve) -> None:
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
-    said = _said(await _answer(wire, "tags", "tags", _tags(b"1")))
+    said = _said(await _answer(wire, "tags", "tags", tags(b"1")))
     assert said == {"action": "tags", "count": 300_000, "floats": 0}
 
 
 async def test_three_hundred_thousand_pattern_keys_to_cast(serve: Serve) -> None:
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
-    said = _said(await _answer(wire, "tags", "tags", _tags(b"2.0")))
+    said = _said(await _answer(wire, "tags", "tags", tags(b"2.0")))
     assert said == {"action": "tags", "count": 300_000, "floats": 0}  # all cast
+
+
+# ----- whole floats: the engine's own multipleOf, counted before it runs -----
+
+
+async def test_an_accepted_array_of_large_whole_floats_against_sevens(
+    serve: Serve,
+) -> None:
+    # The engine paid up to a microsecond for each 7e280, uncounted and in one
+    # call: 4 MiB of them held the loop ~1 s; whole floats are now decided in Python.
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    said = _said(await _answer(wire, "sevens", "counts", array(b"7e280")))
+    assert said["count"] > 600_000
+
+
+async def test_an_accepted_array_of_large_whole_floats_against_cents(
+    serve: Serve,
+) -> None:
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    said = _said(await _answer(wire, "cents", "amounts", array(b"1e280")))
+    assert said["count"] > 600_000
+
+
+async def test_distinct_large_whole_floats_against_cents(serve: Serve) -> None:
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    said = _said(await _answer(wire, "cents", "amounts", distinct_e280()))
+    assert said["count"] > 350_000
+
+
+async def test_a_typo_key_beside_large_whole_floats(serve: Serve) -> None:
+    # A key the root refuses is found before the engine reads the values beside it.
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    raw = array(b"7e280")[: BODY - 1000]
+    raw = raw[: raw.rfind(b",")] + b"]"
+    result = await _answer(wire, "sevens", "counts", raw, countz=1)
+    assert result["isError"] is True
+    refusal = json.loads(result["content"][0]["text"])
+    assert refusal["error"] == "unknown_params", refusal
+    assert refusal["unknown"] == ["data.countz"]
+
+
+# ----- refused containers and pattern keys: linear, and cheap where equal -----
+
+
+async def test_a_refused_array_of_equal_batches(serve: Serve) -> None:
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    raw = array(b"[0.015]")
+    result = await _answer(wire, "batches", "batches", raw)
+    refusal = json.loads(result["content"][0]["text"])
+    assert result["isError"] is True
+    assert refusal["error_count"] == raw.count(b",") + 1
+    assert refusal["errors"][0] == {
+        "path": "data.batches[0][0]",
+        "problems": ["value is not a multiple of 0.01"],
+    }
+
+
+async def test_a_refused_array_of_distinct_batches(serve: Serve) -> None:
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    raw = distinct_refused_batches()
+    result = await _answer(wire, "batches", "batches", raw)
+    assert result["isError"] is True
+    refusal = json.loads(result["content"][0]["text"])
+    assert refusal["error_count"] == raw.count(b",") + 1
+
+
+async def test_a_refused_object_of_many_pattern_keys(serve: Serve) -> None:
+    # Sorting 300,000 refused keys held the interpreter (so every client's loop)
+    # for about half a second; a heap gives the first ten.
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    raw = tags_filled(b"1.5")
+    result = await _answer(wire, "tags", "tags", raw)
+    assert result["isError"] is True
+    refusal = json.loads(result["content"][0]["text"])
+    assert refusal["error_count"] == raw.count(b",") + 1
+    assert [e["path"] for e in refusal["errors"][:3]] == [
+        "data.tags.k0",
+        "data.tags.k1",
+        "data.tags.k10",
+    ]
+
+
+async def test_pattern_keys_of_arrays_to_cast(serve: Serve) -> None:
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    raw = tags_filled(b"[2.0,3.0,4.0]", b"j")
+    said = _said(await _answer(wire, "tags", "tags", raw))
+    assert said == {"action": "tags", "count": raw.count(b",") // 3 + 1, "floats": 0}
+
+
+def test_equal_refused_batches_are_decided_once_per_chunk() -> None:
+    # Each refused batch was walked on its own: three Python decisions per batch
+    # (120,000 here), past this budget; equal ones are now counted from the first.
+    data = {"batches": [[0.015]] * 40_000}
+    with work_budget(2_000):
+        verdict = check(Ledger, "batches", data)
+        spend_work(0)  # raises OverBudgetError if the check spent past the budget
+    assert verdict.refusal is not None
+    assert verdict.refusal["error_count"] == 40_000
+
+
+def test_check_fast_counts_whole_floats_before_the_engine() -> None:
+    # The engine decided a whole float under multipleOf itself, uncounted; now
+    # Python does: past FAST_WORK of them check_fast leaves the call to the thread.
+    data = {"amounts": [1e280] * (2 * FAST_WORK)}
+    assert check_fast(Ledger, "cents", data) is None
+    assert check(Ledger, "cents", data).accepted
+    few = {"amounts": [1e280] * 100}
+    fast = check_fast(Ledger, "cents", few)
+    assert fast is not None
+    assert fast.accepted
+    assert fast.data == check(Ledger, "cents", few).data
 
 
 # ----- doubling: the same walks grow linearly -----
@@ -221,4 +288,34 @@ def test_sevens_of_many_refused_integers() -> None:
 def test_pattern_keys_to_cast() -> None:
     assert_linear(
         _accepts("tags"), lambda n: {"tags": {f"k{i}": 2.0 for i in range(n)}}, 256
+    )
+
+
+def test_sevens_of_many_large_whole_floats() -> None:
+    assert_linear(
+        _accepts("sevens"),
+        lambda n: {"counts": [float(f"{7 * (i + 1)}e280") for i in range(n)]},
+        256,
+    )
+
+
+def test_many_refused_batches() -> None:
+    assert_linear(
+        _refuses("batches"),
+        lambda n: {"batches": [[i + 0.015] for i in range(n)]},
+        256,
+    )
+
+
+def test_many_refused_pattern_keys() -> None:
+    assert_linear(
+        _refuses("tags"), lambda n: {"tags": {f"k{i}": 1.5 for i in range(n)}}, 256
+    )
+
+
+def test_pattern_keys_of_arrays_to_cast_grow_linearly() -> None:
+    assert_linear(
+        _accepts("tags"),
+        lambda n: {"tags": {f"j{i}": [2.0, 3.0, 4.0] for i in range(n)}},
+        256,
     )

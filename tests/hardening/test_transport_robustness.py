@@ -32,7 +32,7 @@ from wymcp.conf import Settings, run_checks
 from wymcp.core.schema import Tool
 from wymcp.core.server import InvalidToken
 from wymcp.core.server._stream_cap import StreamCap
-from wymcp.transport.aiohttp import JwtValidator
+from wymcp.transport.aiohttp import CHECKS, JwtValidator
 from wymcp.transport.aiohttp._admission import is_utf8_json as _is_utf8_json
 from wymcp.transport.aiohttp._bearer_auth import _BEARER
 from wymcp.transport.aiohttp._content_coding import (
@@ -265,8 +265,7 @@ async def spawn(tmp_path: Path) -> AsyncIterator[Spawn]:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-c",
-            "from wymcp.transport.aiohttp._command import main; "
-            "raise SystemExit(main())",
+            "from wymcp.cli import main; raise SystemExit(main())",
             "serve",
             "--settings",
             name,
@@ -726,9 +725,9 @@ def test_the_default_stream_cap_leaves_connections_free() -> None:
     defaults = Settings()
     assert defaults.MAX_STREAMS <= defaults.MAX_CONNECTIONS // 2
     assert defaults.MAX_STREAMS_PER_CLIENT < defaults.MAX_STREAMS
-    assert "wymcp.W012" not in {p.id for p in run_checks(defaults)}
+    assert "wymcp.W012" not in {p.id for p in run_checks(defaults, checks=CHECKS)}
     equal = defaults.evolve(MAX_STREAMS=1000, MAX_CONNECTIONS=1000)
-    assert "wymcp.W012" in {p.id for p in run_checks(equal)}
+    assert "wymcp.W012" in {p.id for p in run_checks(equal, checks=CHECKS)}
 
 
 def test_the_stream_cap_counts_per_client() -> None:

@@ -30,7 +30,7 @@ async def test_serve_writes_json_lines_and_an_access_line_per_request(tmp_path: 
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        "from wymcp.transport.aiohttp._command import main; raise SystemExit(main())",
+        "from wymcp.cli import main; raise SystemExit(main())",
         "serve",
         "--settings",
         "json_log_settings",

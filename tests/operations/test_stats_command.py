@@ -7,8 +7,8 @@ import asyncio
 import aiohttp
 
 from ops_tools import Jobs
+from wymcp.cli import main
 from wymcp.transport.aiohttp import create_app
-from wymcp.transport.aiohttp._command import main
 
 TOKEN = "t" * 40
 

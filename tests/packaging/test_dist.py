@@ -56,6 +56,26 @@ def test_each_wheel_is_the_release_and_pins_the_release(dist):
     # the packages that build on others pin them (a test that cannot pass empty)
     meta, _ = metadata_of(wheel_of(dist, "wymcp-transport-aiohttp"))
     assert f"wymcp-conf=={RELEASE}" in meta.get_all("Requires-Dist")
+    # the HTTP transport is HTTP only: the command and stdio are wymcp-cli's
+    assert not any("transport-stdio" in r for r in meta.get_all("Requires-Dist"))
+
+
+def test_the_wymcp_script_comes_from_the_cli_wheel_with_http_as_its_extra(dist):
+    scripts = {}
+    for name in PACKAGES:
+        wheel = wheel_of(dist, name)
+        stem = wheel.name.split("-py3")[0]
+        with zipfile.ZipFile(wheel) as archive:
+            listed = f"{stem}.dist-info/entry_points.txt"
+            if listed in archive.namelist():
+                text = archive.read(listed).decode()
+                if "[console_scripts]" in text:
+                    scripts[name] = text.split("[console_scripts]")[1].split()[:3]
+    assert scripts == {"wymcp-cli": ["wymcp", "=", "wymcp.cli:main"]}
+    meta, _ = metadata_of(wheel_of(dist, "wymcp-cli"))
+    requires = meta.get_all("Requires-Dist")
+    assert f"wymcp-transport-stdio=={RELEASE}" in requires
+    assert f"wymcp-transport-aiohttp=={RELEASE}; extra == 'http'" in requires
 
 
 def test_each_wheel_says_what_it_is_its_license_and_its_typing(dist):

@@ -4,9 +4,8 @@ Users compose only what they need: the gates in a plain handler, the stdio
 transport without any HTTP, the HTTP transport with its extras, the test helpers
 in a project of their own. Each environment holds exactly what its packages ask
 for (their Requires-Dist, walked) and never a library of a layer it does not use.
-Today `wymcp-transport-aiohttp` requires `wymcp-transport-stdio` (the `wymcp
-stdio` command lives in its package), so the HTTP install brings stdio too; the
-Redis broker is its own distribution (`wymcp-broker-redis`), which the HTTP
+The `wymcp` command (`wymcp-cli`) brings stdio; HTTP is its `[http]` extra.
+The Redis broker is its own distribution (`wymcp-broker-redis`), which the HTTP
 package's `[redis]` extra brings for this release.
 """
 
@@ -133,6 +132,52 @@ def test_the_stdio_transport_alone_serves_an_exchange_without_http(install, tmp_
     assert texts[3]["did_you_mean"] == {"data.txt": "data.text"}
 
 
+def test_the_command_without_its_http_extra_serves_stdio_without_aiohttp(
+    install, tmp_path
+):
+    env = install("wymcp-cli")
+    installed = assert_holds_only_what_is_needed(env, "wymcp-cli")
+    assert {name for name in installed if name.startswith("wymcp-")} == {
+        "wymcp-cli",
+        "wymcp-conf",
+        "wymcp-core-gates",
+        "wymcp-core-schema",
+        "wymcp-core-server",
+        "wymcp-transport-stdio",
+    }
+    assert not installed & (HTTP | {"redis", "pyjwt", "pytest"})
+
+    project = readme_project(tmp_path)
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "notes",
+            "arguments": {"action": "add", "data": {"text": "hi"}},
+            "_meta": MODERN_META,
+        },
+    }
+    done = env.run(
+        env.bin("wymcp"),
+        "stdio",
+        "--settings",
+        "myapp.settings",
+        cwd=project,
+        stdin=(json.dumps(request) + "\n").encode(),
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    [answer] = map(json.loads, done.stdout.splitlines())
+    assert json.loads(answer["result"]["content"][0]["text"]) == {"id": 1}
+    # the HTTP commands say what to install instead of failing on an import
+    served = env.run(
+        env.bin("wymcp"), "serve", "--settings", "myapp.settings", cwd=project
+    )
+    assert served.returncode == 1
+    assert b"pip install 'wymcp-cli[http]'" in served.stderr
+    assert b"Traceback" not in served.stderr
+
+
 SECURED = """\
 from wymcp.transport.aiohttp import JwtValidator
 
@@ -153,9 +198,9 @@ BROKER = "redis://127.0.0.1:6379/0"
 def test_the_http_transport_with_redis_and_jwt_serves_a_brokered_session(
     install, tmp_path
 ):
-    env = install("wymcp-transport-aiohttp[redis,jwt]")
+    env = install("wymcp-cli[http]", "wymcp-transport-aiohttp[redis,jwt]")
     installed = assert_holds_only_what_is_needed(
-        env, "wymcp-transport-aiohttp[redis,jwt]"
+        env, "wymcp-cli[http]", "wymcp-transport-aiohttp[redis,jwt]"
     )
     # `[redis]` is the alias of wymcp-broker-redis for this release
     assert {"aiohttp", "pyjwt", "cryptography"} | BROKER <= installed
@@ -227,10 +272,30 @@ def test_the_http_transport_alone_pulls_no_redis_and_names_the_broker_package(
 
     project = readme_project(tmp_path)
     (project / "myapp" / "brokered.py").write_text(BROKERED)
-    checked = env.run(
-        env.bin("wymcp"), "check", "--settings", "myapp.settings", cwd=project
+    build = "from wymcp.transport.aiohttp import create_app; create_app()"
+    served = env.run(env.python, "-c", build, cwd=project)
+    assert served.returncode == 0, served.stderr.decode()[-2000:]
+    # BROKER set without the broker: setup raises E010 naming the package
+    done = env.run(
+        env.python,
+        "-c",
+        "import os; os.environ['WYMCP_SETTINGS_MODULE'] = 'myapp.brokered'; " + build,
+        cwd=project,
     )
-    assert checked.returncode == 0, checked.stderr.decode()
+    err = done.stderr.decode()
+    assert done.returncode != 0
+    assert "ImproperlyConfigured" in err
+    assert "wymcp.E010" in err
+    assert "pip install wymcp-broker-redis" in err
+
+
+def test_the_command_without_the_broker_says_e010_for_broker(install, tmp_path):
+    env = install("wymcp-cli[http]")
+    installed = assert_holds_only_what_is_needed(env, "wymcp-cli[http]")
+    assert not installed & BROKER
+
+    project = readme_project(tmp_path)
+    (project / "myapp" / "brokered.py").write_text(BROKERED)
     # BROKER set without the broker: E010 says which package, never a traceback
     for command in ("check", "serve"):
         done = env.run(
@@ -256,9 +321,10 @@ def _keys_in(url: str) -> int:
 def test_the_test_helpers_run_a_users_project_under_pytest(install, tmp_path):
     env = install("wymcp-testing")
     installed = assert_holds_only_what_is_needed(env, "wymcp-testing")
+    # the HTTP transport under test, not the command nor stdio
     assert {name for name in installed if name.startswith("wymcp-")} == set(
         PACKAGES
-    ) - {"wymcp-broker-redis"}
+    ) - {"wymcp-cli", "wymcp-transport-stdio", "wymcp-broker-redis"}
     assert {"pytest", "pytest-asyncio", "aiohttp"} <= installed
     assert not installed & (BROKER | {"pyjwt", "gunicorn"})
 

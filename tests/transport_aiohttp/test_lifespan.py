@@ -220,7 +220,7 @@ async def test_wymcp_serve_enters_at_start_and_leaves_at_sigterm(
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        "from wymcp.transport.aiohttp._command import main; raise SystemExit(main())",
+        "from wymcp.cli import main; raise SystemExit(main())",
         "serve",
         "--settings",
         "served_settings",

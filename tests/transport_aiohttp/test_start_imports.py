@@ -17,7 +17,7 @@ from aiohttp import web
 from wymcp.conf import Settings, build_engine
 from wymcp.core.schema import Action, Tool
 from wymcp.core.server import MODERN, Exchange, Headers
-from wymcp.transport.aiohttp import _command
+from wymcp.transport.aiohttp import _serve
 from wymcp.transport.aiohttp._setup import mount
 
 
@@ -74,7 +74,7 @@ def test_serving_a_call_loads_no_cryptography_cattrs_or_metadata() -> None:
     )
     assert done.returncode == 0, done.stderr
     loaded = set(json.loads(done.stdout))
-    assert "wymcp.transport.aiohttp._command" in loaded  # the test loaded it all
+    assert "wymcp.transport.aiohttp._serve" in loaded  # the test loaded it all
     tops = {name.split(".")[0] for name in loaded}
     assert "cryptography" not in tops
     assert "cattrs" not in tops

@@ -46,6 +46,32 @@ def test_the_module_never_imports_aiohttp():
     assert done.stdout == b""
 
 
+def test_the_wymcp_stdio_command_answers_without_loading_aiohttp():
+    # The `wymcp` command (wymcp-cli) loads each transport with its subcommand:
+    # `stdio`, what desktop clients launch, never imports the HTTP transport.
+    code = (
+        "import sys\n"
+        "from wymcp.cli import main\n"
+        "status = main(['stdio', '--settings', 'stdio_small_settings'])\n"
+        "loaded = sorted(m for m in sys.modules if 'aiohttp' in m)\n"
+        "print('LOADED', status, *loaded, file=sys.stderr)\n"
+    )
+    request = json.dumps(modern("tools/list", rid=1)) + "\n"
+    done = subprocess.run(  # noqa: S603 - this interpreter, fixed code
+        [sys.executable, "-c", code],
+        input=request.encode(),
+        capture_output=True,
+        env=child_env(),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    [answer] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answer["result"]["tools"][-1]["name"] == "help"
+    last = done.stderr.decode().strip().splitlines()[-1]
+    assert last == "LOADED 0", last  # not one module named *aiohttp*
+
+
 def test_without_a_settings_module_run_says_how_to_name_one(monkeypatch):
     import io
 
@@ -133,3 +159,33 @@ def test_stdio_does_not_warn_about_state_secret_but_tells_the_rest(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert b"wymcp.W005" in done.stderr  # TOOLS is empty: still told
     assert b"wymcp.W002" not in done.stderr
+
+
+def test_wymcp_stdio_runs_no_http_check_that_wymcp_check_reports():
+    # W012 (MAX_STREAMS not below MAX_CONNECTIONS) is the HTTP transport's:
+    # `wymcp check` reports it, `wymcp stdio` (one client, no connections) not.
+    from pathlib import Path
+
+    wymcp = str(Path(sys.executable).with_name("wymcp"))
+    env = {**child_env(), "WYMCP_MAX_STREAMS": "1000", "WYMCP_MAX_CONNECTIONS": "1000"}
+    settings = ["--settings", "stdio_small_settings"]
+    checked = subprocess.run(  # noqa: S603 - our own script, fixed arguments
+        [wymcp, "check", *settings],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr[-2000:]
+    assert b"wymcp.W012 (warning)" in checked.stdout
+    served = subprocess.run(  # noqa: S603 - our own script, fixed arguments
+        [wymcp, "stdio", *settings],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert served.returncode == 0, served.stderr[-2000:]
+    assert b"wymcp stdio: serving" in served.stderr
+    assert b"W012" not in served.stderr

@@ -1,18 +1,16 @@
 """Django-style settings for wymcp: load a settings module, check it, build a server.
 
-`load_settings()` reads the module named by its argument or by
-`WYMCP_SETTINGS_MODULE`, and `WYMCP_<NAME>` variables, into a frozen `Settings`;
-`run_checks()` reports problems with stable ids; `served_engine()`,
-`enter_lifespan()` and `loop_factory()` build, start and loop a server.
+`load_settings()` reads the module (or `WYMCP_SETTINGS_MODULE`) and `WYMCP_<NAME>`
+variables into a frozen `Settings`; `run_checks()` reports problems with stable ids
+(conf's, then each package's `Check`s handed in); `served_engine()`, `enter_lifespan()`
+and `loop_factory()` build, start and loop a server (every transport the same way).
 """
 
-from wymcp.conf._checks import published_size, run_checks
+from wymcp.conf._checks import Check, Serving, is_loopback, published_size, run_checks
 from wymcp.conf._command_line import (
-    add_settings_option,
     describe_settings,
     engine_for_command,
     print_problems,
-    project_on_path,
     settings_for_command,
 )
 from wymcp.conf._engine import build_engine
@@ -25,19 +23,20 @@ from wymcp.conf._settings import Settings
 
 __all__ = [
     "ENVIRONMENT_VARIABLE",
+    "Check",
     "CheckMessage",
     "ImproperlyConfigured",
     "LifespanExitError",
+    "Serving",
     "Settings",
-    "add_settings_option",
     "build_engine",
     "describe_settings",
     "engine_for_command",
     "enter_lifespan",
+    "is_loopback",
     "load_settings",
     "loop_factory",
     "print_problems",
-    "project_on_path",
     "published_size",
     "run_checks",
     "served_engine",

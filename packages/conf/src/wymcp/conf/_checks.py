@@ -1,14 +1,15 @@
 """System checks over loaded settings, each with a stable id (`wymcp check`).
 
 Errors (`wymcp.E…`) stop the server; warnings (`wymcp.W…`) point at a risk.
+These are conf's own; each package passes its own checks in (see `Check`).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import ipaddress
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from wymcp.conf._engine import build_engine
 from wymcp.conf._problems import ERROR, UNKNOWN_NAME, WARNING, CheckMessage, echo_limit
@@ -21,24 +22,26 @@ if TYPE_CHECKING:
 
 UNSERVABLE_DECLARATION = "wymcp.E006"
 STATE_SECRET_NOT_SET = "wymcp.W002"  # noqa: S105 - a check id, not a secret
-REMOTE_HOST_NOT_ALLOWED = "wymcp.W003"
-HOST_CHECK_DISABLED = "wymcp.W004"
 NO_TOOLS = "wymcp.W005"
-RESOURCE_NOT_SET = "wymcp.W006"
-OFFLINE_ACCESS_LISTED = "wymcp.W007"
-STREAMS_TAKE_ALL_CONNECTIONS = "wymcp.W012"
 BROKER_WITHOUT_STATE_SECRET = "wymcp.E008"  # noqa: S105 - a check id, not a secret
-METRICS_CLIENT_MISSING = "wymcp.E011"
 TRACING_API_MISSING = "wymcp.E013"
 LOOP_MISSING = "wymcp.E014"
-BODY_OVER_MEMORY_BUDGET = "wymcp.W013"
 TASK_RESULTS_OVER_BUDGET = "wymcp.W016"
 
 Serving = Literal["stdio", "http"]
 """How the one process about to serve the settings serves them (see W002)."""
 
+Check: TypeAlias = Callable[[Settings, Serving | None], list[CheckMessage]]
+"""One system check: the problems it finds in the settings (none: `[]`).
 
-def _is_loopback(host: str) -> bool:
+conf runs its own; each package hands the commands and workers that compose
+it its own (`wymcp.transport.aiohttp.CHECKS`), which pass them to
+`run_checks` and `engine_for_command` as `checks`: no registry is global.
+"""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (a HOST value) is `localhost` or a loopback address."""
     if host == "localhost":
         return True
     try:
@@ -99,40 +102,12 @@ def published_size(
     return tools_list_report(engine, version, settings.TOOLS_LIST_BUDGET)
 
 
-def _auth_warnings(settings: Settings) -> list[CheckMessage]:
-    if settings.AUTH is None:
-        return []
-    found: list[CheckMessage] = []
-    if settings.AUTH_RESOURCE is None:
-        found.append(
-            CheckMessage(
-                WARNING,
-                RESOURCE_NOT_SET,
-                "AUTH is set but AUTH_RESOURCE is not, so the resource identifier "
-                "in the metadata is derived from each request's Host header.",
-                'Set AUTH_RESOURCE = "https://mcp.example.com/mcp", the audience '
-                "your authorization server issues tokens for.",
-            )
-        )
-    if (
-        "offline_access"
-        in settings.AUTH_SCOPES_SUPPORTED + settings.AUTH_REQUIRED_SCOPES
-    ):
-        found.append(
-            CheckMessage(
-                WARNING,
-                OFFLINE_ACCESS_LISTED,
-                "offline_access is listed in AUTH_SCOPES_SUPPORTED or "
-                "AUTH_REQUIRED_SCOPES; MCP servers should not advertise it.",
-                "Remove offline_access; clients ask the authorization server for "
-                "refresh tokens themselves.",
-            )
-        )
-    return found
-
-
-def run_checks(settings: Settings, *, built: bool = False) -> list[CheckMessage]:
+def run_checks(
+    settings: Settings, *, built: bool = False, checks: Iterable[Check] = ()
+) -> list[CheckMessage]:
     """Return every problem with `settings`: errors first, each with its id.
+
+    conf's own checks run, then `checks` (each package's, see `Check`).
 
     Checking the declarations builds an engine, which is then dropped; a
     command that serves uses `engine_for_command`, which builds just one.
@@ -140,7 +115,7 @@ def run_checks(settings: Settings, *, built: bool = False) -> list[CheckMessage]
     settings, so the declarations are known to be servable and are not
     built again.
     """
-    found = settings_problems(settings)
+    found = settings_problems(settings, checks=checks)
     if not built and (settings.TOOLS or settings.RESOURCES or settings.PROMPTS):
         found += _declaration_problems(settings, build_engine)
     return in_order(found)
@@ -166,21 +141,12 @@ def _tracing_problems(settings: Settings) -> list[CheckMessage]:
 
 
 def _missing_packages(settings: Settings) -> list[CheckMessage]:
-    """E010, E011, E014: a setting needs an optional extra that is not installed."""
+    """E010, E014: a setting needs an optional extra that is not installed."""
     found: list[CheckMessage] = []
     if settings.BROKER is not None:
         missing = broker_missing(settings.BROKER)
         if missing is not None:
             found.append(missing)
-    if settings.METRICS and importlib.util.find_spec("prometheus_client") is None:
-        found.append(
-            CheckMessage(
-                ERROR,
-                METRICS_CLIENT_MISSING,
-                "METRICS is on but the prometheus_client package is not installed.",
-                'Install it: pip install "wymcp-transport-aiohttp[metrics]".',
-            )
-        )
     if settings.LOOP == "uvloop" and importlib.util.find_spec("uvloop") is None:
         found.append(
             CheckMessage(
@@ -195,9 +161,12 @@ def _missing_packages(settings: Settings) -> list[CheckMessage]:
 
 
 def settings_problems(
-    settings: Settings, *, serving: Serving | None = None
+    settings: Settings,
+    *,
+    serving: Serving | None = None,
+    checks: Iterable[Check] = (),
 ) -> list[CheckMessage]:
-    """Every problem found without building the engine (unsorted).
+    """Every problem found without building the engine, unsorted: conf's, `checks`.
 
     `serving` names the one process about to serve these settings: "stdio"
     (`wymcp stdio`) or "http" (`wymcp serve`). W002 is then left out where no
@@ -206,7 +175,7 @@ def settings_problems(
     """
     found = [unknown_name_warning(name) for name in settings.unknown]
     secret_set = settings.is_overridden("STATE_SECRET") or bool(settings.STATE_SECRETS)
-    alone = serving == "stdio" or (serving == "http" and _is_loopback(settings.HOST))
+    alone = serving == "stdio" or (serving == "http" and is_loopback(settings.HOST))
     if not secret_set and settings.BROKER is not None:
         found.append(
             CheckMessage(
@@ -232,28 +201,6 @@ def settings_problems(
                 "multi-worker deployments.",
             )
         )
-    if not _is_loopback(settings.HOST) and not settings.ALLOWED_HOSTS:
-        found.append(
-            CheckMessage(
-                WARNING,
-                REMOTE_HOST_NOT_ALLOWED,
-                f"HOST {settings.HOST[: echo_limit()]!r} is not a loopback address, "
-                "but only "
-                "loopback Host headers are allowed, so remote clients get 403.",
-                "List the names clients use in ALLOWED_HOSTS, e.g. "
-                '["mcp.example.com"].',
-            )
-        )
-    if "*" in settings.ALLOWED_HOSTS or "*" in settings.ALLOWED_ORIGINS:
-        found.append(
-            CheckMessage(
-                WARNING,
-                HOST_CHECK_DISABLED,
-                'ALLOWED_HOSTS or ALLOWED_ORIGINS holds "*", which turns off the '
-                "protection against DNS rebinding.",
-                "List the exact hosts and origins instead.",
-            )
-        )
     if not settings.TOOLS:
         found.append(
             CheckMessage(
@@ -263,32 +210,10 @@ def settings_problems(
                 'Add your tools, e.g. TOOLS = ["myapp.tools.Tasks"].',
             )
         )
-    if settings.MAX_STREAMS >= settings.MAX_CONNECTIONS:
-        found.append(
-            CheckMessage(
-                WARNING,
-                STREAMS_TAKE_ALL_CONNECTIONS,
-                f"MAX_STREAMS ({settings.MAX_STREAMS}) is not below MAX_CONNECTIONS "
-                f"({settings.MAX_CONNECTIONS}), so open streams can take every "
-                "connection and every other client gets 503.",
-                "Keep MAX_STREAMS well below MAX_CONNECTIONS (the defaults are "
-                "500 and 1000).",
-            )
-        )
-    budget = settings.BODY_MEMORY_BUDGET
-    if budget is not None and budget < settings.BODY_LIMIT:
-        found.append(
-            CheckMessage(
-                WARNING,
-                BODY_OVER_MEMORY_BUDGET,
-                f"BODY_MEMORY_BUDGET ({budget}) is below BODY_LIMIT "
-                f"({settings.BODY_LIMIT}), so a body between the two is always "
-                "answered 503.",
-                "Keep BODY_MEMORY_BUDGET at least BODY_LIMIT (the defaults are "
-                "both 4 MiB).",
-            )
-        )
-    return found + _task_budget_warnings(settings) + _auth_warnings(settings)
+    found += _task_budget_warnings(settings)
+    for check in checks:
+        found += check(settings, serving)
+    return found
 
 
 def _task_budget_warnings(settings: Settings) -> list[CheckMessage]:

@@ -1,46 +1,28 @@
 """What every command that serves a settings module does the same way.
 
-`--settings`, the project folder on `sys.path`, loading, checks and building the
-engine, each problem printed as one line and never a traceback: shared by
-`wymcp serve`, `check`, `stdio`, `config` and `python -m wymcp.transport.stdio`.
+Loading, checks and building the engine, each problem printed as one line and
+never a traceback: shared by `wymcp serve`, `check`, `stdio`, `config` and
+`python -m wymcp.transport.stdio`. The arguments themselves are the command's.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 from typing import TextIO, TypeVar
 
-from wymcp.conf._checks import Serving, in_order, settings_problems, unservable
+from wymcp.conf._checks import (
+    Check,
+    Serving,
+    in_order,
+    settings_problems,
+    unservable,
+)
 from wymcp.conf._loading import ENVIRONMENT_VARIABLE, read_settings
 from wymcp.conf._problems import CheckMessage, ImproperlyConfigured, echo_limit
 from wymcp.conf._settings import DECLARATIONS, ENVIRONMENT, Settings
 
 _Built = TypeVar("_Built")
-
-
-def add_settings_option(parser: argparse.ArgumentParser) -> None:
-    """Add `--settings MODULE` (default: `$WYMCP_SETTINGS_MODULE`) to `parser`."""
-    parser.add_argument(
-        "--settings",
-        metavar="MODULE",
-        help=f"the settings module (default: ${ENVIRONMENT_VARIABLE})",
-    )
-
-
-def project_on_path() -> None:
-    """Put the current directory first on `sys.path`, as `manage.py` and uvicorn do.
-
-    A console script starts with its own folder on `sys.path`, not the
-    directory it was started from, so `--settings myapp.settings` next to a
-    `myapp/` folder would not import without it.
-    """
-    here = Path.cwd()
-    if not any(Path(entry or os.curdir).absolute() == here for entry in sys.path):
-        sys.path.insert(0, str(here))
 
 
 def print_problems(problems: Iterable[CheckMessage], out: TextIO) -> None:
@@ -85,6 +67,7 @@ def engine_for_command(
     *,
     report: Callable[[CheckMessage], object] | None = None,
     serving: Serving | None = None,
+    checks: Iterable[Check] = (),
 ) -> _Built | None:
     """Check `settings`, then `build` the server once; None if either fails.
 
@@ -93,9 +76,9 @@ def engine_for_command(
     served engine is built once. Every problem goes to `report` (default:
     printed to `err`); errors stop here with a pointer to `wymcp check`.
     `serving` ("stdio", "http") leaves W002 out where it cannot matter (see
-    `settings_problems`).
+    `settings_problems`). `checks` are the serving packages' own (see `Check`).
     """
-    problems = settings_problems(settings, serving=serving)
+    problems = settings_problems(settings, serving=serving, checks=checks)
     built: _Built | None = None
     if not any(problem.is_error for problem in problems):
         try:

@@ -13,6 +13,8 @@ from typing import Any
 
 import attrs
 
+from wymcp.transport.aiohttp import ClientReply
+
 
 def _decoded(text: str) -> Any:
     try:
@@ -35,7 +37,7 @@ REFUSAL_CODES = frozenset(
 
 
 @attrs.frozen
-class Answer:
+class Answer(ClientReply):
     """What one request got back.
 
     `status` is the HTTP status, `response` the JSON-RPC message that
@@ -45,24 +47,10 @@ class Answer:
     requests, in order), `headers` the HTTP response headers.
     """
 
-    status: int
-    response: Mapping[str, Any] | None = None
-    messages: tuple[Mapping[str, Any], ...] = ()
-    headers: Mapping[str, str] = attrs.field(factory=dict)
-
-    @property
-    def result(self) -> dict[str, Any] | None:
-        """The JSON-RPC `result`, or None when the request got an error."""
-        return self._member("result")
-
     @property
     def error(self) -> dict[str, Any] | None:
         """The JSON-RPC `error` object, or None when the request got a result."""
-        return self._member("error")
-
-    def _member(self, name: str) -> dict[str, Any] | None:
-        """The response's `name` member when it is an object, else None."""
-        found = None if self.response is None else self.response.get(name)
+        found = None if self.response is None else self.response.get("error")
         return found if isinstance(found, dict) else None
 
     @property

@@ -1,54 +1,35 @@
 """`Client`: an MCP client over aiohttp's in-process test server.
 
-It speaks 2026-07-28 (stateless: `_meta` and mirrored headers on every
-request) or a 2025 revision (initialize, `Mcp-Session-Id`, DELETE at the
-end), reads JSON and SSE answers alike, and keeps what streamed during each
+It speaks 2026-07-28 or a 2025 revision through the HTTP transport's
+`McpClient` (the one `wymcp call` uses), and keeps what streamed during each
 call in its `Answer`.
 """
 
 from __future__ import annotations
 
-import itertools
-import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, Self
 
-from aiohttp import ClientResponse, web
+import attrs
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from wymcp.conf import Settings, load_settings
-from wymcp.core.schema import RESERVED_NAME, HeaderAnnotation, header_annotations
-from wymcp.core.server import (
-    INTERNAL_ERROR,
-    METHOD_NOT_FOUND,
-    MODERN,
-    SESSION_HEADER,
-    encode_json,
-    is_stateless,
-    mirrored_headers,
-    request_message,
-    request_meta,
-    session_headers,
-)
+from wymcp.core.schema import RESERVED_NAME
+from wymcp.core.server import INTERNAL_ERROR, METHOD_NOT_FOUND, MODERN
 from wymcp.testing._answer import Answer
-from wymcp.testing._sse_events import read_events
 from wymcp.testing._tool_arguments import CLIENT_INFO, tool_arguments
-from wymcp.transport.aiohttp import create_app
+from wymcp.transport.aiohttp import ClientReply, McpClient, McpClientError, create_app
 
 RequestHandler = Callable[[str, dict[str, Any]], Awaitable[Mapping[str, Any]]]
 """Answers a request the server sends the client: (method, params) -> result."""
 
-ACCEPT: Final = "application/json, text/event-stream"
 _MAX_ROUNDS: Final = 10
 
 
-def _decoded(body: bytes) -> Any:
-    """The JSON value of a body or event, or None when it is empty or not JSON."""
-    try:
-        return json.loads(body) if body else None
-    except ValueError:
-        return None
+def _answer(reply: ClientReply) -> Answer:
+    return Answer(**attrs.asdict(reply, recurse=False))
 
 
 class Client:
@@ -61,6 +42,7 @@ class Client:
     `headers` extra HTTP headers sent with every request (e.g.
     Authorization), `on_request` answers what the server asks the client
     (elicitation, sampling, roots); without it such a request gets an error.
+    The MCP part is `wymcp.transport.aiohttp.McpClient`, as for `wymcp call`.
     """
 
     def __init__(
@@ -77,22 +59,58 @@ class Client:
     ) -> None:
         self.app = app
         self.path = path
-        self.protocol_version = protocol_version
-        self.capabilities = dict(capabilities or {})
-        self.client_info = dict(client_info or CLIENT_INFO)
-        self.log_level = log_level
-        self.headers = dict(headers or {})
         self.on_request = on_request
-        self.session_id: str | None = None
-        self.initialize_result: dict[str, Any] | None = None
         self._http: TestClient[web.Request, web.Application] | None = None
-        self._ids = itertools.count(1)
-        self._annotations: dict[str, tuple[HeaderAnnotation, ...]] | None = None
+        self.mcp = McpClient(
+            lambda body, sent: self.http.post(self.path, data=body, headers=sent),
+            lambda sent: self.http.delete(self.path, headers=sent),
+            client_info=client_info or CLIENT_INFO,
+            protocol_version=protocol_version,
+            capabilities=capabilities,
+            log_level=log_level,
+            headers=headers,
+            on_request=self._handle,
+        )
+
+    @property
+    def protocol_version(self) -> str:
+        """The revision spoken (the one `initialize` agreed, at 2025)."""
+        return self.mcp.protocol_version
+
+    @property
+    def session_id(self) -> str | None:
+        """The 2025 session's id, while one is open."""
+        return self.mcp.session_id
+
+    @property
+    def log_level(self) -> str | None:
+        """The level logs are asked at (`set_log_level` changes it)."""
+        return self.mcp.log_level
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The extra HTTP headers sent with every request."""
+        return self.mcp.headers
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """The client capabilities declared."""
+        return self.mcp.capabilities
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        """The `clientInfo` declared."""
+        return self.mcp.client_info
+
+    @property
+    def initialize_result(self) -> dict[str, Any] | None:
+        """What `initialize` answered (2025 revisions)."""
+        return self.mcp.initialize_result
 
     @property
     def modern(self) -> bool:
         """Whether the client speaks 2026-07-28 (stateless)."""
-        return is_stateless(self.protocol_version)
+        return self.mcp.modern
 
     @property
     def http(self) -> TestClient[web.Request, web.Application]:
@@ -114,23 +132,20 @@ class Client:
         self._http = http
         try:
             if not self.modern:
-                await self._initialize()
+                await self.mcp.initialize()
         except BaseException:
             await self.close()
             raise
 
     async def close(self) -> None:
         """End the session (DELETE), then stop the server and the app cleanly."""
-        http, self._http = self._http, None
+        http = self._http
         if http is None:
             return
         try:
-            if self.session_id is not None:
-                headers = {**self.headers, **self._session_headers()}
-                async with http.delete(self.path, headers=headers):
-                    pass
+            await self.mcp.end()
         finally:
-            self.session_id = None
+            self._http = None
             await http.close()
 
     async def __aenter__(self) -> Self:
@@ -145,68 +160,18 @@ class Client:
     ) -> None:
         await self.close()
 
-    async def _initialize(self) -> None:
-        params = {
-            "protocolVersion": self.protocol_version,
-            "capabilities": self.capabilities,
-            "clientInfo": self.client_info,
-        }
-        answer = await self.request("initialize", params)
-        if answer.result is None:
-            raise RuntimeError(f"initialize failed: HTTP {answer.status}")
-        self.initialize_result = answer.result
-        self.protocol_version = str(answer.result["protocolVersion"])
-        self.session_id = answer.headers.get(SESSION_HEADER)
-        await self.notify("notifications/initialized")
-        if self.log_level is not None:
-            await self.request("logging/setLevel", {"level": self.log_level})
-
     async def set_log_level(self, level: str) -> Answer | None:
         """Ask for logs at `level` from now on.
 
         At 2026-07-28 later requests carry it in `_meta`; at 2025 it is sent
         as `logging/setLevel` (whose answer is returned).
         """
-        self.log_level = level
+        self.mcp.log_level = level
         if self.modern:
             return None
         return await self.request("logging/setLevel", {"level": level})
 
     # --------------------------------------------------------------- sending
-
-    def _session_headers(self) -> dict[str, str]:
-        return session_headers(self.protocol_version, self.session_id)
-
-    def _request_headers(
-        self, method: str, params: Mapping[str, Any]
-    ) -> list[tuple[str, str]]:
-        headers = [("Accept", ACCEPT), *self.headers.items()]
-        if self.modern:
-            name = params.get("name")
-            annotations = (
-                (self._annotations or {}).get(name, ()) if isinstance(name, str) else ()
-            )
-            headers += mirrored_headers(method, params, annotations)
-        elif method != "initialize":
-            headers += self._session_headers().items()
-        return headers
-
-    def _params(
-        self, params: Mapping[str, Any] | None, meta: Mapping[str, Any] | None
-    ) -> dict[str, Any]:
-        shaped = dict(params or {})
-        given = shaped.get("_meta")
-        extra = {**(given if isinstance(given, Mapping) else {}), **(meta or {})}
-        if self.modern:
-            shaped["_meta"] = request_meta(
-                capabilities=self.capabilities,
-                client_info=self.client_info,
-                log_level=self.log_level,
-                extra=extra,
-            )
-        elif extra:
-            shaped["_meta"] = extra
-        return shaped
 
     async def request(
         self,
@@ -219,57 +184,19 @@ class Client:
 
         `meta` adds to `params._meta` (e.g. a progressToken).
         """
-        shaped = self._params(params, meta)
-        message = request_message(next(self._ids), method, shaped)
-        return await self.post(message, self._request_headers(method, shaped))
+        return _answer(await self.mcp.request(method, params, meta=meta))
 
     async def notify(
         self, method: str, params: Mapping[str, Any] | None = None
     ) -> Answer:
         """Send one JSON-RPC notification; return the (empty, 202) answer."""
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        shaped = self._params(params, None)
-        if shaped:
-            message["params"] = shaped
-        return await self.post(message, self._request_headers(method, shaped))
+        return _answer(await self.mcp.notify(method, params))
 
     async def post(
         self, message: Mapping[str, Any], headers: Sequence[tuple[str, str]]
     ) -> Answer:
         """POST one message with exactly these headers (plus Content-Type)."""
-        sent = [("Content-Type", "application/json"), *headers]
-        async with self.http.post(
-            self.path, data=encode_json(message), headers=sent
-        ) as response:
-            return await self._read(response)
-
-    async def _read(self, response: ClientResponse) -> Answer:
-        headers = dict(response.headers)
-        if response.content_type != "text/event-stream":
-            decoded = _decoded(await response.read())
-            return Answer(
-                status=response.status,
-                response=decoded if isinstance(decoded, dict) else None,
-                headers=headers,
-            )
-        messages: list[Mapping[str, Any]] = []
-        final: Mapping[str, Any] | None = None
-        async for event in read_events(response.content):
-            message = _decoded(event.data.encode("utf-8"))
-            if not isinstance(message, dict):
-                continue
-            if "method" not in message:
-                final = message
-                continue
-            messages.append(message)
-            if "id" in message:
-                await self._answer_request(message)
-        return Answer(
-            status=response.status,
-            response=final,
-            messages=tuple(messages),
-            headers=headers,
-        )
+        return _answer(await self.mcp.post(message, headers))
 
     async def _handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if self.on_request is None:
@@ -284,47 +211,21 @@ class Client:
         except Exception as error:  # noqa: BLE001 - the handler's failure is the answer
             return {"error": {"code": INTERNAL_ERROR, "message": str(error)}}
 
-    async def _answer_request(self, request: Mapping[str, Any]) -> None:
-        outcome = await self._handle(
-            str(request["method"]), dict(request.get("params") or {})
-        )
-        reply = {"jsonrpc": "2.0", "id": request["id"], **outcome}
-        await self.post(
-            reply,
-            [
-                ("Accept", ACCEPT),
-                *self.headers.items(),
-                *self._session_headers().items(),
-            ],
-        )
-
     # ----------------------------------------------------------------- tools
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """Every tool the server lists (all pages), help included."""
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while True:
-            answer = await self.request(
-                "tools/list", {"cursor": cursor} if cursor is not None else None
-            )
-            if answer.result is None:
-                raise RuntimeError(f"tools/list failed: {answer.response}")
-            tools += answer.result.get("tools", [])
-            cursor = answer.result.get("nextCursor")
-            if cursor is None:
-                break
-        self._annotations = {
-            tool["name"]: header_annotations(tool.get("inputSchema")) for tool in tools
-        }
-        return tools
+        try:
+            return await self.mcp.list_all("tools/list", "tools")
+        except McpClientError as exc:
+            raise RuntimeError(str(exc)) from None
 
     async def _learn_annotations(self) -> None:
         """List the tools once to learn their header annotations (best effort)."""
         try:
             await self.list_tools()
         except RuntimeError:
-            self._annotations = {}
+            self.mcp.annotations = {}
 
     async def call(
         self,
@@ -343,7 +244,7 @@ class Client:
         `Answer.logs`. At 2026-07-28, an `input_required` result is answered
         through `on_request` and retried, when `on_request` is set.
         """
-        if self.modern and self._annotations is None:
+        if self.modern and self.mcp.annotations is None:
             await self._learn_annotations()
         extra = dict(meta or {})
         if progress is not False:

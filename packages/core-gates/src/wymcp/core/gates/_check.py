@@ -35,6 +35,7 @@ from wymcp.core.schema import (
     ActionSpec,
     OverBudgetError,
     ToolSpec,
+    ValueNode,
     prepare,
     work_budget,
 )
@@ -42,7 +43,8 @@ from wymcp.core.schema import (
 _NOT_OBJECT = "value is not of type object"
 FAST_WORK = 20_000
 """Units of Python work (a number decided in Python, a key cast) `check_fast` may
-spend on the event loop: tens of milliseconds at most."""
+spend on the event loop: tens of milliseconds at most. Under `multipleOf` every
+float (whole ones too) is decided in Python, so counted; the engine decides ints."""
 
 
 def check(
@@ -97,7 +99,8 @@ def check_fast(tool: object, action: str | None, data: object) -> Verdict | None
     a refusal's walk is linear in the data, which on a large body is longer than an
     event loop should be held. So is the Python work some accepted data needs (the
     decimal `multipleOf` of many numbers, casts under `patternProperties`): past
-    `FAST_WORK` units of it, the answer is None too.
+    `FAST_WORK` units of it, the answer is None too. So is it, before any engine
+    pass, for a key outside a closed root's key set.
     """
     spec = prepare(tool)
     target = _target(spec, action)
@@ -115,10 +118,23 @@ def _fast(spec: ToolSpec, target: ActionSpec, data: object) -> Verdict | None:
     if (
         data.__class__ is dict
         and _keys_present(target, data)
+        and not _stray_key(target.root, data)
         and is_valid(target.root.validator, data)
     ):
         return _accept(spec, target, data)
     return None
+
+
+def _stray_key(root: ValueNode, data: dict[str, Any]) -> bool:
+    """Whether the data has a key a closed root without patterns refuses.
+
+    The engine would refuse it too, but only after reading the values beside it.
+    """
+    return (
+        root.closed
+        and not root.pattern_nodes
+        and not data.keys() <= root.properties.keys()
+    )
 
 
 def _unknown_action(

@@ -8,10 +8,12 @@ apply there; each offending path is counted once, and only the first ten get tex
 from __future__ import annotations
 
 import functools
+import heapq
 import itertools
 import json
+import marshal
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -25,12 +27,16 @@ from wymcp.core.schema import ValueNode, multiple_of_problem, spend_work
 _CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, AttributeError)
 _SCALARS = (str, int, float, bool, type(None))
 _CHUNK = 4096
+_SHORT = 8
+"""Items an array may hold for its refused walk to skip the check of its children."""
 _EXACT = float(2**53)
 _UNEVALUATED = frozenset({"unevaluatedProperties", "unevaluatedItems"})
 _HOLDERS = frozenset({float, dict, list})
 """The kinds of value a cast can change (a float) or look inside."""
 DEPTH = 32
 """How deep the walk reads a refused value (the engine checks every depth)."""
+CAST_MEMO = 4096
+"""Most casts of equal floats one array remembers; past it the memory starts empty."""
 LEAF_ERRORS = 1000
 """How many engine errors a position that cannot be split (`unevaluated*`, a
 dynamic reference) may cost; the rest of it goes uncounted, and the refusal says the
@@ -226,9 +232,13 @@ def _count_object(
 def _count_array(
     node: ValueNode, value: list[Any], path: Path, report: ValueReport
 ) -> int:
-    """The offending paths under an array's items (the engine finds them first)."""
+    """The offending paths under an array's items (the engine finds them first).
+
+    A short array is walked at once: asking first would decide each item twice.
+    """
     valid_children = node.children_valid
-    if valid_children is not None and is_valid(valid_children, value):
+    short = len(value) <= _SHORT
+    if valid_children is not None and not short and is_valid(valid_children, value):
         return 0
     count = 0
     prefix = node.prefix_items
@@ -409,7 +419,10 @@ def _visit_object(
     report: ValueReport,
     extras: Extras,
 ) -> None:
-    """Descend into the keys some applying position refuses, in path order."""
+    """Descend into the keys some applying position refuses, in path order.
+
+    Once ten paths are kept, a refused scalar is only counted, as in `_visit_tail`.
+    """
     candidates: dict[Any, list[ValueNode]] = {}
     for node in applying:
         if node.children_valid is not None and is_valid(node.children_valid, value):
@@ -418,14 +431,31 @@ def _visit_object(
             candidates.setdefault(key, []).append(child)
     below = _split(extras)
     keys = set(candidates) | set(below)
-    for key in sorted(keys, key=lambda key: token_key(str(key))):
+    for key in _in_path_order(list(keys), report):
         sub = value[key]
         refusing = [
             c for c in candidates.get(key, ()) if not is_valid(c.validator, sub)
         ]
         inner = below.get(key, {})
-        if refusing or inner:
+        if refusing and not inner and report.full and isinstance(sub, _SCALARS):
+            report.count += 1  # a refused scalar's one offending path is itself
+        elif refusing or inner:
             _visit(refusing, sub, (*path, key), report, inner)
+
+
+def _in_path_order(keys: list[Any], report: ValueReport) -> Iterator[Any]:
+    """The keys in path order while the report keeps paths, then the rest unordered.
+
+    Past ten kept paths the walk only counts, so the order no longer matters: a heap
+    (built in linear time) gives the first keys, where sorting 300,000 keys would
+    hold the interpreter (and every other client's event loop) for a second.
+    """
+    heap = [(*token_key(str(key)), index) for index, key in enumerate(keys)]
+    heapq.heapify(heap)
+    while heap and not report.full:
+        yield keys[heapq.heappop(heap)[-1]]
+    for entry in heap:
+        yield keys[entry[-1]]
 
 
 def _children_of(
@@ -502,21 +532,30 @@ def _visit_tail(
     """The items past every `prefixItems`: found by the engine in chunks.
 
     Once ten paths are kept, a refused scalar item (whose only offending path is
-    itself) is just counted, so the cost per item is one engine call made from C.
+    itself) is just counted, so the cost per item is one engine call made from C;
+    a refused container equal to one already counted in the chunk adds that count.
     """
     for offset in range(start, len(value), _CHUNK):
         chunk = value[offset : offset + _CHUNK]
+        counted: dict[bytes, int] = {}
         for index in _refused(tail, chunk):
             item = chunk[index]
             if report.full and isinstance(item, _SCALARS):
                 report.count += 1
+                continue
+            key = _frozen(item) if report.full else None
+            if key is not None and key in counted:
+                report.count += counted[key]
                 continue
             refusing = (
                 tail
                 if len(tail) == 1
                 else [c for c in tail if not is_valid(c.validator, item)]
             )
+            before = report.count
             _visit(refusing, item, (*path, offset + index), report, {})
+            if key is not None:
+                counted[key] = report.count - before
 
 
 def _refused(tail: list[ValueNode], chunk: list[Any]) -> list[int]:
@@ -540,24 +579,40 @@ def _refused(tail: list[ValueNode], chunk: list[Any]) -> list[int]:
 
 
 def _verdicts(validator: Any, chunk: list[Any]) -> list[bool]:
-    """Each item's verdict, an equal scalar item (of the same type) asked once.
+    """Each item's verdict, an equal item (of the same types throughout) asked once.
 
     A refusal decided in Python costs the engine an exception per item; an array
-    repeating one refused number pays it once per distinct number.
+    repeating one refused number, or one refused array of numbers, pays it once per
+    distinct item. Memory: one key per distinct item of the chunk (a container's
+    key is its `marshal` bytes, about its size in JSON).
     """
-    known: dict[tuple[type, object], bool] = {}
+    known: dict[object, bool] = {}
     verdicts: list[bool] = []
     for item in chunk:
         kind = item.__class__
+        key: object = (kind, item)
         if kind is dict or kind is list:
-            verdicts.append(is_valid(validator, item))
-            continue
-        key = (kind, item)
+            key = _frozen(item)
+            if key is None:
+                verdicts.append(is_valid(validator, item))
+                continue
         verdict = known.get(key)
         if verdict is None:
             verdict = known[key] = is_valid(validator, item)
         verdicts.append(verdict)
     return verdicts
+
+
+def _frozen(item: object) -> bytes | None:
+    """A key equal for equal containers of the same types throughout, else None.
+
+    `marshal` writes each type apart (`1`, `1.0`, `True`) and keeps key
+    order; equal bytes read back as equal values. None for what it cannot write.
+    """
+    try:
+        return marshal.dumps(item)  # type: ignore[arg-type]
+    except (ValueError, RecursionError):
+        return None
 
 
 def _split(extras: Extras) -> dict[Any, Extras]:
@@ -813,7 +868,9 @@ def _flat(node: ValueNode) -> bool:
 def _cast_flat_items(items: ValueNode, value: list[Any]) -> list[Any]:
     """The fast lane: items that are integers, or objects with integer keys only.
 
-    One comprehension finds the items holding a float; only those are cast.
+    One comprehension finds the items holding a float; only those are cast, an
+    equal float once (at most `CAST_MEMO` remembered: a whole float past 2**53
+    costs a decimal conversion and a big int).
     """
     keys = items.integer_keys
     if not keys:
@@ -840,9 +897,22 @@ def _cast_flat_items(items: ValueNode, value: list[Any]) -> list[Any]:
     if not hits:
         return value
     result = list(value)
+    cast: dict[float, object] = {}
     for index in hits:
-        result[index] = cast_integers(items, value[index])
+        item = value[index]
+        if item.__class__ is not float:
+            result[index] = cast_integers(items, item)
+            continue
+        known = cast.get(item, _UNCAST)
+        if known is _UNCAST:
+            if len(cast) >= CAST_MEMO:
+                cast.clear()
+            known = cast[item] = cast_integers(items, item)
+        result[index] = known
     return result
+
+
+_UNCAST = object()
 
 
 def _cast_set(nodes: list[ValueNode], value: object) -> object:
@@ -906,11 +976,7 @@ def _cast_keys(applying: list[ValueNode], value: dict[Any, Any]) -> dict[Any, An
     changes: dict[Any, object] = {}
     for key, nodes in children.items():
         sub = value[key]
-        if sub.__class__ is float and len(nodes) == 1 and nodes[0].plain:
-            if nodes[0].integer and sub.is_integer():
-                changes[key] = whole(sub)
-            continue
-        new = _cast_set(nodes, sub)
+        new = _cast_one(nodes, sub)
         if new is not sub:
             changes[key] = new
     if not changes:
@@ -918,6 +984,15 @@ def _cast_keys(applying: list[ValueNode], value: dict[Any, Any]) -> dict[Any, An
     result = value.copy()
     result.update(changes)
     return result
+
+
+def _cast_one(nodes: list[ValueNode], sub: object) -> object:
+    """Cast one value; through one plain position, by the plain lanes."""
+    if len(nodes) == 1 and nodes[0].plain:
+        if sub.__class__ is float:
+            return _cast_number(nodes[0], sub)
+        return cast_integers(nodes[0], sub)  # an array's items: the flat lane
+    return _cast_set(nodes, sub)
 
 
 def _cast_items(applying: list[ValueNode], value: list[Any]) -> list[Any]:

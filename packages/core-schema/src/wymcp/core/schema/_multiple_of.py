@@ -1,9 +1,8 @@
 """`multipleOf` decided on the decimal numbers JSON carries, and cheaply.
 
 A float means the decimal its shortest repr spells (`0.01`, `1.5`); an integer is
-exact at any size. Every compiled root asks the engine for the integers (an integer is
-a multiple of `p/q` in lowest terms when it is one of `p`) and this module for any
-other number, remembering what it decided; an infinite float reads the seed's text.
+exact at any size. The engine decides JSON ints (a multiple of `p/q` in lowest terms
+is one of `p`), this module any other number, whole floats too, remembering them.
 """
 
 from __future__ import annotations
@@ -134,13 +133,17 @@ def integer_step(factor: object) -> int | None:
 def decimal_multiples(schema: object) -> object:
     """A copy of `schema` whose `multipleOf` keywords ask the engine first.
 
-    `{"multipleOf": f}` becomes an `allOf` entry `{"if": {"type": "integer",
-    "multipleOf": p}, "else": {KEYWORD: f}}`: the engine accepts an integer multiple
-    of `p` alone (integer arithmetic, exact), and any other number reaches
-    `KEYWORD`. An integer factor where the schema says `"type": "integer"` is
-    left to the engine, which decides every value there alone. Only schema
-    positions are read (not `enum`, `const`, `default`); a factor that is not
-    a positive number is left to the engine, which refuses it when it builds.
+    `{"multipleOf": f}` becomes an `allOf` entry `{"if": {"$ref": INTEGER},
+    "then": {"if": {"multipleOf": p}, "else": {KEYWORD: f}}, "else": {KEYWORD:
+    f}}`: the engine decides an int alone when it is a multiple of `p` (`p/q`
+    in lowest terms; for an integer factor, `then` is `{"multipleOf": f}`),
+    integer arithmetic, exact, and nanoseconds; any other number reaches
+    `KEYWORD`. `INTEGER` (`integer_registry`) is the JSON int alone: a whole
+    float (`7.0`, `7e280`) goes to `KEYWORD` too, where it is counted against
+    the running work budget and remembered, because the engine's own check of it
+    costs up to a microsecond, in one call that holds the interpreter. Only schema
+    positions are read (not `enum`, `const`, `default`); a factor that is
+    not a positive number is left to the engine, which refuses it when it builds.
     """
     if isinstance(schema, list):
         return [decimal_multiples(sub) for sub in schema]
@@ -160,12 +163,15 @@ def decimal_multiples(schema: object) -> object:
             copied[keyword] = value
     factor = copied.get("multipleOf")
     step = integer_step(factor)
-    if step is not None and not (copied.get("type") == "integer" and step == factor):
+    if step is not None:
         del copied["multipleOf"]
-        decided = {
-            "if": {"type": "integer", "multipleOf": step},
-            "else": {KEYWORD: factor},
-        }
+        python = {KEYWORD: factor}
+        then: dict[str, Any] = (
+            {"multipleOf": step}
+            if step == factor
+            else {"if": {"multipleOf": step}, "else": python}
+        )
+        decided = {"if": {"$ref": INTEGER}, "then": then, "else": python}
         if not _CONDITIONAL & copied.keys():
             copied.update(decided)
         else:
@@ -174,6 +180,18 @@ def decimal_multiples(schema: object) -> object:
                 [*branches, decided] if isinstance(branches, list) else [decided]
             )
     return copied
+
+
+INTEGER = "urn:wymcp:json-int"
+"""The schema of a JSON int alone (not `7.0`): draft 4's `integer`."""
+
+
+def integer_resource() -> tuple[str, dict[str, Any]]:
+    """`INTEGER` and its schema, for the registry every exact validator reads."""
+    return INTEGER, {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "integer",
+    }
 
 
 class DecimalMultipleOf:

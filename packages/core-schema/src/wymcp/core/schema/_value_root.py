@@ -18,6 +18,7 @@ from wymcp.core.schema._multiple_of import (
     KEYWORD,
     DecimalMultipleOf,
     decimal_multiples,
+    integer_resource,
 )
 from wymcp.core.schema._references import refuse_retrieval
 
@@ -168,6 +169,10 @@ def compile_schema(
         exact = True
     if exact:
         options["keywords"] = {KEYWORD: DecimalMultipleOf}
+        if registry is None:  # the rewritten keywords refer to `INTEGER`
+            registry = jsonschema_rs.Registry(
+                [integer_resource()], retriever=refuse_retrieval
+            )
     if registry is not None:
         options["registry"] = registry
     return jsonschema_rs.validator_for(
@@ -207,15 +212,17 @@ class _Builder:
             {KEYWORD: DecimalMultipleOf} if self.exact else None
         )
         compiled: Any = decimal_multiples(document) if self.exact else document
+        resources = [(_URN, compiled)]
+        if self.exact:
+            resources.append(integer_resource())
+        self.registry = jsonschema_rs.Registry(resources, retriever=refuse_retrieval)
         self.validators = jsonschema_rs.validator_map_for(
             compiled,
             validate_formats=True,
             ignore_unknown_formats=False,
             keywords=keywords,
             retriever=refuse_retrieval,
-        )
-        self.registry = jsonschema_rs.Registry(
-            [(_URN, compiled)], retriever=refuse_retrieval
+            registry=self.registry,
         )
         self.local_refs = not _has_nested_identifiers(document)
         self.nodes: dict[int, ValueNode] = {}

@@ -1,28 +1,36 @@
-"""Streamable HTTP for wymcp on aiohttp: `setup(app)`, `create_app()`, `wymcp`.
+"""Streamable HTTP for wymcp on aiohttp: `setup(app)`, `create_app()`, `serve()`.
 
-`setup` mounts the endpoint in your application, `create_app` builds one, the
-`wymcp` command serves or checks a settings module. `GunicornWorker` loads on
-first use; the auth names (`JwtValidator`) are `wymcp.core.server`'s.
-`JsonLogFormatter` writes `LOG_FORMAT = "json"` lines, for your logging config.
+`setup` mounts the endpoint in your app, `create_app` builds one, `serve(settings)`
+serves until SIGTERM (`wymcp serve`); `CHECKS` are its checks; `McpClient` is the
+client `wymcp.testing` and `wymcp call` share. `GunicornWorker` loads on first use;
+the auth names are `wymcp.core.server`'s; `JsonLogFormatter` writes JSON logs.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from wymcp.core.server import InvalidToken, JwtValidator, Principal, TokenValidator
 from wymcp.transport.aiohttp._access_log import JsonLogFormatter
+from wymcp.transport.aiohttp._checks import CHECKS
+from wymcp.transport.aiohttp._mcp_client import ClientReply, McpClient, McpClientError
+from wymcp.transport.aiohttp._serve import serve
 from wymcp.transport.aiohttp._setup import create_app, setup
 
 if TYPE_CHECKING:
     from wymcp.transport.aiohttp._gunicorn_worker import GunicornWorker
 
 __all__ = [
+    "CHECKS",
+    "ClientReply",
     "GunicornWorker",
     "InvalidToken",
     "JsonLogFormatter",
     "JwtValidator",
+    "McpClient",
+    "McpClientError",
     "Principal",
     "TokenValidator",
     "create_app",
+    "serve",
     "setup",
 ]
 

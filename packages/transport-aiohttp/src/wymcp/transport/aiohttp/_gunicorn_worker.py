@@ -15,6 +15,7 @@ from aiohttp import web
 from aiohttp.worker import GunicornWebWorker
 
 from wymcp.conf import Settings, load_settings, loop_factory, run_checks
+from wymcp.transport.aiohttp._checks import CHECKS
 from wymcp.transport.aiohttp._runner import make_runner
 from wymcp.transport.aiohttp._setup import get_endpoint
 
@@ -73,7 +74,7 @@ class GunicornWorker(GunicornWebWorker):
                 )
             settings = get_endpoint(app).settings
             # the application's engine is built: check the rest, not build again
-            for problem in run_checks(settings, built=True):
+            for problem in run_checks(settings, built=True, checks=CHECKS):
                 (logger.error if problem.is_error else logger.warning)("%s", problem)
             return make_runner(
                 app,

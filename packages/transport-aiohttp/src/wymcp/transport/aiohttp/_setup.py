@@ -19,16 +19,6 @@ from wymcp.core.server import ServedEngine
 from wymcp.transport.aiohttp._endpoint import Endpoint
 from wymcp.transport.aiohttp._health import LIVE_PATH, READY_PATH
 
-__all__ = [
-    "ENDPOINT_KEY",
-    "create_app",
-    "get_endpoint",
-    "lifespan_context",
-    "mount",
-    "served_engine",  # `wymcp.conf`'s, where the command looks for it
-    "setup",
-]
-
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
 ENDPOINT_KEY = web.AppKey("wymcp_endpoint", Endpoint)

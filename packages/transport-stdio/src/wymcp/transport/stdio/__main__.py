@@ -10,7 +10,7 @@ import argparse
 import logging
 import sys
 
-from wymcp.conf import add_settings_option
+from wymcp.conf import ENVIRONMENT_VARIABLE
 from wymcp.transport.stdio._run import run
 
 
@@ -20,7 +20,11 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m wymcp.transport.stdio",
         description="Serve a wymcp settings module on stdin/stdout.",
     )
-    add_settings_option(parser)
+    parser.add_argument(
+        "--settings",
+        metavar="MODULE",
+        help=f"the settings module (default: ${ENVIRONMENT_VARIABLE})",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"

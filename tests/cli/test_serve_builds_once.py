@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from wymcp.transport.aiohttp import _command
+from wymcp.cli import _main
+from wymcp.transport.aiohttp import _serve
 
 TOOL = """
 from wymcp.core.schema import Action, Tool
@@ -54,22 +55,22 @@ def test_serve_builds_the_engine_once(project, monkeypatch):
     async def serve_until_stopped(app, settings, banner, out):
         served.append(app)  # returns None: everything ended within SHUTDOWN_GRACE
 
-    monkeypatch.setattr(_command, "_serve_until_stopped", serve_until_stopped)
+    monkeypatch.setattr(_serve, "_serve_until_stopped", serve_until_stopped)
     args = argparse.Namespace(settings=project, host=None, port=None)
     out, err = io.StringIO(), io.StringIO()
-    assert _command.serve(args, out, err) == 0, err.getvalue()
+    assert _main.serve(args, out, err) == 0, err.getvalue()
     assert len(served) == 1
     assert len(sys.modules["counted_tool"].MADE) == 1
 
 
 def test_serve_with_an_unservable_tool_builds_it_once(project, monkeypatch, caplog):
-    monkeypatch.setattr(_command, "_serve_until_stopped", None)  # never reached
+    monkeypatch.setattr(_serve, "_serve_until_stopped", None)  # never reached
     tool = sys.modules.get("counted_tool") or __import__("counted_tool")
     broken = {"go": tool.Action(description="Go", properties={"x": {"type": "nope"}})}
     monkeypatch.setattr(tool.Counted, "actions", broken)
     args = argparse.Namespace(settings=project, host=None, port=None)
     out, err = io.StringIO(), io.StringIO()
-    assert _command.serve(args, out, err) == 1
+    assert _main.serve(args, out, err) == 1
     assert len(tool.MADE) == 1
     assert "fix the errors above" in err.getvalue()
     assert any("wymcp.E006" in record.getMessage() for record in caplog.records)
@@ -78,14 +79,14 @@ def test_serve_with_an_unservable_tool_builds_it_once(project, monkeypatch, capl
 def test_check_verbose_lists_each_value_and_its_origin(project, monkeypatch):
     monkeypatch.setenv("WYMCP_PORT", "9000")
     out, err = io.StringIO(), io.StringIO()
-    assert _command.check(project, out, err, verbose=True) == 0, err.getvalue()
+    assert _main.check(project, out, err, verbose=True) == 0, err.getvalue()
     lines = out.getvalue().splitlines()
     assert "PORT = 9000  [environment WYMCP_PORT]" in lines
     assert "STATE_SECRET = (hidden)  [module]" in lines
     assert "HOST = '127.0.0.1'  [default]" in lines
     assert lines[-1] == "wymcp check: 0 error(s), 0 warning(s)."
     plain = io.StringIO()
-    assert _command.check(project, plain, err) == 0
+    assert _main.check(project, plain, err) == 0
     told = plain.getvalue().splitlines()
     # the published sizes (tools/list, each tool and action), then the verdict
     assert told[0].startswith("tools/list (2026-07-28): ")

@@ -17,8 +17,8 @@ import aiohttp
 import pytest
 
 from notes_project import write_notes_project
-from wymcp.transport.aiohttp._command import main
-from wymcp.transport.aiohttp._versions import version_lines
+from wymcp.cli import main
+from wymcp.cli._versions import version_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 WYMCP = Path(sys.executable).parent / "wymcp"
@@ -64,7 +64,7 @@ def test_version_prints_the_release_then_each_installed_distribution(capsys):
     assert exited.value.code == 0
     first, *lines = capsys.readouterr().out.splitlines()
     assert first == f"wymcp {RELEASE}"
-    for name in ("wymcp-conf", "wymcp-core-schema", "wymcp-transport-aiohttp"):
+    for name in ("wymcp-cli", "wymcp-conf", "wymcp-core-schema"):
         assert f"{name} {RELEASE}" in lines
     assert lines == sorted(lines)
 
@@ -72,16 +72,22 @@ def test_version_prints_the_release_then_each_installed_distribution(capsys):
 def test_version_names_a_distribution_of_another_release():
     lines = version_lines(
         [
+            ("wymcp-cli", "0.2.0"),
             ("wymcp-conf", "0.1.0"),
             ("wymcp-core-server", "0.2.0"),
-            ("wymcp-transport-aiohttp", "0.2.0"),
+            ("wymcp-transport-aiohttp", "0.3.0"),
         ]
     )
+    # the release is the command's (wymcp-cli), not the HTTP transport's
     assert lines == [
         "wymcp 0.2.0",
+        "wymcp-cli 0.2.0",
         "wymcp-conf 0.1.0 (not 0.2.0: install wymcp-conf==0.2.0)",
         "wymcp-core-server 0.2.0",
-        "wymcp-transport-aiohttp 0.2.0",
+        (
+            "wymcp-transport-aiohttp 0.3.0 (not 0.2.0: install "
+            "wymcp-transport-aiohttp==0.2.0)"
+        ),
     ]
 
 
@@ -96,7 +102,7 @@ def test_version_runs_from_the_installed_script():
     assert done.returncode == 0
     lines = done.stdout.splitlines()
     assert lines[0] == f"wymcp {RELEASE}"
-    assert f"wymcp-transport-aiohttp {RELEASE}" in lines
+    assert f"wymcp-cli {RELEASE}" in lines
 
 
 # ------------------------------------------------- the project on sys.path
@@ -256,7 +262,7 @@ class Greet(Prompt):
 
 def test_the_banner_lists_resources_templates_and_prompts(tmp_path):
     from wymcp.conf import build_engine, load_settings
-    from wymcp.transport.aiohttp._command import banner
+    from wymcp.transport.aiohttp._serve import banner
 
     (tmp_path / "bannerapp.py").write_text(SERVED)
     (tmp_path / "bannerapp_settings.py").write_text(
@@ -285,7 +291,7 @@ def test_the_banner_lists_resources_templates_and_prompts(tmp_path):
 
 
 def test_a_long_banner_list_is_cut():
-    from wymcp.transport.aiohttp._command import _names
+    from wymcp.transport.aiohttp._serve import _names
 
     assert _names([]) == "none"
     names = [f"t{i}" for i in range(25)]
@@ -450,7 +456,7 @@ async def add_note(url: str) -> object:
 
 
 def test_the_dev_watcher_sees_additions_changes_and_removals(tmp_path):
-    from wymcp.transport.aiohttp._reload import changed, snapshot
+    from wymcp.cli._reload import changed, snapshot
 
     (tmp_path / "a.py").write_text("")
     (tmp_path / "pkg").mkdir()

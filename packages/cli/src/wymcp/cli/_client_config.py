@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from wymcp.conf import ENVIRONMENT_VARIABLE, add_settings_option, settings_for_command
+from wymcp.cli._settings_option import add_settings_option
+from wymcp.conf import ENVIRONMENT_VARIABLE, settings_for_command
 from wymcp.core.server import ECHO_LIMIT
 
 MCP_REMOTE: Final = "mcp-remote@0.15.1"

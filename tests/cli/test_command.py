@@ -14,7 +14,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from wymcp.transport.aiohttp._command import main
+from wymcp.cli import main
 
 TOOL = """
 import asyncio
@@ -178,7 +178,7 @@ async def start_serve(
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        "from wymcp.transport.aiohttp._command import main; raise SystemExit(main())",
+        "from wymcp.cli import main; raise SystemExit(main())",
         "serve",
         "--settings",
         name,

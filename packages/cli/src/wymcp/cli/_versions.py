@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 _SEPARATORS = re.compile(r"[-_.]+")
-_COMMAND = "wymcp-transport-aiohttp"
+_COMMAND = "wymcp-cli"
 """The distribution that ships the `wymcp` command: its version is the release's."""
 
 

@@ -1,13 +1,12 @@
-"""The `wymcp` command: serve or check a settings module, and the small tools around it.
+"""`serve(settings)`: check, build and serve a settings module over HTTP until stopped.
 
-Problems with the settings are printed as one line each, with their id and
-the fix, and exit with status 1; never a traceback. `serve`, `check` and the
-other commands that load settings find the project in the current directory.
+What `wymcp serve` runs once it has the settings: the banner once it
+listens, SIGINT/SIGTERM to stop, SHUTDOWN_GRACE for the calls in flight, and
+never a traceback for a problem of the settings (each is logged, exit 1).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import os
@@ -22,68 +21,21 @@ from wymcp.conf import (
     CheckMessage,
     LifespanExitError,
     Settings,
-    add_settings_option,
-    build_engine,
-    describe_settings,
     engine_for_command,
     loop_factory,
-    print_problems,
-    project_on_path,
-    published_size,
-    run_checks,
-    settings_for_command,
+    served_engine,
 )
 from wymcp.core.server import ECHO_LIMIT, Engine
-from wymcp.transport.aiohttp import (
-    _client_config,
-    _operator_commands,
-    _reload,
-    _stats_command,
-)
 from wymcp.transport.aiohttp._access_log import use_json_logs
+from wymcp.transport.aiohttp._checks import CHECKS
 from wymcp.transport.aiohttp._runner import make_runner
-from wymcp.transport.aiohttp._setup import get_endpoint, mount, served_engine
-from wymcp.transport.aiohttp._versions import VersionAction
+from wymcp.transport.aiohttp._setup import get_endpoint, mount
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
 _UNWIND = 1.0
 """Seconds calls cancelled at the end of SHUTDOWN_GRACE get to end before the
 process exits without them."""
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="wymcp", description="Serve, check and reach wymcp servers."
-    )
-    parser.add_argument(
-        "--version", action=VersionAction, help="print the installed versions and exit"
-    )
-    parser.add_argument(
-        "-C",
-        dest="directory",
-        metavar="DIR",
-        help="change to DIR first, as if wymcp were started there",
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="serve the MCP endpoint over HTTP")
-    check = commands.add_parser("check", help="check the settings and exit")
-    stdio = commands.add_parser("stdio", help="serve one client on stdin/stdout")
-    for command in (serve, check, stdio):
-        add_settings_option(command)
-    check.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="also list every setting and where its value came from",
-    )
-    serve.add_argument("--host", help="address to listen on (default: HOST)")
-    serve.add_argument("--port", type=int, help="port to listen on (default: PORT)")
-    _reload.add_parser(commands)
-    _operator_commands.add_parsers(commands)
-    _stats_command.add_parser(commands)
-    _client_config.add_parser(commands)
-    return parser
 
 
 def banner(settings: Settings, engine: Engine) -> list[str]:
@@ -117,48 +69,26 @@ def _log_problem(problem: CheckMessage) -> None:
     (logger.error if problem.is_error else logger.warning)("%s", problem)
 
 
-def check(
-    module: str | None, out: TextIO, err: TextIO, *, verbose: bool = False
+def serve(
+    settings: Settings, *, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
-    """Print every problem of the settings; return 1 if any is an error.
+    """Serve `settings` over HTTP until SIGINT or SIGTERM; return the exit status.
 
-    With no error, first what `tools/list` publishes per tool and per action,
-    in bytes and estimated tokens (bytes / 4).
-
-    With `verbose`, first every setting's value and where it came from.
+    The settings are checked and the engine built once; problems are logged
+    (and a pointer to `wymcp check` printed to `err`, default stderr), exit 1.
+    The banner goes to `out` (default stdout) once the port listens.
     """
-    settings = settings_for_command(module, err)
-    if settings is None:
-        return 1
-    if verbose:
-        print("\n".join(describe_settings(settings)), file=out)
-    problems = run_checks(settings)
-    errors = sum(problem.is_error for problem in problems)
-    if not errors and settings.TOOLS:
-        lines, _ = published_size(settings, build_engine(settings))
-        print("\n".join(lines), file=out)
-    print_problems(problems, out)
-    print(
-        f"wymcp check: {errors} error(s), {len(problems) - errors} warning(s).",
-        file=out,
-    )
-    return 1 if errors else 0
-
-
-def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Serve the settings module until SIGINT or SIGTERM; return the exit status."""
-    overrides: dict[str, object] = {}
-    if args.host is not None:
-        overrides["HOST"] = args.host
-    if args.port is not None:
-        overrides["PORT"] = args.port
-    settings = settings_for_command(args.settings, err, overrides)
-    if settings is None:
-        return 1
+    out = out or sys.stdout
+    err = err or sys.stderr
     if settings.LOG_FORMAT == "json":
         use_json_logs()
     built = engine_for_command(
-        settings, served_engine, err, report=_log_problem, serving="http"
+        settings,
+        served_engine,
+        err,
+        report=_log_problem,
+        serving="http",
+        checks=CHECKS,
     )
     if built is None:
         return 1
@@ -274,46 +204,3 @@ async def _ended(tasks: Collection[asyncio.Task[None]], deadline: float) -> bool
     remaining = max(0.0, deadline - asyncio.get_running_loop().time())
     _, pending = await asyncio.wait(tasks, timeout=remaining)
     return not pending
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the `wymcp` command line; return the exit status."""
-    args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    if args.directory is not None:
-        try:
-            os.chdir(args.directory)
-        except OSError as exc:
-            err = sys.stderr
-            print(
-                f"wymcp: cannot change to {args.directory[:ECHO_LIMIT]!r}: "
-                f"{exc.strerror}",
-                file=err,
-            )
-            return 2
-    if hasattr(args, "settings"):
-        project_on_path()
-    return _run_command(args)
-
-
-def _run_command(args: argparse.Namespace) -> int:
-    """Hand the parsed arguments to the subcommand they name."""
-    out, err = sys.stdout, sys.stderr
-    tool = {
-        "dev": _reload.dev,
-        "stats": _stats_command.run,
-        "config": _client_config.run,
-    }.get(args.command)
-    if tool is not None:
-        return tool(args, out, err)
-    if args.command in _operator_commands.COMMANDS:
-        return _operator_commands.run(args, out, err)
-    if args.command == "check":
-        return check(args.settings, out, err, verbose=args.verbose)
-    if args.command == "stdio":
-        from wymcp.transport.stdio import run  # noqa: PLC0415 - only for stdio
-
-        return run(args.settings)
-    return serve(args, out, err)

@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import urllib.parse
 from collections.abc import Sequence
-from typing import Any, Final, TextIO
+from typing import Final, TextIO
 
 import aiohttp
 
@@ -24,21 +24,6 @@ _CALLS: Final = "wymcp_tool_calls"
 
 class StatsError(Exception):
     """Why the stats could not be read (printed, exit status 1)."""
-
-
-def add_parser(commands: Any) -> None:
-    """Add `wymcp stats` to the command's subparsers."""
-    stats = commands.add_parser(
-        "stats", help="print the most refused tool calls of a running server"
-    )
-    stats.add_argument(
-        "url", metavar="URL", help="its metrics, e.g. http://127.0.0.1:8000/metrics"
-    )
-    stats.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
-    stats.add_argument("--token", help="the METRICS_TOKEN, if the server asks for one")
-    stats.add_argument(
-        "--timeout", type=float, default=30.0, help="seconds to wait (default 30)"
-    )
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -1,4 +1,4 @@
-"""read_events: SSE framing as the transport writes it, read event by event."""
+"""read_events: SSE framing as the transport writes it, read event by event, bounded."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from unittest import mock
 
 from aiohttp import StreamReader
 
-from wymcp.testing._sse_events import Event, read_events
+from wymcp.transport.aiohttp._sse_reader import BodyTooLargeError, Event, read_events
 
 
 def reader(payload: bytes) -> StreamReader:
@@ -42,3 +42,19 @@ async def test_events_comments_and_ids():
 async def test_an_event_cut_by_the_end_of_the_stream_is_still_read():
     assert await events(b'data: {"last": true}\n') == [Event('{"last": true}')]
     assert await events(b"") == []
+
+
+async def test_a_limit_bounds_the_bytes_read_even_inside_one_line():
+    import pytest
+
+    payload = b'data: {"a": 1}\n\n'  # 16 bytes
+    assert await events(payload) == [Event('{"a": 1}')]
+    exact = [e async for e in read_events(reader(payload), limit=len(payload))]
+    assert exact == [Event('{"a": 1}')]
+    for small in (len(payload) - 1, 5):
+        with pytest.raises(BodyTooLargeError, match=f"larger than {small} bytes"):
+            _ = [e async for e in read_events(reader(payload), limit=small)]
+    # one long line is refused at the limit, not read whole first
+    long_line = b"data: " + b"x" * 10_000_000 + b"\n\n"
+    with pytest.raises(BodyTooLargeError):
+        _ = [e async for e in read_events(reader(long_line), limit=1 << 20)]

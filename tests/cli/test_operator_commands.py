@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from wymcp.transport.aiohttp._command import main
+from wymcp.cli import main
 
 WYMCP = Path(sys.executable).parent / "wymcp"
 ERAS = ["2026-07-28", "2025-11-25"]
@@ -198,7 +198,7 @@ def test_a_url_that_is_not_mcp_is_said_plainly(demo, capsys):
 
 
 def test_what_a_server_says_cannot_drive_the_terminal(capsys):
-    from wymcp.transport.aiohttp._operator_commands import print_failure
+    from wymcp.cli._operator_commands import print_failure
 
     payload = {
         "error": "invalid_values",
@@ -232,7 +232,7 @@ def test_a_url_that_is_no_http_url_is_said_plainly(url, capsys):
 async def test_the_operator_client_says_it_is_this_release(serve_app):
     from aiohttp import web
 
-    from wymcp.transport.aiohttp._operator_client import OperatorClient, OperatorError
+    from wymcp.cli._operator_client import OperatorClient, OperatorError
 
     seen: list[dict] = []
 

@@ -15,62 +15,15 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TextIO
 
-from wymcp.core.server import ECHO_LIMIT, LEGACY, MODERN
-from wymcp.transport.aiohttp._operator_client import (
-    OperatorClient,
-    OperatorError,
-    error_text,
-)
+from wymcp.cli._operator_client import OperatorClient, OperatorError
+from wymcp.core.server import ECHO_LIMIT
 
-COMMANDS: Final = frozenset({"list", "call"})
 _CUT: Final = ECHO_LIMIT
 _REFUSAL_LISTS: Final = (
     ("unknown", "unknown"),
     ("missing", "missing"),
     ("valid_actions", "valid actions"),
 )
-
-
-def add_parsers(commands: Any) -> None:
-    """Add `wymcp list` and `wymcp call` to the command's subparsers."""
-    listing = commands.add_parser(
-        "list", help="list the tools, resources and prompts of a served endpoint"
-    )
-    call = commands.add_parser("call", help="call a tool of a served endpoint")
-    for command in (listing, call):
-        command.add_argument(
-            "url", metavar="URL", help="e.g. http://127.0.0.1:8000/mcp"
-        )
-    call.add_argument("tool", metavar="TOOL")
-    call.add_argument(
-        "action", metavar="ACTION", nargs="?", help="omit for a tool without actions"
-    )
-    call.add_argument(
-        "--data",
-        default="{}",
-        metavar="JSON",
-        help="the action's data (a plain tool's arguments) as a JSON object",
-    )
-    for command in (listing, call):
-        command.add_argument(
-            "--protocol",
-            default=MODERN,
-            choices=[MODERN, *LEGACY],
-            help=f"the revision to speak (default: {MODERN})",
-        )
-        command.add_argument(
-            "--header",
-            action="append",
-            default=[],
-            metavar="'NAME: VALUE'",
-            help="an extra HTTP header, e.g. 'Authorization: Bearer ...' (repeatable)",
-        )
-        command.add_argument(
-            "--timeout", type=float, default=120.0, help="seconds to wait (default 120)"
-        )
-        command.add_argument(
-            "--json", action="store_true", help="print the raw JSON-RPC result"
-        )
 
 
 _CONTROLS: Final = {
@@ -198,12 +151,13 @@ async def _call(
 ) -> int:
     arguments = _arguments(args)
     async with client:
-        answer = await client.call_tool(args.tool, arguments)
+        reply = await client.call_tool(args.tool, arguments)
+    answer = reply.response or {}
     error = answer.get("error")
     if isinstance(error, dict):
         if args.json:
             _say(json.dumps(answer, indent=2, ensure_ascii=False), out)
-        _say(f"wymcp call: JSON-RPC {error_text(answer)}", err)
+        _say(f"wymcp call: JSON-RPC {reply.error_text}", err)
         return 1
     result = answer.get("result")
     if not isinstance(result, dict):

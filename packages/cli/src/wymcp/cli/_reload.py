@@ -18,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Final, TextIO
 
-from wymcp.conf import add_settings_option
+from wymcp.cli._settings_option import add_settings_option
 
 POLL_SECONDS: Final = 0.5
 STOP_SECONDS: Final = 10.0
@@ -72,7 +72,7 @@ def changed(before: Snapshot, after: Snapshot) -> list[str]:
 
 
 def _serve_command(args: argparse.Namespace) -> list[str]:
-    command = [sys.executable, "-m", "wymcp.transport.aiohttp", "serve"]
+    command = [sys.executable, "-m", "wymcp.cli", "serve"]
     if args.settings is not None:
         command += ["--settings", args.settings]
     if args.host is not None:
