@@ -266,3 +266,47 @@ async def test_the_outage_policy_on_the_wire(policy: str):
     else:
         assert errors == ["rate_limited"] * 3
         assert json.loads(answers[0].text)["retry_after_ms"] == 1000
+
+
+async def test_a_method_rule_holds_across_two_workers_as_429(redis_url: str):
+    """Two apps on one BROKER: the requests of either count against one rule."""
+    settings: dict[str, object] = {
+        "TOOLS": [Jobs],
+        "BROKER": redis_url,
+        "STATE_SECRET": "s" * 40,
+        "RATE_LIMITS": [{"method": "tools/list", "rate": "3/h", "burst": 3}],
+    }
+    one, two = create_app(**settings), create_app(**settings)
+    async with (
+        Client(one, protocol_version="2026-07-28") as first,
+        Client(two, protocol_version="2026-07-28") as second,
+    ):
+        answers = [
+            await (first if n % 2 else second).request("tools/list") for n in range(5)
+        ]
+        called = await first.call("jobs", "run", {"size": 1})
+    assert [a.status for a in answers] == [200, 200, 200, 429, 429]
+    refused = answers[3]
+    assert refused.error is not None
+    assert refused.error["data"]["error"] == "rate_limited"
+    assert 1_100_000 < refused.error["data"]["retry_after_ms"] <= 1_200_000
+    assert refused.headers["Retry-After"] == str(
+        -(-refused.error["data"]["retry_after_ms"] // 1000)
+    )
+    assert called.value == {"size": 1}  # tools/call is not this rule's method
+
+
+async def test_a_method_rule_with_redis_down_closed_answers_429():
+    app = create_app(
+        TOOLS=[Jobs],
+        BROKER=f"redis://127.0.0.1:{free_port()}/0",
+        STATE_SECRET="s" * 40,
+        RATE_LIMITS=[{"method": "*", "rate": "100/s", "burst": 100}],
+        RATE_LIMIT_ON_REDIS_ERROR="closed",
+    )
+    async with Client(app, protocol_version="2026-07-28") as client:
+        answer = await client.request("tools/list")
+    assert answer.status == 429
+    assert answer.headers["Retry-After"] == "1"
+    assert answer.error is not None
+    assert answer.error["data"] == {"error": "rate_limited", "retry_after_ms": 1000}

@@ -14,6 +14,7 @@ import redis.asyncio as aioredis
 
 from redis_server import free_port
 from task_store_contract import CHECKS, QUESTION, blob, record
+from wymcp.broker.redis._encoding import encode
 from wymcp.broker.redis._task_store import (
     ALL_TASKS,
     KEPT,
@@ -25,7 +26,6 @@ from wymcp.broker.redis._task_store import (
 )
 from wymcp.core.server import EncodedJSON, TaskLimitError, TaskStoreUnavailableError
 from wymcp.core.server._task_store import RECORD_BYTES
-from wymcp.transport.aiohttp._answers import encode
 
 
 class Events:

@@ -388,3 +388,179 @@ async def test_a_session_s_duration_is_observed_when_it_ends():
         )
         == 1
     )
+
+
+def test_flushed_counts_equal_observed_ones():
+    """The batched counts reach the same series a direct `observe` would.
+
+    `Metrics` adds a flush's counts to the histogram child's sum and buckets
+    itself (prometheus_client has no "observe N values"): a release of the
+    library that changed that layout fails here.
+    """
+    import prometheus_client as prom
+    from prometheus_client import generate_latest
+
+    from wymcp.conf import load_settings
+    from wymcp.core.server import CallRecord
+    from wymcp.transport.aiohttp._metrics import DURATION_BUCKETS, Metrics
+
+    metrics = Metrics(load_settings(None, METRICS=True))
+    reference = prom.CollectorRegistry()
+    histogram = prom.Histogram(
+        "mcp_server_operation_duration_seconds",
+        "reference",
+        ["mcp_method_name", "mcp_protocol_version", "gen_ai_tool_name", "error_type"],
+        buckets=DURATION_BUCKETS,
+        registry=reference,
+    ).labels("tools/call", "2026-07-28", "jobs", "")
+    # every bucket, each bound itself (`le` is inclusive), and past the last
+    durations = [0.0, *DURATION_BUCKETS, *(b * 1.5 for b in DURATION_BUCKETS)]
+    for round_ in range(2):  # two flushes: the second adds to the first
+        for seconds in durations:
+            record = CallRecord(
+                method="tools/call",
+                revision="2026-07-28",
+                tool="jobs",
+                action="run",
+                known_tool=True,
+                known_action=True,
+            )
+            metrics.observe(record, 200, seconds, 10 + round_)
+            histogram.observe(seconds)
+        metrics.flush()
+    ours = samples(generate_latest(metrics.registry).decode())
+    theirs = samples(generate_latest(reference).decode())
+    name = "mcp_server_operation_duration_seconds"
+    kept = (name + "_bucket", name + "_count", name + "_sum")
+    compared = {k: v for k, v in ours.items() if k[0] in kept}
+    expected = {k: v for k, v in theirs.items() if k[0] in kept}
+    assert len(compared) == len(DURATION_BUCKETS) + 3  # +Inf, count, sum
+    assert compared.keys() == expected.keys()
+    for key, got in compared.items():
+        assert abs(got - expected[key]) < 1e-9, key
+    labels = {
+        "mcp_method_name": "tools/call",
+        "mcp_protocol_version": "2026-07-28",
+        "gen_ai_tool_name": "jobs",
+        "error_type": "",
+    }
+    assert value(ours, name + "_count", **labels) == 2 * len(durations)
+    calls = value(
+        ours, "wymcp_tool_calls_total", tool="jobs", action="run", outcome="ok"
+    )
+    assert calls == 2 * len(durations)
+    assert value(ours, "wymcp_request_body_bytes_total") == len(durations) * 21
+
+
+def test_what_waits_for_a_flush_is_one_entry_per_label_set():
+    from wymcp.conf import load_settings
+    from wymcp.core.server import CallRecord
+    from wymcp.transport.aiohttp._metrics import Metrics
+
+    metrics = Metrics(load_settings(None, METRICS=True))
+    for index in range(20_000):
+        record = CallRecord(
+            method="tools/call",
+            revision="2026-07-28",
+            tool="jobs",
+            action=("run", "pick")[index % 2],
+            known_tool=True,
+            known_action=True,
+        )
+        metrics.observe(record, 200, 0.001, 100)
+        metrics.broker_round_trip("tasks", ("read", "script")[index % 2], 0.001, None)
+    # two request label sets and two round-trip label sets, however many
+    assert len(metrics._pending) == 4
+    metrics.flush()
+    assert metrics._pending == []
+    text = generate_latest_text(metrics)
+    found = samples(text)
+    trips = "wymcp_broker_round_trip_seconds_count"
+    assert value(found, trips, store="tasks", operation="read") == 10_000
+    assert value(found, trips, store="tasks", operation="script") == 10_000
+
+
+def generate_latest_text(metrics: Any) -> str:
+    from prometheus_client import generate_latest
+
+    return generate_latest(metrics.registry).decode()
+
+
+async def test_a_503_says_which_limit_answered_it():
+    import json as json_module
+
+    from task_wire import create, send
+    from wymcp.core.schema import Tool
+
+    class Waiting(Tool):
+        name = "waiting"
+        description = "Waits until cancelled, as a task."
+        task_support = "required"
+        input_schema = {"type": "object", "properties": {}}  # noqa: RUF012
+
+        async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
+            await asyncio.Event().wait()
+
+    app = create_app(TOOLS=[Jobs, Waiting], METRICS=True, MAX_SESSIONS=1, MAX_TASKS=1)
+    async with Client(app, protocol_version="2025-11-25") as client:
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "second", "version": "1"},
+            },
+        }
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        async with client.http.post(
+            "/mcp", data=json_module.dumps(initialize), headers=headers
+        ) as response:
+            assert response.status == 503  # the one session is the client's
+        running = await create(client.http, "/mcp", "waiting", {})
+        status, _, _ = await send(
+            client.http, "/mcp", "tools/call", {"name": "waiting"}
+        )
+        assert status == 503
+        found = samples(await scrape(client))
+        await send(client.http, "/mcp", "tasks/cancel", {"taskId": running})
+    errors = "wymcp_http_errors_total"
+    assert value(found, errors, status="503", reason="max_sessions") == 1
+    assert value(found, errors, status="503", reason="max_tasks") == 1
+    assert value(found, errors, status="503", reason="unavailable") == 0
+
+
+async def test_a_stream_refused_at_its_cap_names_the_cap_in_the_record():
+    from wymcp.core.server import CallRecord, Exchange, Headers, Reply
+    from wymcp.core.server._stream_cap import LongStreams
+
+    streams = LongStreams(total=1, per_client=1, retry_after=1, wall_clock=lambda: 0)
+    held = asyncio.Event()
+    release = asyncio.Event()
+
+    async def serve(exchange: Any, stream: Any) -> Reply:
+        held.set()
+        await release.wait()
+        return Reply(200)
+
+    def exchange() -> Exchange:
+        return Exchange(
+            "GET", Headers({}), None, None, peer="10.0.0.1", record=CallRecord()
+        )
+
+    first = exchange()
+    running = asyncio.create_task(streams.hold(first, None, serve))
+    await held.wait()
+    second = exchange()
+    refused = await streams.hold(second, None, serve)
+    release.set()
+    assert (await running).status == 200
+    assert refused.status == 503
+    assert second.record is not None
+    assert second.record.reason == "max_streams"
+    assert first.record is not None
+    assert first.record.reason is None

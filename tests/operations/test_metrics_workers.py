@@ -121,6 +121,11 @@ async def test_two_workers_one_scrape_counts_every_call(tmp_path: Path):
                     assert response.status == 200
                 sent += 1
                 assert sent < MOST_CALLS, "one worker took every connection"
+            # each worker adds its counts to its file every LAG_INTERVAL
+            for _ in range(200):
+                if sum(_calls_per_worker(multiproc).values()) == sent:
+                    break
+                await asyncio.sleep(0.05)
             scraped = []
             for _ in range(6):
                 async with http.get(f"{base}/metrics") as response:

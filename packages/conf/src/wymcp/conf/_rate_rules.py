@@ -1,7 +1,8 @@
 """How a `RATE_LIMITS` rule is read: a mapping made a `RateRule` (E012 if bad).
 
 `{"tool": "search", "action": "run", "rate": "10/s", "burst": 20,
-"concurrency": 2}`: every key optional but one of `rate` and `concurrency`.
+"concurrency": 2}`: every key optional but one of `rate` and `concurrency`;
+`{"method": "tasks/get", "rate": "20/s"}` counts requests (`"*"`: every one).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ _PERIODS: Final = {
     "d": 86400.0,
     "day": 86400.0,
 }
-_KEYS: Final = ("tool", "action", "rate", "burst", "concurrency")
+_KEYS: Final = ("method", "tool", "action", "rate", "burst", "concurrency")
 _MOST: Final = 1_000_000
 _EXAMPLE: Final = '{"tool": "search", "rate": "10/s", "burst": 20, "concurrency": 2}'
 
@@ -58,6 +59,27 @@ def _name(setting: str, rule: Mapping[str, object], key: str) -> str | None:
     return value
 
 
+def _method(setting: str, rule: Mapping[str, object]) -> str | None:
+    from wymcp.core.server import RATE_METHODS  # noqa: PLC0415 - keeps conf cheap
+
+    value = rule.get("method")
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in RATE_METHODS:
+        raise _bad(
+            setting,
+            f"`method` must be one of {sorted(RATE_METHODS)} (a request that "
+            "reaches a method, or * for every one).",
+        )
+    if "tool" in rule or "action" in rule:
+        raise _bad(
+            setting,
+            "a rule names a `method` (requests, refused 429) or a `tool` "
+            "(calls, refused as a tool result), not both.",
+        )
+    return str(value)
+
+
 def rate_rule(setting: str, item: object) -> object:
     """One RATE_LIMITS rule, as a `wymcp.core.server.RateRule`."""
     from wymcp.core.server import RateRule  # noqa: PLC0415 - keeps conf cheap
@@ -67,6 +89,7 @@ def rate_rule(setting: str, item: object) -> object:
     unknown = sorted(str(key)[: echo_limit()] for key in item if key not in _KEYS)
     if unknown:
         raise _bad(setting, f"unknown key(s) {unknown}; the keys are {list(_KEYS)}.")
+    method = _method(setting, item)
     tool, action = _name(setting, item, "tool"), _name(setting, item, "action")
     if action is not None and tool is None:
         raise _bad(setting, "`action` needs the `tool` it belongs to.")
@@ -90,4 +113,5 @@ def rate_rule(setting: str, item: object) -> object:
         period=period,
         burst=burst or 1,
         concurrency=concurrency,
+        method=method,
     )

@@ -812,19 +812,21 @@ class Settings:
         ListOf(
             item=rate_rule,
             indexed=True,
-            what="a list of rules (E001), each a dict of `tool`, `action`, `rate`, "
-            "`burst`, `concurrency` (E012)",
+            what="a list of rules (E001), each a dict of `method`, `tool`, "
+            "`action`, `rate`, `burst`, `concurrency` (E012)",
         ),
         (
-            "Rate and concurrency limits on `tools/call`, per principal (the "
-            "token's subject, else the client address): every rule that matches "
-            "a call applies. A rule is a dict: `tool` and `action` narrow it (none:"
-            ' every call), `rate` ("10/s", "600/min", "N/h", "N/day") with '
+            "Rate and concurrency limits on `tools/call` and on requests, per "
+            "principal (the token's subject, else the client address): every rule "
+            "that matches applies. A rule is a dict: `tool` and `action` narrow it "
+            '(none: every call), `rate` ("10/s", "600/min", "N/h", "N/day") with '
             "`burst` (calls at once after a quiet spell, default 1; GCRA), "
             "`concurrency` (calls running at once). A limited call is refused "
-            "`rate_limited` with `retry_after_ms`; `help` is never counted. Per "
-            "process without `BROKER`, across every worker with it. See "
-            "`docs/operations.md`."
+            "`rate_limited` with `retry_after_ms`; `help` is never counted. A rule "
+            'with a `method` ("tasks/get", …, or "*") counts requests instead, '
+            "`help` included, and refuses one before dispatch: HTTP 429, "
+            "`Retry-After`, JSON-RPC -32600 `rate_limited`. Per process without "
+            "`BROKER`, across every worker with it. See `docs/operations.md`."
         ),
         engine="rate_limits",
     )

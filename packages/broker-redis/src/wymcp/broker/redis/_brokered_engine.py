@@ -27,6 +27,7 @@ from wymcp.broker.redis._events import (
     RedisEvents,
     redis_event_id,
 )
+from wymcp.broker.redis._probe import BrokerObserver, observe_broker
 from wymcp.broker.redis._rates import RedisRates, lease_for
 from wymcp.broker.redis._relay import (
     RELAY_LIMIT,
@@ -54,6 +55,7 @@ from wymcp.broker.redis._sessions import (
     is_session_id,
 )
 from wymcp.broker.redis._stream_waits import StreamWaits
+from wymcp.broker.redis._task_counts import RedisTaskCounts
 from wymcp.broker.redis._task_store import RedisTaskStore
 from wymcp.conf import Settings, build_engine
 from wymcp.core.server import (
@@ -267,6 +269,10 @@ class BrokeredEngine:
         self._subscribed_once = False
         """Times the pub/sub connection was cut and subscribed again."""
         engine.broadcast = self._bus.emit
+        self.redis_clients: dict[str, object] = {}
+        """The broker's clients by store: METRICS times their round trips."""
+        self.task_counts: Callable[[], Awaitable[dict[str, int]]] | None = None
+        """Counts the tasks in Redis by state, for METRICS."""
 
     @property
     def tool_specs(self) -> tuple[ToolSpec, ...]:
@@ -409,6 +415,10 @@ class BrokeredEngine:
     async def ping(self) -> None:
         """Raise unless the broker answers a PING (`/readyz`)."""
         await self._sessions.client.ping()
+
+    def observe_round_trips(self, observer: BrokerObserver) -> None:
+        """Tell `observer` of every Redis round trip of the broker (`METRICS`)."""
+        observe_broker(self.redis_clients, observer)
 
     async def aclose(self) -> None:
         """Stop listening, end the local sessions, close the connections.
@@ -768,4 +778,9 @@ def brokered_engine(settings: Settings, broker: str) -> tuple[Engine, BrokeredEn
         settings, session_store=store, task_store=tasks, rate_store=rates
     )
     sessions = RedisSessions(broker, idle_timeout=settings.SESSION_IDLE_TIMEOUT)
-    return engine, BrokeredEngine(engine, store, sessions, rates)
+    brokered = BrokeredEngine(engine, store, sessions, rates)
+    brokered.redis_clients = {"sessions": sessions.client, "tasks": tasks.client}
+    if rates is not None:
+        brokered.redis_clients["rates"] = rates.client
+    brokered.task_counts = RedisTaskCounts(tasks.client)
+    return engine, brokered

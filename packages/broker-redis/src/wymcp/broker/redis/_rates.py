@@ -15,6 +15,7 @@ from typing import Final
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from wymcp.broker.redis._probe import ProbedRedis
 from wymcp.core.server import CONCURRENCY_RETRY, LocalRates, RateCheck
 
 logger = logging.getLogger("wymcp.broker.redis")
@@ -82,7 +83,7 @@ class RedisRates:
         on_error: str = "open",
         client: aioredis.Redis | None = None,
     ) -> None:
-        self.client: aioredis.Redis = client or aioredis.Redis.from_url(
+        self.client: aioredis.Redis = client or ProbedRedis.from_url(
             url, socket_timeout=_TIMEOUT, socket_connect_timeout=_TIMEOUT
         )
         self.lease = lease

@@ -16,6 +16,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError  # noqa: A004 - redis-py's own
 
+from wymcp.broker.redis._probe import ProbedRedis
 from wymcp.core.server import Session, principal_key, watch_cost
 
 KEY_PREFIX: Final = "wymcp:session:"
@@ -79,7 +80,7 @@ class RedisSessions:
     """Session records in Redis, expiring after `idle_timeout` seconds unused."""
 
     def __init__(self, url: str, *, idle_timeout: float) -> None:
-        self.client: aioredis.Redis = aioredis.Redis.from_url(
+        self.client: aioredis.Redis = ProbedRedis.from_url(
             url,
             socket_timeout=_TIMEOUT,
             socket_connect_timeout=_TIMEOUT,

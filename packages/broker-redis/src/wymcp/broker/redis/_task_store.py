@@ -24,6 +24,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
 
 from wymcp.broker.redis._encoding import encode
+from wymcp.broker.redis._probe import ProbedRedis
 from wymcp.core.server import (
     INTERNAL_ERROR,
     EncodedJSON,
@@ -456,7 +457,7 @@ class RedisTaskStore:
         memory_per_principal: int = 32 * _MIB,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
-        self.client: aioredis.Redis = aioredis.Redis.from_url(
+        self.client: aioredis.Redis = ProbedRedis.from_url(
             url,
             socket_timeout=_TIMEOUT,
             socket_connect_timeout=_TIMEOUT,

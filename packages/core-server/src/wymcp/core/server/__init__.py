@@ -65,6 +65,7 @@ from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._rate_limits import (
     CONCURRENCY_RETRY,
     RATE_LIMITED,
+    RATE_METHODS,
     RateCheck,
     RateLimiter,
     RateRule,
@@ -126,6 +127,7 @@ __all__ = [
     "PARAM_HEADER_PREFIX",
     "PARSE_ERROR",
     "RATE_LIMITED",
+    "RATE_METHODS",
     "REPLAY_BYTES",
     "RETRY_AFTER",
     "SESSION_HEADER",

@@ -514,8 +514,12 @@ def _rate_limiter(opts: EngineOptions) -> tuple[RateLimiter, ...]:
 
 def _failed(record: CallRecord | None, error: RpcError) -> None:
     """Note in `record` (if any) the error a request was answered with."""
-    if record is not None and record.outcome == "ok":
+    if record is None:
+        return
+    if record.outcome == "ok":
         record.outcome = rpc_outcome(record, error)
+    if error.reason is not None:
+        record.reason = error.reason
 
 
 def _refusal_result(record: CallRecord, refused: CallRefused) -> Result:

@@ -54,6 +54,7 @@ class RpcError(Exception):
     """A JSON-RPC error a handler answers with.
 
     `status` forces an HTTP status; None lets the revision's table decide.
+    `reason`, never sent, says why a limit refused it (the metrics' word).
     """
 
     def __init__(
@@ -64,6 +65,7 @@ class RpcError(Exception):
         *,
         status: int | None = None,
         headers: Mapping[str, str] | None = None,
+        reason: str | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
@@ -71,6 +73,7 @@ class RpcError(Exception):
         self.data = data
         self.status = status
         self.headers: Mapping[str, str] = headers or {}
+        self.reason = reason
 
     def to_error(self) -> dict[str, JSONValue]:
         """The `error` member of the response."""
@@ -130,13 +133,14 @@ def internal_error(reason: str, **data: JSONValue) -> RpcError:
     return RpcError(INTERNAL_ERROR, "Internal error", {"reason": reason, **data})
 
 
-def unavailable(message: str, retry_after: int) -> RpcError:
+def unavailable(message: str, retry_after: int, reason: str | None = None) -> RpcError:
     """-32603 with HTTP 503 and Retry-After: a limit is reached, retry later."""
     return RpcError(
         INTERNAL_ERROR,
         message,
         status=503,
         headers={"Retry-After": str(retry_after)},
+        reason=reason,
     )
 
 

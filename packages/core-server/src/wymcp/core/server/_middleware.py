@@ -72,6 +72,8 @@ class CallRecord:
     `tool_raised`, `call_timeout`, `result_too_large`, `unknown_tool`,
     `cancelled`, or the JSON-RPC error's kind; `refused` says a gate or a
     middleware refused it. `tags` are a middleware's own notes (logged).
+    `reason` says which limit answered 503 (`max_sessions`, `max_streams`,
+    `max_tasks`, …), else None.
     `spans`, with `TRACING` on, makes the request's child spans.
     """
 
@@ -89,6 +91,7 @@ class CallRecord:
     refused: bool = False
     tags: dict[str, str] = attrs.Factory(dict)
     spans: Spans | None = None
+    reason: str | None = None
 
     @property
     def subject(self) -> str | None:

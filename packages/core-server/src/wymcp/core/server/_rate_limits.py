@@ -1,7 +1,9 @@
-"""Rate and concurrency limits on `tools/call`: the rules and the middleware.
+"""Rate and concurrency limits on requests and tool calls: the rules and the middleware.
 
-`RateLimiter` asks a `RateStore` once per call whether every matching
-`RateRule` admits it, per principal (token subject, else client address).
+`RateLimiter` asks a `RateStore` whether every matching `RateRule` admits a
+request, per principal (token subject, else client address): the rules with a
+`method` first (a refusal is HTTP 429 before dispatch), then the tool rules (a
+refusal is a tool result the model reads).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Final, Protocol
 import attrs
 
 from wymcp.core.schema import RESERVED_NAME
+from wymcp.core.server._jsonrpc import INVALID_REQUEST, RpcError
 from wymcp.core.server._middleware import CallRecord, CallRefused, Next, Result
 from wymcp.core.server._session import principal_key
 
@@ -25,6 +28,35 @@ CONCURRENCY_RETRY: Final = 1.0
 """Seconds a call refused for concurrency is asked to wait (a slot frees when
 a running call of the same principal ends, which no store can foresee)."""
 
+TOO_MANY_REQUESTS: Final = 429
+"""The HTTP status of a request refused before dispatch."""
+EVERY_METHOD: Final = "*"
+"""A rule's `method` that counts every request reaching a method."""
+RATE_METHODS: Final = frozenset(
+    {
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "server/discover",
+        "subscriptions/listen",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+        "ping",
+        "logging/setLevel",
+        EVERY_METHOD,
+    }
+)
+"""The `method` a rule may name: the requests that reach a method (not
+`initialize`, notifications, or the client's answers), or `*` for all."""
+
 
 @attrs.frozen
 class RateRule:
@@ -33,7 +65,9 @@ class RateRule:
     GCRA: one call every `period / count` seconds on average, and up to
     `burst` calls at once after a quiet spell; `concurrency` caps the calls
     of one principal running at once. `count` 0 means no rate, only the cap.
-    `tool` (and `action`) narrow the rule; None matches every call.
+    `tool` (and `action`) narrow the rule; None matches every call. A rule
+    with a `method` (one of `RATE_METHODS`) counts requests instead, before
+    dispatch, and names no tool.
     """
 
     tool: str | None = None
@@ -42,6 +76,7 @@ class RateRule:
     period: float = 1.0
     burst: int = 1
     concurrency: int | None = None
+    method: str | None = None
 
     @property
     def interval(self) -> float:
@@ -54,11 +89,14 @@ class RateRule:
         text = (
             "|".join(map(str, (self.tool, self.action, self.count, self.period)))
             + f"|{self.burst}|{self.concurrency}"
+            + ("" if self.method is None else f"|method={self.method}")
         )
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def matches(self, record: CallRecord) -> bool:
-        """Whether this rule counts the call `record` names."""
+        """Whether this rule counts the request or call `record` names."""
+        if self.method is not None:
+            return self.method in {EVERY_METHOD, record.method}
         if self.tool is None:
             return True
         if not record.known_tool or record.tool != self.tool:
@@ -104,44 +142,91 @@ def principal_of(record: CallRecord) -> str:
 
 
 class RateLimiter:
-    """The `RATE_LIMITS` middleware: refuses a limited `tools/call`.
+    """The `RATE_LIMITS` middleware: refuses a limited request or `tools/call`.
 
-    Only `tools/call` is counted; `help` never is. A call that starts a task
-    is counted once, when it is made; its concurrency slot is held while the
-    request runs (the task's own run is bounded by MAX_TASKS_PER_PRINCIPAL).
-    Answers the client sends to the server's requests are not calls.
+    Rules with a `method` count the requests of that method (`*`: every one,
+    `help` and task calls included) and refuse one before dispatch: HTTP 429,
+    `Retry-After`, JSON-RPC -32600 with `data.error` `rate_limited`. Then the
+    tool rules count `tools/call` (never `help`) and refuse with a tool result.
+    A call that starts a task is counted once, when it is made; its
+    concurrency slot is held while the request runs (the task's own run is
+    bounded by MAX_TASKS_PER_PRINCIPAL). The client's answers to the server's
+    requests, notifications and `initialize` never reach a method: not counted.
     """
 
     def __init__(self, rules: Sequence[RateRule], store: RateStore) -> None:
         self.rules = tuple(rules)
         self.store = store
+        self._request_rules = tuple(r for r in self.rules if r.method is not None)
+        self._tool_rules = tuple(r for r in self.rules if r.method is None)
         self._calls = 0
         self._prefix = secrets.token_hex(8)
         """Makes each call's token unique across workers (Redis slots)."""
 
     async def __call__(self, call: CallRecord, call_next: Next) -> Result:
+        if self._request_rules:
+            checks = self._checks(call, self._request_rules)
+            if checks:
+                token = await self._acquire(checks, call)
+                try:
+                    return await self._tool_limited(call, call_next)
+                finally:
+                    await self._release(checks, token)
+        return await self._tool_limited(call, call_next)
+
+    async def _tool_limited(self, call: CallRecord, call_next: Next) -> Result:
         if call.method != "tools/call" or call.tool == RESERVED_NAME:
             return await call_next()
-        rules = [rule for rule in self.rules if rule.matches(call)]
-        if not rules:
+        checks = self._checks(call, self._tool_rules)
+        if not checks:
             return await call_next()
+        token = await self._acquire(checks, None)
+        try:
+            return await call_next()
+        finally:
+            await self._release(checks, token)
+
+    def _checks(
+        self, call: CallRecord, rules: Sequence[RateRule]
+    ) -> list[RateCheck] | None:
+        matching = [rule for rule in rules if rule.matches(call)]
+        if not matching:
+            return None
         who = principal_of(call)
-        checks = [RateCheck(rule, _key(rule, who)) for rule in rules]
+        return [RateCheck(rule, _key(rule, who)) for rule in matching]
+
+    async def _acquire(
+        self, checks: Sequence[RateCheck], request: CallRecord | None
+    ) -> str:
+        """Take every check's rate and slot under a new token, or refuse.
+
+        `request` is the record of a request refused before dispatch (429);
+        None refuses a tool call with a tool result.
+        """
         self._calls += 1
         token = f"{self._prefix}.{self._calls}"
         wait = await self.store.acquire(checks, token)
-        if wait is not None:
-            retry_after_ms = max(1, math.ceil(wait * 1000))
+        if wait is None:
+            return token
+        retry_after_ms = max(1, math.ceil(wait * 1000))
+        if request is None:
             raise CallRefused(
                 RATE_LIMITED,
                 f"Too many calls: wait {retry_after_ms} ms, then call again.",
                 retry_after_ms=retry_after_ms,
             )
-        try:
-            return await call_next()
-        finally:
-            if any(check.rule.concurrency is not None for check in checks):
-                await self.store.release(checks, token)
+        request.refuse(RATE_LIMITED)
+        raise RpcError(
+            INVALID_REQUEST,
+            f"Too many requests: wait {retry_after_ms} ms, then send it again.",
+            {"error": RATE_LIMITED, "retry_after_ms": retry_after_ms},
+            status=TOO_MANY_REQUESTS,
+            headers={"Retry-After": str(math.ceil(retry_after_ms / 1000))},
+        )
+
+    async def _release(self, checks: Sequence[RateCheck], token: str) -> None:
+        if any(check.rule.concurrency is not None for check in checks):
+            await self.store.release(checks, token)
 
 
 def _key(rule: RateRule, who: str) -> str:

@@ -164,7 +164,9 @@ class SessionPath:
             exchange.record.revision = version
         if not self._store.add(session):
             raise unavailable(
-                "Too many live sessions. Retry later.", self._options.retry_after
+                "Too many live sessions. Retry later.",
+                self._options.retry_after,
+                "max_sessions",
             )
         result: dict[str, Any] = {
             "protocolVersion": version,

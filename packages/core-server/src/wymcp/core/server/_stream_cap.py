@@ -96,6 +96,8 @@ class LongStreams:
         client = client_of(exchange)
         refused_by = self.cap.acquire(client)
         if refused_by is not None:
+            if exchange.record is not None:
+                exchange.record.reason = refused_by.lower()
             return Reply(
                 503,
                 error_message(

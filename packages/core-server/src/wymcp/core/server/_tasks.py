@@ -273,6 +273,7 @@ class Tasks:
         return unavailable(
             "Service unavailable: the task store cannot be reached. Retry later.",
             self._retry_after,
+            "task_store_unavailable",
         )
 
     # ---------------------------------------------------------------- records
@@ -311,6 +312,7 @@ class Tasks:
             raise unavailable(
                 f"Too many tasks: {error}. Retry when some have finished or expired.",
                 self._retry_after,
+                "max_tasks",
             ) from None
         except TaskStoreUnavailableError:
             raise self._unavailable() from None
@@ -480,6 +482,7 @@ class Tasks:
             raise unavailable(
                 f"Too many answers waiting: {error}. Retry when the tasks took them.",
                 self._retry_after,
+                "task_memory",
             ) from None
         except TaskStoreUnavailableError:
             raise self._unavailable() from None

@@ -267,6 +267,8 @@ class Endpoint:
         if not metrics.authorized(request.headers):
             return unauthorized()
         metrics.live(self.engine)
+        await metrics.count_broker_tasks(self.engine)
+        metrics.flush()
         body, content_type = await asyncio.to_thread(
             metrics.exposition, request.headers.get("Accept")
         )

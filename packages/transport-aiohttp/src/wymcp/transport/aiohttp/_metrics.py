@@ -1,15 +1,18 @@
 """Prometheus metrics of one endpoint (`METRICS`), read from each request's record.
 
-Label values come from the catalogue or fixed vocabularies, never the request
-(unknown names count as `unknown`). With `PROMETHEUS_MULTIPROC_DIR` set, every
-worker's series are summed when scraped (prometheus_client's multiprocess mode).
+Label values come from the catalogue or fixed vocabularies, never the request.
+With `PROMETHEUS_MULTIPROC_DIR` set, every worker's series are summed when
+scraped (prometheus_client's multiprocess mode). Counts wait in plain integers
+until a flush (a scrape, every `LAG_INTERVAL`, shutdown).
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import hmac
+import logging
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -22,6 +25,8 @@ from wymcp.transport.aiohttp._answers import error_response
 
 if TYPE_CHECKING:
     from wymcp.conf import Settings
+
+logger = logging.getLogger("wymcp.transport.aiohttp")
 
 UNKNOWN: Final = "unknown"
 NONE: Final = "none"
@@ -107,6 +112,19 @@ REASONS: Final = {
 }
 """The `reason` label of each 4xx/5xx status; any other status is `other`."""
 
+LIMITS: Final = frozenset(
+    {
+        "max_sessions",
+        "max_streams",
+        "max_streams_per_client",
+        "max_tasks",
+        "task_memory",
+        "task_store_unavailable",
+    }
+)
+"""The `reason` of a 503 a limit answered (`CallRecord.reason`), instead of
+`unavailable`."""
+
 DURATION_BUCKETS: Final = (
     0.01,
     0.02,
@@ -125,6 +143,26 @@ DURATION_BUCKETS: Final = (
 )
 """The OpenTelemetry MCP semantic conventions' advised buckets (seconds)."""
 
+BROKER_BUCKETS: Final = (
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+)
+"""Seconds of one Redis round trip (finer than the OTel database buckets, whose
+first is 1 ms: a healthy round trip takes a fraction of it)."""
+BROKER_COUNT_WAIT: Final = 2.0
+"""Seconds the count of the broker's tasks may take before it is skipped."""
+BROKER_TASK_STATES: Final = ("running", "ended")
+
 LAG_BUCKETS: Final = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 LAG_INTERVAL: Final = 0.5
 """Seconds between two event-loop lag probes."""
@@ -134,12 +172,46 @@ LIVE_TICKS: Final = 10
 MULTIPROCESS_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
 
 
-@attrs.frozen
+@attrs.define(eq=False)
 class _Series:
-    """The children one label set updates: its counters and its duration."""
+    """The children one label set updates, and what it counted since the flush.
+
+    `buckets[i]` counts the durations in bucket `i` alone (`+Inf` last), as
+    the histogram child keeps them.
+    """
 
     counters: tuple[Any, ...]
     duration: Any
+    bounds: tuple[float, ...] = DURATION_BUCKETS
+    count: int = 0
+    seconds: float = 0.0
+    buckets: list[int] = attrs.Factory(
+        lambda self: [0] * (len(self.bounds) + 1), takes_self=True
+    )
+
+    def add(self, seconds: float) -> None:
+        """Count one more duration (until the flush)."""
+        self.count += 1
+        self.seconds += seconds
+        self.buckets[bisect.bisect_left(self.bounds, seconds)] += 1
+
+    def flush(self) -> None:
+        """Add the pending counts to the children (on the event loop's thread)."""
+        count = self.count
+        for counter in self.counters:
+            counter.inc(count)
+        # prometheus_client has no public "observe N values" call: its child
+        # keeps a sum and one count per bucket (`tests/operations/
+        # test_metrics.py::test_flushed_counts_equal_observed_ones` pins it)
+        duration = self.duration
+        duration._sum.inc(self.seconds)  # noqa: SLF001
+        buckets = self.buckets
+        for index, found in enumerate(buckets):
+            if found:
+                duration._buckets[index].inc(found)  # noqa: SLF001
+                buckets[index] = 0
+        self.count = 0
+        self.seconds = 0.0
 
 
 def outcome_label(record: CallRecord) -> str:
@@ -229,6 +301,10 @@ class Metrics:
             registry=own,
         )
         self._series: dict[tuple[str, str, str, str, str, bool], _Series] = {}
+        self._pending: list[_Series] = []
+        """The series counted since the last flush."""
+        self._body_bytes = 0
+        """Request body bytes since the last flush."""
         mode: dict[str, Any] = {"multiprocess_mode": "livesum"}
         self.sessions = prom.Gauge(
             "wymcp_sessions", "Live sessions held by the worker.", registry=own, **mode
@@ -246,6 +322,29 @@ class Metrics:
             registry=own,
             **mode,
         )
+        self.broker_round_trips = prom.Histogram(
+            "wymcp_broker_round_trip_seconds",
+            "Seconds of each Redis round trip of the BROKER, by store and "
+            "operation family (its _count: the round trips).",
+            ["store", "operation"],
+            buckets=BROKER_BUCKETS,
+            registry=own,
+        )
+        self.broker_errors = prom.Counter(
+            "wymcp_broker_errors",
+            "Redis round trips of the BROKER that failed, by store, operation "
+            "family and reason.",
+            ["store", "operation", "reason"],
+            registry=own,
+        )
+        self.broker_tasks = prom.Gauge(
+            "wymcp_broker_tasks",
+            "Tasks in the BROKER's task store (every worker's), by state.",
+            ["state"],
+            registry=own,
+            multiprocess_mode="livemax",
+        )
+        self._broker_series: dict[tuple[str, str], _Series] = {}
 
     # ------------------------------------------------------------- labels
 
@@ -265,7 +364,8 @@ class Metrics:
         """Count one answered request (what its record says, and its status).
 
         The series a label set updates are looked up once and kept: the label
-        sets are bounded, so is what is kept.
+        sets are bounded, so is what is kept. The counts wait in plain
+        integers for `flush`.
         """
         method = record.method if record.method in METHODS else UNKNOWN
         revision = record.revision if record.revision in SUPPORTED else NONE
@@ -275,13 +375,28 @@ class Metrics:
         series = self._series.get(key)
         if series is None:
             series = self._series[key] = self._make_series(key)
-        for counter in series.counters:
-            counter.inc()
-        series.duration.observe(seconds)
+        if not series.count:
+            self._pending.append(series)
+        series.add(seconds)
         if status >= 400:  # noqa: PLR2004 - 4xx/5xx
-            self.http_errors.labels(str(status), REASONS.get(status, "other")).inc()
-        if body_bytes:
-            self.body_bytes.inc(body_bytes)
+            reason = record.reason
+            if reason not in LIMITS:
+                reason = REASONS.get(status, "other")
+            self.http_errors.labels(str(status), reason).inc()
+        self._body_bytes += body_bytes
+
+    def flush(self) -> None:
+        """Add what was counted since the last flush to the series.
+
+        Run on the event loop (the only thread that counts): before a
+        scrape, every `LAG_INTERVAL` seconds, and when the app stops.
+        """
+        pending, self._pending = self._pending, []
+        for series in pending:
+            series.flush()
+        if self._body_bytes:
+            self.body_bytes.inc(self._body_bytes)
+            self._body_bytes = 0
 
     def _make_series(self, key: tuple[str, str, str, str, str, bool]) -> _Series:
         method, revision, outcome, tool, action, refused = key
@@ -294,6 +409,40 @@ class Metrics:
         error_type = "" if outcome == "ok" else outcome
         duration = self.operation.labels(method, revision, tool, error_type)
         return _Series(tuple(counters), duration)
+
+    def broker_round_trip(
+        self, store: str, operation: str, seconds: float, reason: str | None
+    ) -> None:
+        """Count one Redis round trip of the broker (`ProbedRedis`'s observer).
+
+        The labels come from `_broker_probe`'s fixed vocabularies.
+        """
+        key = (store, operation)
+        series = self._broker_series.get(key)
+        if series is None:
+            duration = self.broker_round_trips.labels(store, operation)
+            series = self._broker_series[key] = _Series((), duration, BROKER_BUCKETS)
+        if not series.count:
+            self._pending.append(series)
+        series.add(seconds)
+        if reason is not None:
+            self.broker_errors.labels(store, operation, reason).inc()
+
+    async def count_broker_tasks(self, engine: object) -> None:
+        """Set `wymcp_broker_tasks` from the broker's store (its `task_counts`)."""
+        counts = getattr(engine, "task_counts", None)
+        if counts is None:
+            return
+        try:
+            found = await asyncio.wait_for(counts(), BROKER_COUNT_WAIT)
+        except Exception as error:  # noqa: BLE001 - counted as a broker error
+            logger.warning(
+                "wymcp: metrics: the broker's tasks could not be counted (%s)",
+                type(error).__name__,
+            )
+            return
+        for state in BROKER_TASK_STATES:
+            self.broker_tasks.labels(state).set(found.get(state, 0))
 
     def session_ended(self, revision: str, seconds: float) -> None:
         """Observe the duration of a session that ended (the engine's hook)."""
@@ -342,8 +491,9 @@ class Metrics:
     def probe(self, engine: object) -> Callable[[web.Application], AsyncIterator[None]]:
         """A cleanup context measuring event-loop lag while the app runs.
 
-        It also refreshes the gauges of `engine` every 5 s, so a worker's
-        gauges stay current in multiprocess mode, scraped or not.
+        It also flushes the counts every `LAG_INTERVAL` (and at the end) and
+        refreshes the gauges of `engine` every 5 s, so a worker's series stay
+        current in multiprocess mode, scraped or not.
         """
 
         async def probing(_app: web.Application) -> AsyncIterator[None]:
@@ -352,6 +502,7 @@ class Metrics:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+            self.flush()
 
         return probing
 
@@ -362,9 +513,11 @@ class Metrics:
             due = loop.time() + LAG_INTERVAL
             await asyncio.sleep(LAG_INTERVAL)
             self.loop_lag.observe(max(0.0, loop.time() - due))
+            self.flush()
             ticks += 1
             if ticks % LIVE_TICKS == 0:
                 self.live(engine)
+                await self.count_broker_tasks(engine)
 
 
 def unauthorized() -> web.Response:

@@ -53,6 +53,10 @@ def mount(app: web.Application, settings: Settings, engine: ServedEngine) -> End
             core.session_ended = endpoint.metrics.session_ended
         app.router.add_get(settings.METRICS_PATH, endpoint.scrape, allow_head=False)
         app.cleanup_ctx.append(endpoint.metrics.probe(engine))
+        # a broker's engine times its own Redis round trips for the metrics
+        observe = getattr(engine, "observe_round_trips", None)
+        if observe is not None:
+            observe(endpoint.metrics.broker_round_trip)
     if endpoint.auth is not None:
         for path in endpoint.auth.metadata.paths():
             app.router.add_get(path, endpoint.metadata)
