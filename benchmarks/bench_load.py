@@ -10,7 +10,7 @@ import contextlib
 import itertools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -271,6 +271,25 @@ class RawChannel:
         return ok, "" if ok else f"HTTP {status}: {body[:300]!r}"
 
 
+async def _open_channels(
+    http: aiohttp.ClientSession,
+    urls: list[str],
+    *,
+    modern: bool,
+    count: int,
+    shift: int,
+) -> tuple[list[Channel], list[RawChannel]]:
+    """`count` channels, opened round-robin over `urls`, called `shift` further on."""
+    channels = [Channel(http, urls[i % len(urls)], modern=modern) for i in range(count)]
+    for channel in channels:
+        await channel.open()
+    raws = [
+        RawChannel(channel, urls[(i + shift) % len(urls)])
+        for i, channel in enumerate(channels)
+    ]
+    return channels, raws
+
+
 async def drive(
     url: str,
     call: Call,
@@ -281,23 +300,31 @@ async def drive(
     requests: int,
     checkpoint: Callable[[], None],
     client: str = "raw",
+    urls: Sequence[str] = (),
+    shift: int = 0,
 ) -> Outcome:
     """Open one channel per worker, warm up, then run `requests` calls and time them.
+
+    With `urls` (several server processes; the hand-written client only),
+    channel i opens on `urls[i % n]` and calls on `urls[(i + shift) % n]`:
+    `shift=1` sends every call of a 2025-11-25 session to a process that did
+    not open it, so its state travels through the broker.
 
     Sessions are opened with aiohttp; the calls go over `client` ("raw": one
     hand-written HTTP/1.1 keep-alive socket per worker, or "aiohttp").
     `checkpoint` is called between warm-up and measurement and again after it;
     the caller reads the server's /proc counters there.
     """
+    if len(urls) > 1 and client != "raw":
+        raise ValueError("several servers are driven by the hand-written client")
     timeout = aiohttp.ClientTimeout(total=120)
     async with aiohttp.ClientSession(
         connector=connector(concurrency), timeout=timeout
     ) as http:
-        channels = [Channel(http, url, modern=modern) for _ in range(concurrency)]
-        for channel in channels:
-            await channel.open()
+        channels, raws = await _open_channels(
+            http, list(urls) or [url], modern=modern, count=concurrency, shift=shift
+        )
         callers: list[Channel | RawChannel] = list(channels)
-        raws = [RawChannel(channel, url) for channel in channels]
         if client == "raw":
             for raw in raws:
                 await raw.connect()

@@ -23,6 +23,7 @@ SERVER_ORDER = (
     "ceiling",
     "wymcp-uvloop",
     "ceiling-uvloop",
+    "raw-uvloop",
 )
 AGREE = 0.15
 """Two clients' ratios agree when they differ by at most this share (issue 26)."""
@@ -351,7 +352,7 @@ def targets(results: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def targets_text(items: list[dict[str, str]]) -> str:
-    lines = ["targets (issues 7, 14, 17):"]
+    lines = ["targets (issues 7, 14, 17, 26):"]
     lines.extend(f"  [{t['status']:4}] {t['target']}: {t['figure']}" for t in items)
     return "\n".join(lines)
 
@@ -524,7 +525,7 @@ they move by 10-50%, and the CPU per call figures move least.
 (`{just}` runs the same.) The run took {elapsed:.0f} s; load average
 {load_before} at the start and {load_after} at the end.
 
-## Targets (issues 7, 14, 17)
+## Targets (issues 7, 14, 17, 26)
 
 | target | measured | status |
 |---|---|---|
@@ -574,6 +575,14 @@ MACHINE = """
   answers 2026-07-28 with 400). zod schemas as strict as the pydantic models.
 - `wymcp-uvloop` and `ceiling-uvloop`: the same servers with `LOOP = "uvloop"`
   and `ceiling_server.py --loop uvloop`.
+- `raw-uvloop`, the limit: `raw_server.py`, an asyncio Protocol on uvloop that
+  parses with httptools (C) and answers the ceiling's canned results, no
+  framework (`locks/bench-raw.txt`). Not an HTTP server anyone should run.
+- The second client, autocannon, drives every case again, for as many whole
+  seconds as the requests take at 300 req/s (1 to 10). It replays one body: on
+  the 2025-11-25 path every connection calls on one session opened first (the
+  hand-written client opens one per channel). Its latency percentiles are whole
+  milliseconds, so its p99/p50 is coarse below a few milliseconds.
 
 ## Throughput and latency
 
@@ -817,8 +826,12 @@ def history_section(saved: Path) -> str:
     return "\n" + saved.read_text(encoding="utf-8").strip() + "\n"
 
 
-def write(results: dict[str, Any], out: Path) -> Path:
-    """Write performance.md and performance-throughput.png into `out`."""
+def write(results: dict[str, Any], out: Path, extra: str = "") -> Path:
+    """Write performance.md and performance-throughput.png into `out`.
+
+    `extra` (issue 26's sections, `bench_limits.sections`) follows the
+    throughput tables.
+    """
     png = out / "performance-throughput.png"
     how = chart(results, png)
     config = results["config"]
@@ -863,6 +876,7 @@ def write(results: dict[str, Any], out: Path) -> Path:
         text += "\n".join(client_rows(results["client_check"])) + "\n"
         text += CLIENT_RATIOS.format(micro=MICRO, div=DIV, agree=AGREE)
         text += "\n".join(client_ratio_rows(results["client_check"])) + "\n"
+    text += extra
     text += BAD_CALLS
     text += "\n".join(bad_table(results.get("bad_calls", []))) + "\n\n"
     text += "\n".join(excerpt_lines(results.get("bad_calls", [])))

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
@@ -26,7 +26,8 @@ VENV_HOME = Path(
     os.environ.get("WYMCP_BENCH_VENVS", Path.home() / ".cache/wymcp-bench/venvs")
 )
 PEER_LOCKS = {
-    name: ROOT / "locks" / f"bench-{name}.txt" for name in ("mcp", "fastmcp", "plot")
+    name: ROOT / "locks" / f"bench-{name}.txt"
+    for name in ("mcp", "fastmcp", "plot", "raw")
 }
 """Each peer environment's hashed lock (written by `just lock`)."""
 UV = ROOT / ".cache" / "uv" / "bin" / "uv"
@@ -175,6 +176,9 @@ class ServerKind:
                 "--loop",
                 self.loop,
             ]
+        if self.key == "raw-uvloop":
+            python = venv_python(self.venv or "")
+            return [str(python), str(HERE / "raw_server.py"), "--port", str(port)]
         if self.node_major:
             script = HERE / "peer_ts_sdk_server.mjs"
             command = [str(NODE), str(script), "--major", self.node_major]
@@ -202,6 +206,9 @@ SERVERS = {
     "wymcp-uvloop": ServerKind("wymcp-uvloop", "wymcp, uvloop", None, loop="uvloop"),
     "ceiling-uvloop": ServerKind(
         "ceiling-uvloop", "bare aiohttp (ceiling), uvloop", None, loop="uvloop"
+    ),
+    "raw-uvloop": ServerKind(
+        "raw-uvloop", "uvloop + httptools, no framework (limit)", "raw", loop="uvloop"
     ),
 }
 
@@ -260,7 +267,8 @@ class Running:
     """One started server process, pinned to its core, stopped on exit.
 
     `wrapper` runs the server under another program (`valgrind ...`): the
-    server's command follows it, its interpreter named first.
+    server's command follows it, its interpreter named first. `extra_env`
+    adds variables (`WYMCP_BROKER`) to its environment.
     """
 
     def __init__(
@@ -270,12 +278,14 @@ class Running:
         json_mode: bool,
         placement: Placement,
         wrapper: Sequence[str] = (),
+        extra_env: Mapping[str, str] | None = None,
     ):
         self.kind = kind
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         env = project_env()
         env["WYMCP_LOOP"] = kind.loop
+        env.update(extra_env or {})
         command = kind.command(self.port, json_mode=json_mode)
         if wrapper and not Path(command[0]).name.startswith("python"):
             command = [sys.executable, *command]  # the `wymcp` script

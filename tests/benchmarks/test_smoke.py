@@ -36,7 +36,7 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str, Path]:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=900,
         check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -68,6 +68,8 @@ def test_every_client_drives_every_server(smoke) -> None:
     results, _, _ = smoke
     seen = {(r["server"], r["client"]) for r in results["client_check"] if "rps" in r}
     servers = ["wymcp", "ceiling"]
+    if "raw-uvloop" in results["config"]["servers"]:
+        servers.append("raw-uvloop")
     clients = ["raw", "aiohttp"]
     if node_tools_installed(results):
         servers.append("ts-sdk-2")  # 1.x cannot serve the 2026 path checked here
@@ -128,8 +130,13 @@ def test_cold_start_sessions_and_gate_are_measured(smoke) -> None:
 def test_every_target_is_reported_with_a_status(smoke) -> None:
     results, report, _ = smoke
     targets = results["targets"]
-    assert len(targets) == 17  # 12 of issue 7, 3 of issue 14, 2 stdio of issue 17
-    assert {t["status"] for t in targets} <= {"PASS", "MISS", "n/a"}
+    # 12 of issue 7, 3 of issue 14, 2 stdio of issue 17, 23 of issue 26
+    assert len(targets) == 40
+    assert {t["status"] for t in targets} <= {"PASS", "MISS", "n/a", "report"}
+    for target in targets:
+        if target["target"].startswith("26:") and "Redis" not in target["target"]:
+            assert "hand-written:" in target["figure"]
+            assert "autocannon:" in target["figure"]
     for target in targets:
         assert target["target"] in report
 
@@ -156,3 +163,49 @@ def test_stdio_round_trips_are_measured_for_wymcp(smoke) -> None:
         for key in ("cpu_us", "p50_ms", "rps"):
             assert key in row
     assert "## stdio" in report
+
+
+def test_every_case_has_its_tail_and_autocannon_drives_every_case(smoke) -> None:
+    results, report, _ = smoke
+    for row in results["throughput"]:
+        assert row["p50_ms"] <= row["p99_ms"] <= row["p999_ms"], row
+    assert "## Tail latency" in report
+    if not node_tools_installed(results):
+        assert results["throughput_autocannon"] == []
+        return
+    cases = {
+        (r["server"], r["path"], r["tool"])
+        for r in results["throughput_autocannon"]
+        if "rps" in r and not r.get("error")
+    }
+    wanted = {(s, p, t) for s in ("wymcp", "ceiling") for p in PATHS for t in TOOLS}
+    assert wanted <= cases
+    assert ("ts-sdk-1", PATHS[1], "calc") in cases  # stateless 2025: no session
+
+
+def test_the_limit_runs_or_the_run_says_why_not(smoke) -> None:
+    results, report, out = smoke
+    if "raw-uvloop" not in results["config"]["servers"]:
+        stdout = (out / "stdout.txt").read_text(encoding="utf-8")
+        assert "raw-uvloop" in stdout
+        return
+    rows = [r for r in results["throughput"] if r["server"] == "raw-uvloop"]
+    assert len(rows) == 4
+    assert all("error" not in row and row["calls"] > 0 for row in rows), rows
+    assert "## Same loop, and the limit" in report
+
+
+def test_memory_after_many_calls_and_the_broker_processes_are_measured(smoke) -> None:
+    results, report, _ = smoke
+    (row,) = results["endurance"]
+    assert row["server"] == "wymcp"
+    assert "error" not in row, row
+    assert row["ok"] == results["config"]["long_calls"]
+    assert row["rss_after_mib"] > 0
+    configs = {(r["config"], r["path"]) for r in results["broker"]}
+    assert len(configs) == 6
+    for broker in results["broker"]:
+        assert "error" not in broker, broker
+        assert broker["ok"] == results["config"]["broker_requests"]
+    assert "## Across workers (BROKER)" in report
+    assert "## Memory over time" in report
