@@ -69,3 +69,21 @@ class NoCrash:
         if call.tool == "jobs" and call.action == "crash":
             raise CallRefused("crash_forbidden", "Crashing jobs is not allowed here.")
         return await call_next()
+
+
+class Raiser(Tool):
+    """A tool that raises with the value it was sent, as careless tools do."""
+
+    name = "raiser"
+    description = "Raise with the text sent."
+    actions = {  # noqa: RUF012 - the declaration
+        "say": Action(
+            description="Raise ValueError naming the text",
+            properties={"text": {"type": "string"}},
+            required=["text"],
+        ),
+    }
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> Any:
+        text = data["text"]
+        raise ValueError(f"bad value {text}")

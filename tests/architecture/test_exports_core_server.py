@@ -75,6 +75,7 @@ EXPECTED = [
     "TaskRecord",
     "TaskStore",
     "TaskStoreUnavailableError",
+    "TextLogFormatter",
     "TokenValidator",
     "ToolContext",
     "ToolResult",

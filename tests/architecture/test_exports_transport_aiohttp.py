@@ -20,6 +20,7 @@ def test_the_facade_exports_setup_create_app_the_worker_and_the_auth_names():
         "create_app",
         "serve",
         "setup",
+        "worker_exited",
     ]
     for name in wymcp.transport.aiohttp.__all__:
         if name != "CHECKS":

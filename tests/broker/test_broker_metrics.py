@@ -136,11 +136,14 @@ class Waiting(Tool):
 
 @pytest.fixture
 async def db(redis_url: str) -> str:
-    """Database 4, emptied: the task counts are over the whole store."""
+    """Database 4, emptied, and no script cached: the task counts are over the
+    whole store, and the first rate decision must meet NOSCRIPT whichever test
+    loaded the script into this server before."""
     url = redis_url.rsplit("/", 1)[0] + "/4"
     client = aioredis.Redis.from_url(url)
     try:
         await client.flushdb()
+        await client.script_flush()
     finally:
         await client.aclose()
     return url

@@ -310,3 +310,23 @@ async def test_a_method_rule_with_redis_down_closed_answers_429():
     assert answer.headers["Retry-After"] == "1"
     assert answer.error is not None
     assert answer.error["data"] == {"error": "rate_limited", "retry_after_ms": 1000}
+
+
+async def test_the_arrival_time_keeps_sub_millisecond_precision(redis_url: str):
+    # 3/s: an interval of 333.333... ms, not a multiple of 0.1 ms (stored at
+    # 0.1 ms, each call lost 0.033 ms: 7% over-admitted at 3,000/s)
+    rule = RateRule(count=3, period=1.0, burst=1000)
+    checks = _checks(rule, "{precision}")
+    key = f"{PREFIX}{checks[0].key}:r"
+    rates = RedisRates(redis_url, lease=60)
+    try:
+        assert await rates.acquire(checks, "t0") is None
+        first = float(await rates.client.get(key))
+        for n in range(1, 101):
+            assert await rates.acquire(checks, f"t{n}") is None
+        last = float(await rates.client.get(key))
+    finally:
+        await rates.client.delete(key)
+        await rates.aclose()
+    # the calls come faster than the interval, so each adds one interval
+    assert abs((last - first) - 100 * 1000 / 3) < 0.01

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ops_tools import Jobs
 from wymcp.conf import Settings, load_settings, run_checks
 
 
@@ -61,3 +62,35 @@ def test_a_task_budget_that_cannot_keep_one_result_warns() -> None:
     assert "TASK_MEMORY_BUDGET (4194304)" in str(problem)
     roomy = Settings().evolve(RESULT_LIMIT=1024 * 1024, TASK_MEMORY_BUDGET=4 << 20)
     assert "wymcp.W016" not in ids(roomy)
+
+
+def test_a_metrics_path_the_server_already_routes_is_an_error():
+    for path in ("/mcp", "/healthz", "/readyz"):
+        problems = run_checks(Settings().evolve(METRICS=True, METRICS_PATH=path))
+        (e018,) = [p for p in problems if p.id == "wymcp.E018"]
+        assert e018.is_error
+        assert repr(path) in e018.message
+    assert "wymcp.E018" not in ids(Settings().evolve(METRICS=True))
+    assert "wymcp.E018" not in ids(
+        Settings().evolve(METRICS=True, PATH="/api", METRICS_PATH="/mcp")
+    )
+    assert "wymcp.E018" not in ids(Settings().evolve(METRICS_PATH="/healthz"))
+
+
+def test_a_rate_rule_naming_an_unknown_tool_or_action_warns():
+
+    settings = Settings().evolve(
+        TOOLS=[Jobs],
+        RATE_LIMITS=[
+            {"tool": "job", "rate": "1/h"},
+            {"tool": "jobs", "action": "runn", "rate": "1/h"},
+            {"tool": "help", "rate": "1/h"},
+            {"tool": "jobs", "action": "run", "rate": "1/h"},
+            {"rate": "1/h"},
+        ],
+    )
+    warned = [p.message for p in run_checks(settings) if p.id == "wymcp.W018"]
+    assert len(warned) == 3
+    assert "tool 'job'" in warned[0]
+    assert "action 'runn' of tool 'jobs'" in warned[1]
+    assert "tool 'help'" in warned[2]

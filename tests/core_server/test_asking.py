@@ -21,6 +21,9 @@ from wymcp.core.server import (
     Resource,
     ToolContext,
 )
+from wymcp.core.server._asking import MAX_QUESTIONS, session_asker
+from wymcp.core.server._revision import LEGACY, revision
+from wymcp.core.server._session import Session
 
 NAME_SCHEMA = {
     "type": "object",
@@ -653,3 +656,74 @@ async def test_a_context_builds_its_asker_once_on_the_first_question():
     assert await ctx.list_roots(key="again") == {"n": 2}
     assert built == [1]
     assert asked == [["roots"], ["again"]]
+
+
+class _Sink:
+    """A call's stream that keeps the questions sent on it."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+
+    async def send(self, message: Any, *, event_id: str | None = None) -> None:
+        self.sent.append(message)
+
+
+async def _settle() -> None:
+    """Let the tasks started run until they wait for an answer."""
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+async def test_a_session_waits_for_at_most_max_questions_answers():
+    """Issue 29 (attack 4, finding 2): outstanding questions per session are capped.
+
+    One more fails at once ("busy"), sends nothing; an answer makes room.
+    """
+    session = Session(
+        id="s", protocol_version=LEGACY[0], capabilities_json=b'{"roots":{}}'
+    )
+    sink = _Sink()
+    ask = session_asker(session, revision(LEGACY[0]), sink, 30.0)
+    waiting = [
+        asyncio.create_task(ask({"r": InputRequest.roots()}, None))
+        for _ in range(MAX_QUESTIONS)
+    ]
+    await _settle()
+    assert len(sink.sent) == MAX_QUESTIONS
+    with pytest.raises(ClientRequestError) as refused:
+        await ask({"r": InputRequest.roots()}, None)
+    assert refused.value.reason == "busy"
+    assert len(sink.sent) == MAX_QUESTIONS  # the refused one was never sent
+    first = sink.sent[0]["id"]
+    session.pending[first].set_result({"roots": []})
+    assert await waiting[0] == {"r": {"roots": []}}
+    more = asyncio.create_task(ask({"r": InputRequest.roots()}, None))
+    await _settle()
+    assert len(sink.sent) == MAX_QUESTIONS + 1  # room again
+    for task in [*waiting[1:], more]:
+        task.cancel()
+    await asyncio.gather(*waiting[1:], more, return_exceptions=True)
+    assert not session.pending
+
+
+async def test_a_question_given_up_leaves_its_future_done():
+    """Whoever watches a question (BROKER deletes its record) learns it ended.
+
+    Here the stream fails as the question is sent (the client went away).
+    """
+    session = Session(
+        id="s", protocol_version=LEGACY[0], capabilities_json=b'{"roots":{}}'
+    )
+    seen: list[asyncio.Future[Any]] = []
+
+    class Gone:
+        async def send(self, message: Any, *, event_id: str | None = None) -> None:
+            seen.extend(session.pending.values())
+            raise ConnectionResetError
+
+    ask = session_asker(session, revision(LEGACY[0]), Gone(), 30.0)
+    with pytest.raises(ClientRequestError) as failed:
+        await ask({"r": InputRequest.roots()}, None)
+    assert failed.value.reason == "disconnected"
+    assert len(seen) == 1
+    assert seen[0].done()

@@ -137,3 +137,28 @@ async def test_a_refusal_before_the_engine_is_logged_as_refused(
         assert response.status == 415
     (line,) = [r.getMessage() for r in _access(caplog)]
     assert "outcome=refused status=415" in line
+
+
+class _TagEverything:
+    """Tags the call with 8 values taken from the request, as a careless audit does."""
+
+    async def __call__(self, call: Any, call_next: Any) -> Any:
+        for n in range(8):
+            call.tags[f"tag{n}_" + "k" * 40] = "\x1b" * 500 + str(call.tool)
+        return await call_next()
+
+
+@pytest.mark.parametrize("form", ["text", "json"])
+async def test_middleware_tags_stay_within_their_budget(
+    caplog: pytest.LogCaptureFixture, form: str
+):
+    caplog.set_level(logging.INFO, logger="wymcp.access")
+    app = create_app(TOOLS=[Jobs], ACCESS_LOG=True, MIDDLEWARE=[_TagEverything()])
+    async with Client(app, protocol_version=SESSION) as client:
+        await _raw_call(client, 7, "\x1b" * 500)
+    (record,) = [r for r in _access(caplog) if "tools/call" in r.getMessage()]
+    line = record.getMessage() if form == "text" else JsonLogFormatter().format(record)
+    tags = record.access["tags"]  # type: ignore[attr-defined]
+    assert sum(len(k) + len(v) for k, v in tags.items()) < 512 + 20
+    assert tags["…"] == f"{8 - (len(tags) - 1)} more"
+    assert len(line.encode()) < 4096

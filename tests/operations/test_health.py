@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,3 +91,40 @@ def test_the_probe_paths_are_routes_of_the_app():
     }
     assert {"/mcp", "/healthz", "/readyz"} <= paths
     assert isinstance(app, web.Application)
+
+
+async def test_probes_of_a_stalled_broker_share_one_ping_and_one_warning(
+    caplog: pytest.LogCaptureFixture,
+):
+    caplog.set_level("INFO", logger="wymcp.transport.aiohttp")
+    pings = 0
+    answering = asyncio.Event()
+
+    async def ping() -> None:  # a stalled Redis: no answer until the test says
+        nonlocal pings
+        pings += 1
+        await answering.wait()
+
+    app = create_app(TOOLS=[Jobs])
+    get_endpoint(app).health._ping = ping
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        probes = [asyncio.ensure_future(_status(client, "/readyz")) for _ in range(50)]
+        await asyncio.sleep(0.1)
+        start = time.monotonic()  # a valid client beside them
+        assert await _status(client, "/healthz") == (200, {"status": "ok"})
+        assert time.monotonic() - start < 1.0
+        answers = await asyncio.gather(*probes)
+        assert set(map(str, answers)) == {"(503, {'status': 'broker_unavailable'})"}
+        assert pings == 1
+        await asyncio.sleep(1.1)  # past the verdict: one more PING, no more log
+        assert await _status(client, "/readyz") == (
+            503,
+            {"status": "broker_unavailable"},
+        )
+        assert pings == 2
+        answering.set()
+        await asyncio.sleep(1.1)
+        assert await _status(client, "/readyz") == (200, {"status": "ready"})
+    warnings = [r for r in caplog.records if "did not answer" in r.getMessage()]
+    assert len(warnings) == 1
+    assert any("answers again" in r.getMessage() for r in caplog.records)

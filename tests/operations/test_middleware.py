@@ -165,3 +165,46 @@ def test_the_route_observes_requests_only_when_asked(
     ]
     expected = endpoint.observed if observed else endpoint.handle
     assert route.handler == expected
+
+
+class _RaisesBefore:
+    async def __call__(self, call: Any, call_next: Any) -> Any:
+        if call.action == "run":
+            raise RuntimeError("a bug in the middleware")
+        return await call_next()
+
+
+class _RaisesAfter:
+    async def __call__(self, call: Any, call_next: Any) -> Any:
+        result = await call_next()
+        if call.action == "run":
+            raise RuntimeError("a bug in the middleware")
+        return result
+
+
+@pytest.mark.parametrize("middleware", [_RaisesBefore, _RaisesAfter])
+async def test_a_raising_middleware_is_counted_and_logged_as_internal_error(
+    middleware: type, caplog: pytest.LogCaptureFixture
+):
+    caplog.set_level("INFO", logger="wymcp.access")
+    app = create_app(
+        TOOLS=[Jobs], MIDDLEWARE=[Tagger, middleware()], METRICS=True, ACCESS_LOG=True
+    )
+    async with Client(app) as client:
+        raised = await client.call("jobs", "run", {"size": 1})
+        fine = await client.call("jobs", "fail")
+        async with client.http.get("/metrics") as response:
+            text = await response.text()
+    assert raised.error is not None
+    assert raised.error["code"] == -32603
+    assert fine.is_error
+    assert (
+        'wymcp_tool_calls_total{action="run",outcome="internal_error",tool="jobs"} 1.0'
+        in text
+    )
+    assert 'method="tools/call",outcome="ok"' not in text
+    assert 'outcome="ok",tool="jobs"' not in text
+    lines = [r.getMessage() for r in caplog.records if r.name == "wymcp.access"]
+    assert any(
+        "action=run" in line and "outcome=internal_error" in line for line in lines
+    )

@@ -20,6 +20,7 @@ from wymcp.conf import ImproperlyConfigured, load_settings
 from wymcp.core.schema import Tool
 from wymcp.core.server import (
     CallRecord,
+    CallRefused,
     LocalRates,
     RateCheck,
     RateLimiter,
@@ -253,3 +254,30 @@ def test_a_fresh_principal_is_admitted_whatever_the_clock_reads(now):
     check = RateCheck(RateRule(count=1, period=3600.0), "fresh")
     assert store.decide([check]) is None
     assert store.decide([check]) == pytest.approx(3600.0)
+
+
+async def test_ipv6_clients_count_by_their_64_as_the_tasks_do():
+    store = LocalRates()
+    limiter = RateLimiter([RateRule(count=1, period=3600.0)], store)
+
+    async def call(peer: str) -> str:
+        record = CallRecord(method="tools/call", tool="jobs", action="run", peer=peer)
+
+        async def ok() -> dict[str, Any]:
+            return {"content": []}
+
+        try:
+            await limiter(record, ok)
+        except CallRefused as refused:
+            return refused.code
+        return "ok"
+
+    # one host rotating through its /64: one call, then every address refused
+    rotated = [await call(f"2001:db8:1:2::{n:x}") for n in range(1, 1001)]
+    assert rotated[0] == "ok"
+    assert set(rotated[1:]) == {"rate_limited"}
+    assert len(store) == 1
+    # another /64, an IPv4 client and an IPv4-mapped one are others
+    assert await call("2001:db8:1:3::1") == "ok"
+    assert await call("192.0.2.1") == "ok"
+    assert await call("::ffff:192.0.2.2") == "ok"

@@ -172,6 +172,8 @@ async def test_a_json_rpc_error_is_its_code_and_an_unknown_tool_is_not_named(
     assert attributes["error.type"] == "unknown_tool"
     assert attributes["rpc.response.status_code"] == str(unknown.error["code"])
     assert "gen_ai.tool.name" not in attributes
+    # the status text is the outcome, never the name the client sent
+    assert call.status.description == "unknown_tool"
 
 
 @pytest.mark.parametrize("version", REVISIONS)

@@ -12,6 +12,8 @@ from wymcp.core.server import LEGACY, MODERN
 
 OPERATOR_COMMANDS: Final = frozenset({"list", "call"})
 """The commands `_operator_commands.run` runs."""
+TOKEN_VARIABLE: Final = "WYMCP_METRICS_TOKEN"  # noqa: S105 - a name, no secret
+"""The environment variable `wymcp stats` reads when `--token` is not given."""
 
 
 def add_operator_parsers(commands: Any) -> None:
@@ -65,7 +67,13 @@ def add_stats_parser(commands: Any) -> None:
         "url", metavar="URL", help="its metrics, e.g. http://127.0.0.1:8000/metrics"
     )
     stats.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
-    stats.add_argument("--token", help="the METRICS_TOKEN, if the server asks for one")
+    stats.add_argument(
+        "--token",
+        help=(
+            "the METRICS_TOKEN, if the server asks for one (default: the "
+            f"{TOKEN_VARIABLE} environment variable, which other users cannot read)"
+        ),
+    )
     stats.add_argument(
         "--timeout", type=float, default=30.0, help="seconds to wait (default 30)"
     )

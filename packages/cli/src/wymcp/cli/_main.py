@@ -32,7 +32,7 @@ from wymcp.conf import (
     run_checks,
     settings_for_command,
 )
-from wymcp.core.server import ECHO_LIMIT
+from wymcp.core.server import ECHO_LIMIT, TextLogFormatter
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -115,9 +115,9 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `wymcp` command line; return the exit status."""
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    stderr = logging.StreamHandler()
+    stderr.setFormatter(TextLogFormatter())  # request values escaped (issue 27)
+    logging.basicConfig(level=logging.INFO, handlers=[stderr])
     if args.directory is not None:
         try:
             os.chdir(args.directory)

@@ -1,25 +1,34 @@
 """`wymcp stats URL`: the most refused (tool, action, gate) of a running server.
 
-It reads the server's metrics (`METRICS`) with prometheus_client's parser, so
-a tool author sees which actions models get wrong, and how.
+It reads the server's metrics (`METRICS`) whole, within `--timeout`, and
+parses only the two counters it prints, in one linear pass, so a tool author
+sees which actions models get wrong, and how.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import urllib.parse
 from collections.abc import Sequence
 from typing import Final, TextIO
 
 import aiohttp
 
+from wymcp.cli._http_arguments import TOKEN_VARIABLE
 from wymcp.core.server import ECHO_LIMIT
 
 _MOST_BYTES: Final = 64 * 1024 * 1024
 """The largest metrics text read (a server with every series stays far below)."""
-_REFUSALS: Final = "wymcp_tool_refusals"
-_CALLS: Final = "wymcp_tool_calls"
+_LONGEST_LINE: Final = 64 * 1024
+"""The longest sample line of the two counters parsed (a real one is < 1 KiB)."""
+_MOST_LABELS: Final = 16
+"""The most labels on such a line (the server writes 3)."""
+_LONGEST_VALUE: Final = 64
+"""The longest sample value or timestamp read (a float is < 30 characters)."""
+_REFUSALS: Final = "wymcp_tool_refusals_total"
+_CALLS: Final = "wymcp_tool_calls_total"
 
 
 class StatsError(Exception):
@@ -29,7 +38,8 @@ class StatsError(Exception):
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print the top refusals of the server at `args.url`; return the exit status."""
     try:
-        text = asyncio.run(_fetch(args.url, args.token, seconds=args.timeout))
+        token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+        text = asyncio.run(_fetch(args.url, token, seconds=args.timeout))
         calls, rows = refusals(text)
     except StatsError as exc:
         print(f"wymcp stats: {exc}", file=err)
@@ -64,11 +74,19 @@ async def _fetch(url: str, token: str | None, *, seconds: float) -> str:
                     f"the server answered {response.status} at that URL{hint}; "
                     "is METRICS on and METRICS_PATH this URL's path?"
                 )
-            body = await response.content.read(_MOST_BYTES + 1)
-    except (aiohttp.ClientError, TimeoutError) as exc:
-        raise StatsError(f"cannot read {url[:ECHO_LIMIT]}: {exc}") from None
-    if len(body) > _MOST_BYTES:
-        raise StatsError("the metrics are larger than 64 MiB; not read")
+            body = bytearray()
+            # to the end: `read(n)` returns what is buffered, not n bytes;
+            # the session's total timeout bounds the whole read
+            async for chunk in response.content.iter_chunked(1024 * 1024):
+                body += chunk
+                if len(body) > _MOST_BYTES:
+                    raise StatsError("the metrics are larger than 64 MiB; not read")
+    except TimeoutError:
+        raise StatsError(
+            f"cannot read {_cut(url)}: no whole answer within {seconds:g} s"
+        ) from None
+    except aiohttp.ClientError as exc:
+        raise StatsError(f"cannot read {_cut(url)}: {_cut(str(exc))}") from None
     return body.decode("utf-8", "replace")
 
 
@@ -77,31 +95,104 @@ Row = tuple[float, str, str, str]
 
 
 def refusals(text: str) -> tuple[dict[tuple[str, str], float], list[Row]]:
-    """The tools/call per (tool, action) and the refusals, most first."""
-    try:
-        from prometheus_client.parser import (  # noqa: PLC0415 - the optional extra
-            text_string_to_metric_families,
-        )
-    except ImportError:
-        raise StatsError(
-            "reading metrics needs prometheus_client: pip install "
-            "'wymcp-transport-aiohttp[metrics]'"
-        ) from None
+    """The tools/call per (tool, action) and the refusals, most first.
+
+    One pass over the lines; only the samples of the two counters are parsed
+    (each line at most `_LONGEST_LINE` characters and `_MOST_LABELS` labels),
+    so the time is linear in the text and the rest of it is never looked at.
+    """
     calls: dict[tuple[str, str], float] = {}
     rows: list[Row] = []
-    try:
-        for family in text_string_to_metric_families(text):
-            for sample in family.samples:
-                labels = sample.labels
-                key = (labels.get("tool", ""), labels.get("action", ""))
-                if sample.name == f"{_CALLS}_total":
-                    calls[key] = calls.get(key, 0.0) + sample.value
-                elif sample.name == f"{_REFUSALS}_total" and sample.value:
-                    rows.append((sample.value, *key, labels.get("gate", "")))
-    except ValueError as exc:
-        raise StatsError(f"the answer is not Prometheus text: {exc}") from None
+    for number, line in enumerate(text.split("\n"), 1):
+        name = _CALLS if line.startswith(_CALLS) else _REFUSALS
+        if not line.startswith(name) or line[len(name) : len(name) + 1] not in "{ ":
+            continue
+        try:
+            labels, value = _sample(line[len(name) :])
+        except ValueError as exc:
+            raise StatsError(
+                f"the answer is not Prometheus text (line {number}: {exc})"
+            ) from None
+        key = (labels.get("tool", ""), labels.get("action", ""))
+        if name == _CALLS:
+            calls[key] = calls.get(key, 0.0) + value
+        elif value:
+            rows.append((value, *key, labels.get("gate", "")))
     rows.sort(key=lambda row: (-row[0], row[1], row[2], row[3]))
     return calls, rows
+
+
+_ESCAPES: Final = {"\\": "\\", '"': '"', "n": "\n"}
+
+
+def _sample(rest: str) -> tuple[dict[str, str], float]:
+    """The labels and value of a sample line after its name (ValueError: why not)."""
+    if len(rest) > _LONGEST_LINE:
+        raise ValueError(f"a sample line longer than {_LONGEST_LINE} characters")
+    labels, at = _labels(rest) if rest.startswith("{") else ({}, 0)
+    fields = rest[at:].split()
+    if (
+        not fields
+        or len(fields) > 2  # noqa: PLR2004 - a value and a timestamp
+        or any(len(field) > _LONGEST_VALUE for field in fields)
+    ):
+        raise ValueError("a sample has no value (or more than a value and a time)")
+    try:
+        return labels, float(fields[0])
+    except ValueError:
+        raise ValueError(f"the value {_cut(fields[0])} is not a number") from None
+
+
+def _labels(rest: str) -> tuple[dict[str, str], int]:
+    """The `{...}` labels at the start of `rest` and the index past them."""
+    labels: dict[str, str] = {}
+    at = 1
+    while True:
+        at = _skip_spaces(rest, at)
+        if rest.startswith("}", at):
+            return labels, at + 1
+        if len(labels) == _MOST_LABELS:
+            raise ValueError(f"more than {_MOST_LABELS} labels")
+        equals = rest.find("=", at)
+        label = rest[at:equals].strip() if equals > 0 else ""
+        if not label.isidentifier() or not rest.startswith('"', equals + 1):
+            raise ValueError('a label is not name="value"')
+        value, at = _quoted(rest, equals + 2)
+        labels[label] = value
+        at = _skip_spaces(rest, at)
+        if rest.startswith(",", at):
+            at += 1
+        elif not rest.startswith("}", at):
+            raise ValueError("labels are not separated by commas")
+
+
+def _skip_spaces(text: str, at: int) -> int:
+    while text.startswith(" ", at):
+        at += 1
+    return at
+
+
+def _quoted(text: str, at: int) -> tuple[str, int]:
+    """The label value starting at `at` (after its quote) and the index past it.
+
+    Each quote and backslash is found once (a search goes on from the last),
+    so a value full of escapes is read in linear time.
+    """
+    parts: list[str] = []
+    quote = text.find('"', at)
+    while True:
+        if quote < 0:
+            raise ValueError("a label value has no closing quote")
+        slash = text.find("\\", at, quote)
+        if slash < 0:
+            parts.append(text[at:quote])
+            return "".join(parts), quote + 1
+        parts.append(text[at:slash])
+        escaped = text[slash + 1 : slash + 2]
+        parts.append(_ESCAPES.get(escaped, "\\" + escaped))
+        at = slash + 2
+        if quote < at:
+            quote = text.find('"', at)
 
 
 def report(
@@ -127,6 +218,12 @@ def report(
 
 
 def _cut(text: str) -> str:
-    """A label value for a terminal: printable, at most ECHO_LIMIT characters."""
-    shown = "".join(c if c.isprintable() else "\ufffd" for c in text[:ECHO_LIMIT])
+    r"""A server's text for a terminal: printable, at most ECHO_LIMIT characters.
+
+    A control or format character is shown escaped (`\x1b`, `\u202e`), never sent.
+    """
+    shown = "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+        for c in text[:ECHO_LIMIT]
+    )
     return shown or "-"

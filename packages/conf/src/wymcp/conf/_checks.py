@@ -12,8 +12,10 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from wymcp.conf._engine import build_engine
+from wymcp.conf._path_clash import metrics_path_problems
 from wymcp.conf._problems import ERROR, UNKNOWN_NAME, WARNING, CheckMessage, echo_limit
 from wymcp.conf._publish_size import tools_list_report
+from wymcp.conf._rate_rule_names import rate_rule_name_warnings
 from wymcp.conf._served import broker_missing
 from wymcp.conf._settings import Settings
 
@@ -88,7 +90,8 @@ def _declaration_problems(
         engine = build(settings)
     except Exception as exc:  # noqa: BLE001 - anything a declaration raises
         return [unservable(exc)]
-    return published_size(settings, engine)[1]
+    warnings = rate_rule_name_warnings(settings.RATE_LIMITS, engine)
+    return published_size(settings, engine)[1] + warnings
 
 
 def published_size(
@@ -189,6 +192,7 @@ def settings_problems(
             )
         )
     found += _missing_packages(settings)
+    found += metrics_path_problems(settings)
     found.extend(_tracing_problems(settings))
     if not secret_set and settings.BROKER is None and not alone:
         found.append(

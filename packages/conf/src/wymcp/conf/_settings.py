@@ -886,6 +886,7 @@ class Settings:
             "Where the metrics are served (same Host/Origin checks as `PATH`, no "
             "MCP token)."
         ),
+        checks="with METRICS on, not `PATH`, `/healthz` or `/readyz` (E018)",
     )
     METRICS_TOKEN: bytes | None = setting(
         None,

@@ -2,7 +2,8 @@
 
 Before a question (a request with an id `asked_id` made) reaches the client,
 Redis learns that this worker waits for its answer: an answer POSTed to
-another worker is relayed here, and only here (`RelayRoutes`).
+another worker is relayed here, and only here (`RelayRoutes`). Once the
+question is answered or given up, its record is deleted.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from wymcp.broker.redis._events import KeptPostStream
 from wymcp.core.server import is_asked_id
 
 if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Callable
+
     from wymcp.broker.redis._events import RedisEvents
     from wymcp.broker.redis._relay_routes import RelayRoutes
-    from wymcp.core.server import Stream
+    from wymcp.core.server import Session, Stream
 
 logger = logging.getLogger("wymcp.broker.redis")
 
@@ -30,10 +34,11 @@ class AskingPostStream(KeptPostStream):
         self,
         inner: Stream,
         events: RedisEvents,
-        session_id: str,
+        session: Session,
         routes: RelayRoutes,
     ) -> None:
-        super().__init__(inner, events, session_id)
+        super().__init__(inner, events, session.id)
+        self._pending = session.pending
         self._routes = routes
 
     async def send(self, message: Any, *, event_id: str | None = None) -> None:
@@ -60,3 +65,18 @@ class AskingPostStream(KeptPostStream):
                 "sent now reaches it only if POSTed to this worker",
                 exc_info=True,
             )
+            return
+        waiting = self._pending.get(rid)
+        if waiting is None or waiting.done():
+            self._routes.forget(self._session_id, rid)
+        else:
+            waiting.add_done_callback(self._forget(rid))
+
+    def _forget(self, rid: str) -> Callable[[asyncio.Future[Any]], None]:
+        """Delete the record of `rid` once its question is answered or given up."""
+        session_id, routes = self._session_id, self._routes
+
+        def forget(_: asyncio.Future[Any]) -> None:
+            routes.forget(session_id, rid)
+
+        return forget

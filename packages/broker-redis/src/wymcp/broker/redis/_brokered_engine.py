@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from redis.exceptions import RedisError
+from redis.exceptions import OutOfMemoryError, RedisError
 
 from wymcp.broker.redis._asking_stream import AskingPostStream
 from wymcp.broker.redis._bus import NOTIFY_CHANNEL, NotificationBus
@@ -43,8 +43,11 @@ from wymcp.broker.redis._relay import (
 from wymcp.broker.redis._relay_routes import (
     RELAY_BUDGET,
     RELAY_WINDOW_MS,
-    OverBudget,
+    Refusal,
     RelayRoutes,
+    Room,
+    Sent,
+    StoreFull,
 )
 from wymcp.broker.redis._session_cache import SessionCache
 from wymcp.broker.redis._sessions import (
@@ -118,6 +121,21 @@ class _Full(_BrokerDown):
     reason = "this worker's sessions are all busy (MAX_SESSIONS)"
 
 
+class _OutOfMemory(_BrokerDown):
+    """Redis answered but refused the write: it is at its `maxmemory`."""
+
+    reason = "the session store (BROKER) is out of memory (Redis maxmemory)"
+
+
+def _down(error: RedisError) -> _BrokerDown:
+    """What a failed Redis command tells the client: full, or not reached."""
+    if isinstance(error, OutOfMemoryError):
+        logger.warning("wymcp: BROKER is out of memory (maxmemory)")
+        return _OutOfMemory()
+    logger.warning("wymcp: BROKER cannot be reached", exc_info=error)
+    return _BrokerDown()
+
+
 def _unavailable(body: Any, down: _BrokerDown | None = None) -> Reply:
     reason = (down or _BrokerDown()).reason
     return Reply(
@@ -162,7 +180,9 @@ def _too_large(body: Any) -> Reply:
     )
 
 
-def _over_budget(body: Any, refused: OverBudget) -> Reply:
+def _refused(body: Any, refused: Refusal) -> Reply:
+    if isinstance(refused, StoreFull):
+        return _relay_full(body, refused)
     return Reply(
         429,
         error_message(
@@ -171,6 +191,19 @@ def _over_budget(body: Any, refused: OverBudget) -> Reply:
             "Too many bytes relayed: a session may send at most "
             f"{RELAY_BUDGET} bytes of answers and cancels for calls running on "
             f"other workers per {RELAY_WINDOW_MS // 1000} s. Retry later.",
+        ),
+        {"Retry-After": str(refused.retry_after)},
+    )
+
+
+def _relay_full(body: Any, refused: StoreFull) -> Reply:
+    return Reply(
+        503,
+        error_message(
+            echoable_id(body),
+            INTERNAL_ERROR,
+            "Service unavailable: answers relayed to other workers take their "
+            "whole share of the session store (BROKER) now. Retry later.",
         ),
         {"Retry-After": str(refused.retry_after)},
     )
@@ -296,7 +329,7 @@ class BrokeredEngine:
             local = await self._hydrate(exchange)
             before = None if local is None else _fields(local)
             if local is not None:
-                stream = AskingPostStream(stream, self._events, local.id, self._routes)
+                stream = AskingPostStream(stream, self._events, local, self._routes)
             target = None if local is None else relay_key(exchange.body)
             if local is not None and target is not None and _held_here(local, *target):
                 target = None
@@ -436,6 +469,7 @@ class BrokeredEngine:
         await self._waits.aclose()
         await self._events.leases.aclose()
         await self.engine.aclose()
+        await self._routes.aclose()
         await self._sessions.aclose()
         if self._rates is not None:
             await self._rates.aclose()
@@ -482,9 +516,8 @@ class BrokeredEngine:
                     break
                 heard = watch[1]
                 shared = await self._sessions.peek(sid)
-        except RedisError:
-            logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
-            raise _BrokerDown from None
+        except RedisError as error:
+            raise _down(error) from None
         finally:
             watch[0] -= 1
             if not watch[0]:
@@ -538,9 +571,8 @@ class BrokeredEngine:
                         raise
             elif local is not None and not local.closed and _fields(local) != before:
                 await self._sessions.update(local)
-        except RedisError:
-            logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
-            raise _BrokerDown from None
+        except RedisError as error:
+            raise _down(error) from None
 
     async def _relay(
         self, session_id: str, kind: Kind, key: str | int, body: Any
@@ -549,8 +581,10 @@ class BrokeredEngine:
 
         An answer goes only to the worker that asked its question, and only
         while it waits (an answer to nothing is dropped, as on one worker):
-        whether one waits is asked before the body is encoded.
+        whether one waits, and whether the budgets have room, is asked before
+        the body is encoded and sent to Redis.
         """
+        sent: Sent | Refusal
         try:
             if kind == "c":
                 payload = pack(session_id, kind, key, cancel_of(key, body))
@@ -559,17 +593,22 @@ class BrokeredEngine:
                 sent = await self._routes.cancel(session_id, payload)
             else:
                 rid = str(key)
-                if not await self._routes.outstanding(session_id, rid):
+                room = await self._routes.outstanding(session_id, rid)
+                if isinstance(room, Sent):  # unasked: dropped, as on one worker
                     return None
+                if not isinstance(room, Room):
+                    return _refused(body, room)
                 data = encode(body)
                 if len(data) > RELAY_LIMIT:
                     return _too_large(body)
+                refusal = room.refusal(len(data))
+                if refusal is not None:  # refused before it is sent to Redis
+                    return _refused(body, refusal)
                 head = head_of(session_id, kind, key)
                 sent = await self._routes.answer(session_id, rid, head, data)
-        except RedisError:
-            logger.warning("wymcp: BROKER cannot be reached", exc_info=True)
-            raise _BrokerDown from None
-        return _over_budget(body, sent) if isinstance(sent, OverBudget) else None
+        except RedisError as error:
+            raise _down(error) from None
+        return None if isinstance(sent, Sent) else _refused(body, sent)
 
     async def _relayed(self, payload: bytes) -> None:
         """Serve a client message relayed by another worker, if ours to serve.

@@ -56,7 +56,7 @@ if wait > 0 then return tostring(wait) end
 for i = 1, n do
   if arrivals[i] then
     local ttl = math.ceil(arrivals[i] - now) + 1
-    redis.call('SET', KEYS[2 * i - 1], tostring(arrivals[i]), 'PX', ttl)
+    redis.call('SET', KEYS[2 * i - 1], string.format('%.17g', arrivals[i]), 'PX', ttl)
   end
   if tonumber(ARGV[3 * i + 2]) > 0 then
     redis.call('ZADD', KEYS[2 * i], now + lease, ARGV[1])

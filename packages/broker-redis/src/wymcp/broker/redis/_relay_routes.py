@@ -1,59 +1,129 @@
 """Where a client's answer or cancel for a call on another worker goes (`BROKER`).
 
-An answer goes only to the worker whose registered question it answers: its
-body in a short-lived key, a head on that worker's own channel. A short
-cancel goes to every worker. A session relays at most `RELAY_BUDGET` bytes
-per `RELAY_WINDOW_MS`.
+An answer goes only to the worker whose registered question it answers (body
+in a short-lived key, a head on that worker's channel); a short cancel goes to
+all. A session relays ≤ `RELAY_BUDGET` bytes per window (`MIN_CHARGE` each at
+least); the bodies of all sessions keep within a share of Redis's `maxmemory`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import enum
+import logging
 import secrets
 from typing import TYPE_CHECKING, Final
 
 import attrs
+from redis.exceptions import RedisError
 
+from wymcp.broker.redis._maxmemory_share import share_of_maxmemory
 from wymcp.broker.redis._sessions import RELAY_CHANNEL
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
+logger = logging.getLogger("wymcp.broker.redis")
+
 ASKED_PREFIX: Final = "wymcp:asked:"
 """`wymcp:asked:{<session>}:<question id>` -> the id of the worker waiting."""
 BODY_PREFIX: Final = "wymcp:relayed:"
-"""`wymcp:relayed:{<session>}:<token>` -> an answer's body, until taken."""
+"""`wymcp:relayed:{<session>}:<token>.<window>` -> an answer's body, until taken."""
 BUDGET_PREFIX: Final = "wymcp:relay-budget:"
 """`wymcp:relay-budget:{<session>}` -> bytes the session relayed in this window."""
+STORED_PREFIX: Final = "wymcp:relay-stored:"
+"""`wymcp:relay-stored:<window>` -> bytes of bodies stored in that window, not taken."""
 RELAY_BUDGET: Final = 8 * 1024 * 1024
 """Most bytes of answers and cancels one session relays per `RELAY_WINDOW_MS`."""
+MIN_CHARGE: Final = 4096
+"""Bytes a relayed message costs its session's budget at least (a cancel: all
+workers read it), so a session relays at most 2,048 messages per window."""
 RELAY_WINDOW_MS: Final = 10_000
 BODY_TTL_MS: Final = 10_000
 """Milliseconds a relayed body waits for its worker (gone: it expires)."""
+RELAY_SHARE: Final = 8
+"""Relayed bodies kept, all sessions together, stay within `maxmemory` // this."""
+RELAY_TOTAL: Final = 64 * 1024 * 1024
+"""Most bytes of relayed bodies kept at once when Redis sets no `maxmemory`."""
+_CLOSE_WAIT: Final = 3.0
+"""Seconds the close waits for the last records' DEL."""
+_FORGET_BATCH: Final = 512
+"""Most question records deleted by one DEL."""
 
-# KEYS: asked, budget, body; ARGV: body, head, budget, window, body ttl, channel
-_ANSWER: Final = """
-local owner = redis.call('GET', KEYS[1])
-if not owner then return 0 end
-local size = string.len(ARGV[1])
-local used = redis.call('INCRBY', KEYS[2], size)
-if redis.call('PTTL', KEYS[2]) < 0 then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
-if used > tonumber(ARGV[3]) then
-  redis.call('DECRBY', KEYS[2], size)
-  return -1 - math.max(redis.call('PTTL', KEYS[2]), 0)
+# the bodies kept now: those stored in this window and the last, not taken
+# (a body lives at most BODY_TTL_MS = one window)
+_STORED = """
+local function stored_now(prefix, window)
+  local t = redis.call('TIME')
+  local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local win = math.floor(ms / window)
+  local kept = tonumber(redis.call('GET', prefix .. win) or '0')
+    + tonumber(redis.call('GET', prefix .. (win - 1)) or '0')
+  return kept, win, (win + 1) * window - ms
 end
-redis.call('DEL', KEYS[1])
-redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[5])
-redis.call('PUBLISH', ARGV[6] .. owner, ARGV[2] .. KEYS[3])
-return 1
 """
-# KEYS: budget; ARGV: payload, budget, window, channel
-_CANCEL: Final = """
+# KEYS: asked, budget; ARGV: budget, min charge, total, stored prefix, window
+_CHECK: Final = (
+    _STORED
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
+local used = tonumber(redis.call('GET', KEYS[2]) or '0')
+local spent = math.max(redis.call('PTTL', KEYS[2]), 0)
+if used + tonumber(ARGV[2]) > tonumber(ARGV[1]) then return {2, spent} end
+local kept, win, left = stored_now(ARGV[4], tonumber(ARGV[5]))
+if kept + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return {3, left} end
+return {1, 0, tonumber(ARGV[1]) - used, spent, tonumber(ARGV[3]) - kept, left}
+"""
+)
+# KEYS: asked, budget; ARGV: body, head, budget, window, body ttl, channel,
+# min charge, total, stored prefix, body key (the window is appended)
+_ANSWER: Final = (
+    _STORED
+    + """
+local owner = redis.call('GET', KEYS[1])
+if not owner then return {0, 0} end
 local size = string.len(ARGV[1])
-local used = redis.call('INCRBY', KEYS[1], size)
+local charge = math.max(size, tonumber(ARGV[7]))
+local used = tonumber(redis.call('GET', KEYS[2]) or '0')
+if used + charge > tonumber(ARGV[3]) then
+  return {2, math.max(redis.call('PTTL', KEYS[2]), 0)}
+end
+local kept, win, left = stored_now(ARGV[9], tonumber(ARGV[5]))
+if kept + size > tonumber(ARGV[8]) then return {3, left} end
+redis.call('INCRBY', KEYS[2], charge)
+if redis.call('PTTL', KEYS[2]) < 0 then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
+local counter = ARGV[9] .. win
+redis.call('INCRBY', counter, size)
+redis.call('PEXPIRE', counter, 3 * tonumber(ARGV[5]))
+local body = ARGV[10] .. '.' .. win
+redis.call('DEL', KEYS[1])
+redis.call('SET', body, ARGV[1], 'PX', ARGV[5])
+redis.call('PUBLISH', ARGV[6] .. owner, ARGV[2] .. body)
+return {1, 0}
+"""
+)
+# KEYS: body; ARGV: stored prefix
+_TAKE: Final = """
+local data = redis.call('GETDEL', KEYS[1])
+if not data then return false end
+local win = string.match(KEYS[1], '%.(%d+)$')
+if win then
+  local counter = ARGV[1] .. win
+  if redis.call('EXISTS', counter) == 1 then
+    if redis.call('DECRBY', counter, string.len(data)) < 0 then
+      redis.call('SET', counter, 0, 'KEEPTTL')
+    end
+  end
+end
+return data
+"""
+# KEYS: budget; ARGV: payload, budget, window, channel, min charge
+_CANCEL: Final = """
+local charge = math.max(string.len(ARGV[1]), tonumber(ARGV[5]))
+local used = redis.call('INCRBY', KEYS[1], charge)
 if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 if used > tonumber(ARGV[2]) then
-  redis.call('DECRBY', KEYS[1], size)
+  redis.call('DECRBY', KEYS[1], charge)
   return -1 - math.max(redis.call('PTTL', KEYS[1]), 0)
 end
 redis.call('PUBLISH', ARGV[4], ARGV[1])
@@ -77,6 +147,37 @@ class OverBudget:
     """Seconds until the window ends."""
 
 
+@attrs.frozen
+class StoreFull:
+    """Refused: relayed bodies take their whole share of Redis (all sessions)."""
+
+    retry_after: int
+    """Seconds until the bodies of the oldest window counted are gone."""
+
+
+Refusal = OverBudget | StoreFull
+
+
+@attrs.frozen
+class Room:
+    """What an answer may take now: the session's budget, the bodies' share."""
+
+    budget: int
+    budget_ms: int
+    """Milliseconds left in the session's window."""
+    share: int
+    share_ms: int
+    """Milliseconds until the oldest window's bodies stop counting."""
+
+    def refusal(self, size: int) -> Refusal | None:
+        """Why a body of `size` bytes would be refused; None if it fits."""
+        if max(size, MIN_CHARGE) > self.budget:
+            return OverBudget(retry_after=_seconds(self.budget_ms))
+        if size > self.share:
+            return StoreFull(retry_after=_seconds(self.share_ms))
+        return None
+
+
 def asked_key(session_id: str, rid: str) -> str:
     """The key naming the worker waiting for the answer to question `rid`."""
     return f"{ASKED_PREFIX}{{{session_id}}}:{rid}"
@@ -91,22 +192,61 @@ def _budget_key(session_id: str) -> str:
     return f"{BUDGET_PREFIX}{{{session_id}}}"
 
 
+def _seconds(ms_left: int) -> int:
+    return max(1, -(-ms_left // 1000))
+
+
 def _refusal(code: int) -> OverBudget:
     """The refusal a script's `-1 - <ms left in the window>` stands for."""
-    ms_left = -code - 1
-    return OverBudget(retry_after=max(1, -(-ms_left // 1000)))
+    return OverBudget(retry_after=_seconds(-code - 1))
+
+
+def _outcome(answer: list[int]) -> Sent | Refusal:
+    """What a script's `{code, ms left}` stands for (`_CHECK`, `_ANSWER`)."""
+    code, ms_left = int(answer[0]), int(answer[1])
+    if code == 2:  # noqa: PLR2004 - the scripts' "over the session's budget"
+        return OverBudget(retry_after=_seconds(ms_left))
+    if code == 3:  # noqa: PLR2004 - the scripts' "over the share of Redis"
+        return StoreFull(retry_after=_seconds(ms_left))
+    return Sent.RELAYED if code else Sent.UNASKED
 
 
 class RelayRoutes:
-    """Registers this worker's questions; routes answers and cancels in Redis."""
+    """Registers this worker's questions; routes answers and cancels in Redis.
 
-    def __init__(self, client: aioredis.Redis, worker: str, asked_ttl_ms: int) -> None:
+    Relayed bodies kept at once, all sessions together, stay within
+    `total` bytes; `fit` lowers it to `maxmemory` // `RELAY_SHARE`.
+    """
+
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        worker: str,
+        asked_ttl_ms: int,
+        *,
+        total: int = RELAY_TOTAL,
+    ) -> None:
         self._client = client
         self.worker = worker
         self.channel = worker_channel(worker)
         self._asked_ttl_ms = asked_ttl_ms
+        self.total = total
+        self._sized = False
+        self._check = client.register_script(_CHECK)
         self._answer = client.register_script(_ANSWER)
+        self._take = client.register_script(_TAKE)
         self._cancel = client.register_script(_CANCEL)
+        self._forgotten: list[str] = []
+        self._forgetting: asyncio.Task[None] | None = None
+
+    async def fit(self) -> None:
+        """Keep the bodies within `maxmemory` // `RELAY_SHARE` (asked once)."""
+        if self._sized:
+            return
+        limit = await share_of_maxmemory(self._client, RELAY_SHARE)
+        self._sized = True
+        if 0 < limit < self.total:
+            self.total = limit
 
     async def asked_here(self, session_id: str, rid: str) -> None:
         """Record that this worker waits for the answer to question `rid`."""
@@ -114,18 +254,64 @@ class RelayRoutes:
             asked_key(session_id, rid), self.worker, px=self._asked_ttl_ms
         )
 
-    async def outstanding(self, session_id: str, rid: str) -> bool:
-        """Whether a worker waits for an answer to `rid` (read before encoding)."""
-        return bool(await self._client.exists(asked_key(session_id, rid)))
+    def forget(self, session_id: str, rid: str) -> None:
+        """Delete the record of question `rid`: answered or given up here.
+
+        The deletes are batched in the background, one DEL per batch.
+        """
+        self._forgotten.append(asked_key(session_id, rid))
+        if self._forgetting is None or self._forgetting.done():
+            self._forgetting = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        while self._forgotten:
+            batch = self._forgotten[:_FORGET_BATCH]
+            del self._forgotten[:_FORGET_BATCH]
+            try:
+                await self._client.delete(*batch)
+            except RedisError:
+                logger.warning(
+                    "wymcp: BROKER cannot be reached; %d answered questions keep "
+                    "their records until they expire",
+                    len(batch),
+                    exc_info=True,
+                )
+
+    async def aclose(self) -> None:
+        """Finish deleting the records of questions answered here."""
+        if self._forgetting is not None:
+            await asyncio.wait({self._forgetting}, timeout=_CLOSE_WAIT)
+
+    async def outstanding(self, session_id: str, rid: str) -> Sent | Refusal | Room:
+        """Whether an answer to `rid` would be relayed, asked before encoding it.
+
+        `UNASKED` when no worker waits; a refusal when the session's budget or
+        the bodies' share of Redis has no room for even `MIN_CHARGE` bytes;
+        else the room there is (a larger body is refused without being sent).
+        """
+        await self.fit()
+        answer = await self._check(
+            keys=[asked_key(session_id, rid), _budget_key(session_id)],
+            args=[
+                RELAY_BUDGET,
+                MIN_CHARGE,
+                self.total,
+                STORED_PREFIX,
+                RELAY_WINDOW_MS,
+            ],
+        )
+        if len(answer) > 2:  # noqa: PLR2004 - `{1, the room}`, else `{code, ms}`
+            return Room(*(int(n) for n in answer[2:]))
+        return _outcome(answer)
 
     async def answer(
         self, session_id: str, rid: str, head: bytes, body: bytes
-    ) -> Sent | OverBudget:
+    ) -> Sent | Refusal:
         """Keep `body` for the worker that asked `rid`, and tell it (`head`)."""
         body_key = f"{BODY_PREFIX}{{{session_id}}}:{secrets.token_hex(8)}"
-        code = int(
+        return _outcome(
             await self._answer(
-                keys=[asked_key(session_id, rid), _budget_key(session_id), body_key],
+                keys=[asked_key(session_id, rid), _budget_key(session_id)],
                 args=[
                     body,
                     head,
@@ -133,19 +319,26 @@ class RelayRoutes:
                     RELAY_WINDOW_MS,
                     BODY_TTL_MS,
                     f"{RELAY_CHANNEL}:",
+                    MIN_CHARGE,
+                    self.total,
+                    STORED_PREFIX,
+                    body_key,
                 ],
             )
         )
-        if code < 0:
-            return _refusal(code)
-        return Sent.RELAYED if code else Sent.UNASKED
 
     async def cancel(self, session_id: str, payload: bytes) -> Sent | OverBudget:
         """Publish a (small) cancel to every worker."""
         code = int(
             await self._cancel(
                 keys=[_budget_key(session_id)],
-                args=[payload, RELAY_BUDGET, RELAY_WINDOW_MS, RELAY_CHANNEL],
+                args=[
+                    payload,
+                    RELAY_BUDGET,
+                    RELAY_WINDOW_MS,
+                    RELAY_CHANNEL,
+                    MIN_CHARGE,
+                ],
             )
         )
         return _refusal(code) if code < 0 else Sent.RELAYED
@@ -154,10 +347,9 @@ class RelayRoutes:
         """The body kept under `body_key`, removed; None if gone (expired)."""
         if not body_key.startswith(BODY_PREFIX):
             return None
-        data = await self._client.getdel(body_key)
+        data = await self._take(keys=[body_key], args=[STORED_PREFIX])
         return data if isinstance(data, bytes) else None
 
     async def discard(self, body_key: str) -> None:
         """Free a kept body nobody here waits for any more."""
-        if body_key.startswith(BODY_PREFIX):
-            await self._client.delete(body_key)
+        await self.take(body_key)

@@ -24,6 +24,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
 
 from wymcp.broker.redis._encoding import encode
+from wymcp.broker.redis._maxmemory_share import share_of_maxmemory
 from wymcp.broker.redis._probe import ProbedRedis
 from wymcp.core.server import (
     INTERNAL_ERROR,
@@ -570,11 +571,10 @@ class RedisTaskStore:
         fill what sessions need. Redis that cannot say keeps the budgets.
         """
         try:
-            memory = await self._call(self.client.info("memory"))
+            limit = await self._call(share_of_maxmemory(self.client, 2))
         except TaskStoreUnavailableError:
             return  # asked again at the next task
         self._sized = True
-        limit = int(memory.get("maxmemory", 0) or 0) // 2
         if 0 < limit < self._memory:
             logger.warning(
                 "wymcp: TASK_MEMORY_BUDGET (%d) is above half of Redis's maxmemory "

@@ -59,6 +59,7 @@ from wymcp.core.server._jsonrpc import (
 )
 from wymcp.core.server._jwt_validator import JwtValidator
 from wymcp.core.server._local_rates import LocalRates
+from wymcp.core.server._log_text import TextLogFormatter
 from wymcp.core.server._middleware import CallRecord, CallRefused, Middleware, Next
 from wymcp.core.server._off_loop import OffLoopLane, yielding
 from wymcp.core.server._options import EngineOptions
@@ -180,6 +181,7 @@ __all__ = [
     "TaskRecord",
     "TaskStore",
     "TaskStoreUnavailableError",
+    "TextLogFormatter",
     "TokenValidator",
     "ToolContext",
     "ToolResult",

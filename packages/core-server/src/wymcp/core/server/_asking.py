@@ -45,6 +45,10 @@ from wymcp.core.server._tool_context import (
 _ASKED_ID: Final = re.compile(r"srv-[A-Za-z0-9_-]{11}")
 """The id of a question asked at 2025: `srv-` and 8 random bytes, base64url."""
 
+MAX_QUESTIONS: Final = 64
+"""Most questions one 2025 session has outstanding at once (each call asks one
+at a time); one more fails its tool at once (`ClientRequestError` "busy")."""
+
 MAX_ROUNDS: Final = 10
 """Most input_required results one call may answer (the SDK client's default
 cap is ten too); one more question answers isError instead."""
@@ -203,6 +207,12 @@ def session_asker(
                 "not_supported",
                 f"The client did not declare the '{needed}' capability.",
             )
+        if len(session.pending) >= MAX_QUESTIONS:
+            raise ClientRequestError(
+                "busy",
+                f"The session already waits for {MAX_QUESTIONS} answers "
+                "from the client.",
+            )
         rid = asked_id()
         future: asyncio.Future[dict[str, Any]] = (
             asyncio.get_running_loop().create_future()
@@ -233,6 +243,7 @@ def session_asker(
                 raise
         finally:
             session.pending.pop(rid, None)
+            future.cancel()  # given up, if not answered: its watchers learn it
 
     async def ask(
         requests: dict[str, InputRequest], state: Any

@@ -70,7 +70,8 @@ class CallRecord:
     `known_tool`/`known_action` whether the catalogue has them. `outcome` is
     `ok`, the gate or middleware code that refused the call, `tool_error`,
     `tool_raised`, `call_timeout`, `result_too_large`, `unknown_tool`,
-    `cancelled`, or the JSON-RPC error's kind; `refused` says a gate or a
+    `cancelled`, or the JSON-RPC error's kind (`internal_error` when a
+    middleware raised); `refused` says a gate or a
     middleware refused it. `tags` are a middleware's own notes (logged).
     `reason` says which limit answered 503 (`max_sessions`, `max_streams`,
     `max_tasks`, …), else None.
@@ -167,6 +168,11 @@ async def observed(
         raise
     except asyncio.CancelledError:
         record.outcome = "cancelled"
+        raise
+    except Exception:
+        # a middleware (or the handler) raised: the client gets -32603
+        record.outcome = "internal_error"
+        record.refused = False
         raise
 
 

@@ -8,10 +8,11 @@ refusal is a tool result the model reads).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 import secrets
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Final, Protocol
 
 import attrs
@@ -19,7 +20,9 @@ import attrs
 from wymcp.core.schema import RESERVED_NAME
 from wymcp.core.server._jsonrpc import INVALID_REQUEST, RpcError
 from wymcp.core.server._middleware import CallRecord, CallRefused, Next, Result
+from wymcp.core.server._peer_group import peer_group
 from wymcp.core.server._session import principal_key
+from wymcp.core.server._work_holds import hold_work, release_work
 
 RATE_LIMITED: Final = "rate_limited"
 """The refusal code (and metrics outcome) of a limited call."""
@@ -131,14 +134,18 @@ class RateStore(Protocol):
 
 
 def principal_of(record: CallRecord) -> str:
-    """Whom the limits count: the token's subject, else the client address."""
+    """Whom the limits count: the token's subject, else the client address.
+
+    An IPv6 address counts by its /64 (`peer_group`, as the tasks count it):
+    one host is commonly given a whole /64.
+    """
     subject = record.subject
     if subject is not None:
         return f"sub:{subject}"
     key = principal_key(record.principal)
     if key is not None:
         return f"principal:{key}"
-    return f"addr:{record.peer}" if record.peer is not None else "anonymous"
+    return f"addr:{peer_group(record.peer)}" if record.peer is not None else "anonymous"
 
 
 class RateLimiter:
@@ -149,9 +156,12 @@ class RateLimiter:
     `Retry-After`, JSON-RPC -32600 with `data.error` `rate_limited`. Then the
     tool rules count `tools/call` (never `help`) and refuse with a tool result.
     A call that starts a task is counted once, when it is made; its
-    concurrency slot is held while the request runs (the task's own run is
-    bounded by MAX_TASKS_PER_PRINCIPAL). The client's answers to the server's
-    requests, notifications and `initialize` never reach a method: not counted.
+    concurrency slot is held while the request runs and until the last worker
+    thread its work started returns (`WorkHold`: a call stopped by
+    CALL_TIMEOUT or left by its client keeps its slot while its
+    `asyncio.to_thread` runs on); the task's own run is bounded by
+    MAX_TASKS_PER_PRINCIPAL. The client's answers to the server's requests,
+    notifications and `initialize` never reach a method: not counted.
     """
 
     def __init__(self, rules: Sequence[RateRule], store: RateStore) -> None:
@@ -162,16 +172,16 @@ class RateLimiter:
         self._calls = 0
         self._prefix = secrets.token_hex(8)
         """Makes each call's token unique across workers (Redis slots)."""
+        self._releasing: set[asyncio.Task[None]] = set()
 
     async def __call__(self, call: CallRecord, call_next: Next) -> Result:
         if self._request_rules:
             checks = self._checks(call, self._request_rules)
             if checks:
                 token = await self._acquire(checks, call)
-                try:
-                    return await self._tool_limited(call, call_next)
-                finally:
-                    await self._release(checks, token)
+                return await self._held(
+                    checks, token, lambda: self._tool_limited(call, call_next)
+                )
         return await self._tool_limited(call, call_next)
 
     async def _tool_limited(self, call: CallRecord, call_next: Next) -> Result:
@@ -181,10 +191,7 @@ class RateLimiter:
         if not checks:
             return await call_next()
         token = await self._acquire(checks, None)
-        try:
-            return await call_next()
-        finally:
-            await self._release(checks, token)
+        return await self._held(checks, token, call_next)
 
     def _checks(
         self, call: CallRecord, rules: Sequence[RateRule]
@@ -224,9 +231,29 @@ class RateLimiter:
             headers={"Retry-After": str(math.ceil(retry_after_ms / 1000))},
         )
 
-    async def _release(self, checks: Sequence[RateCheck], token: str) -> None:
-        if any(check.rule.concurrency is not None for check in checks):
-            await self.store.release(checks, token)
+    async def _held(
+        self,
+        checks: Sequence[RateCheck],
+        token: str,
+        run: Callable[[], Awaitable[Result]],
+    ) -> Result:
+        """Run `run`; its concurrency slots stay taken until its threads return."""
+        if not any(check.rule.concurrency is not None for check in checks):
+            return await run()
+        hold, marked = hold_work()
+        try:
+            return await run()
+        finally:
+            release_work(marked)
+            # the slot stays taken while a worker thread of the call runs on
+            if not hold.when_idle(lambda: self._release_later(checks, token)):
+                await self.store.release(checks, token)
+
+    def _release_later(self, checks: Sequence[RateCheck], token: str) -> None:
+        """Free the slots of a call whose last worker thread just returned."""
+        task = asyncio.get_running_loop().create_task(self.store.release(checks, token))
+        self._releasing.add(task)
+        task.add_done_callback(self._releasing.discard)
 
 
 def _key(rule: RateRule, who: str) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import ipaddress
 import logging
 import os
 import time
@@ -25,6 +24,7 @@ from wymcp.core.server._jsonrpc import (
     missing_capability,
     unavailable,
 )
+from wymcp.core.server._peer_group import peer_group
 from wymcp.core.server._session import principal_key
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._task_store import (
@@ -52,22 +52,6 @@ _STATUS_LIMIT: Final = 200
 _SHUTDOWN: Final = "The server stopped before the task finished; start it again."
 _UNWRITABLE: Final = "Internal error: the task's result could not be written as JSON."
 _UNWRITABLE_ERRORS: Final = (TypeError, ValueError, OverflowError, RecursionError)
-
-
-def peer_group(peer: str) -> str:
-    """Whom an anonymous caller's tasks count against: its address, IPv6 by /64.
-
-    One host is commonly given a whole IPv6 /64: counted per address, one
-    client could hold any number of slots. IPv4 (and IPv4-mapped) addresses
-    and anything that is not an address count as they are.
-    """
-    try:
-        address = ipaddress.ip_address(peer)
-    except ValueError:
-        return peer
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    return peer
 
 
 def client_has_tasks(capabilities: Mapping[str, Any]) -> bool:

@@ -25,7 +25,7 @@ class ClientRequestError(Exception):
     """Asking the client failed.
 
     `reason` is a short code: not_supported, timeout, client_error,
-    disconnected.
+    disconnected, busy (the session waits for `MAX_QUESTIONS` answers).
     """
 
     def __init__(self, reason: str, message: str, error: object = None) -> None:

@@ -132,7 +132,8 @@ class Tracing:
                 _failed(span, record.outcome, None)
         except RpcError as error:
             span.set_attribute("rpc.response.status_code", str(error.code))
-            _failed(span, record.outcome, error.message)
+            # the outcome, not the message: it may quote the request (a name)
+            _failed(span, record.outcome, record.outcome)
             raise
         except BaseException:
             _failed(span, record.outcome, None)

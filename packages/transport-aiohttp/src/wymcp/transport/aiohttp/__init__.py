@@ -2,8 +2,8 @@
 
 `setup` mounts the endpoint in your app, `create_app` builds one, `serve(settings)`
 serves until SIGTERM (`wymcp serve`); `CHECKS` are its checks; `McpClient` is the
-client `wymcp.testing` and `wymcp call` share. `GunicornWorker` loads on first use;
-the auth names are `wymcp.core.server`'s; `JsonLogFormatter` writes JSON logs.
+client `wymcp.testing` and `wymcp call` share. `GunicornWorker` loads on first use
+(`worker_exited` is for its `child_exit`); the auth names are `wymcp.core.server`'s.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -12,6 +12,7 @@ from wymcp.core.server import InvalidToken, JwtValidator, Principal, TokenValida
 from wymcp.transport.aiohttp._access_log import JsonLogFormatter
 from wymcp.transport.aiohttp._checks import CHECKS
 from wymcp.transport.aiohttp._mcp_client import ClientReply, McpClient, McpClientError
+from wymcp.transport.aiohttp._metrics_files import worker_exited
 from wymcp.transport.aiohttp._serve import serve
 from wymcp.transport.aiohttp._setup import create_app, setup
 
@@ -32,6 +33,7 @@ __all__ = [
     "create_app",
     "serve",
     "setup",
+    "worker_exited",
 ]
 
 

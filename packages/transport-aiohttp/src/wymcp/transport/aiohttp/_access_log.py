@@ -23,6 +23,8 @@ VALUE_LIMIT: Final = ECHO_LIMIT
 TAG_LIMIT: Final = 8
 """Middleware tags logged per request (the first ones set)."""
 _TAG_KEY_LIMIT: Final = 40
+TAGS_BUDGET: Final = 512
+"""Characters the logged tags may take in all, escaped (keys and values)."""
 
 _ESCAPES: Final = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -111,6 +113,24 @@ def _text(value: object) -> str:
     return text
 
 
+def _tags(sent: Mapping[str, object]) -> dict[str, str]:
+    """The first `TAG_LIMIT` tags, escaped, within `TAGS_BUDGET` characters.
+
+    A tag that would pass the budget is left out whole (never cut inside an
+    escape), with those after it; `…` then counts the tags left out.
+    """
+    tags: dict[str, str] = {}
+    room = TAGS_BUDGET
+    for key, value in itertools.islice(sent.items(), TAG_LIMIT):
+        name, text = escape(key)[:_TAG_KEY_LIMIT], escape(value)
+        room -= len(name) + len(text)
+        if room < 0:
+            tags["…"] = f"{len(sent) - len(tags)} more"
+            break
+        tags[name] = text
+    return tags
+
+
 def access_fields(
     record: CallRecord,
     *,
@@ -120,10 +140,7 @@ def access_fields(
     seconds: float,
 ) -> dict[str, object]:
     """The access line's fields, each request-controlled one escaped and cut."""
-    tags = {
-        escape(key)[:_TAG_KEY_LIMIT]: escape(value)
-        for key, value in itertools.islice(record.tags.items(), TAG_LIMIT)
-    }
+    tags = _tags(record.tags)
     return {
         "request_id": request_id,
         "http_method": http_method,

@@ -38,6 +38,7 @@ from wymcp.transport.aiohttp._body_budget import Reservation
 from wymcp.transport.aiohttp._body_reader import NOT_BUFFERED, BodyReader
 from wymcp.transport.aiohttp._health import Health
 from wymcp.transport.aiohttp._metrics import Metrics, unauthorized
+from wymcp.transport.aiohttp._scrapes import Scrapes
 from wymcp.transport.aiohttp._sse_stream import SseStream
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class Endpoint:
         self.reader = BodyReader(settings)
         self._keepalive = settings.KEEPALIVE_INTERVAL
         self.metrics = Metrics(settings) if settings.METRICS else None
+        self.scrapes = Scrapes()
         self.access = AccessLog() if settings.ACCESS_LOG else None
         self.health = Health(self.admission, engine)
 
@@ -255,8 +257,9 @@ class Endpoint:
     async def scrape(self, request: web.Request) -> web.StreamResponse:
         """Serve the metrics (METRICS): Host/Origin checked, METRICS_TOKEN if set.
 
-        The gauges are read from the engine first; the text is made in a
-        thread (it grows with the series, and reads files in multiprocess mode).
+        One scrape at a time (`Scrapes`): the gauges are read from the engine,
+        then the text is made on the scrape thread (it grows with the series,
+        and reads files in multiprocess mode).
         """
         metrics = self.metrics
         assert metrics is not None  # noqa: S101 - only routed with METRICS
@@ -266,16 +269,17 @@ class Endpoint:
             return refused.response
         if not metrics.authorized(request.headers):
             return unauthorized()
-        metrics.live(self.engine)
-        await metrics.count_broker_tasks(self.engine)
-        metrics.flush()
-        body, content_type = await asyncio.to_thread(
-            metrics.exposition, request.headers.get("Accept")
-        )
-        return web.Response(
-            body=body,
-            headers={"Content-Type": content_type, "Cache-Control": "no-store"},
-        )
+        accept = request.headers.get("Accept")
+
+        def make() -> tuple[bytes, str]:
+            return metrics.exposition(accept)
+
+        async def before() -> None:
+            metrics.live(self.engine)
+            await metrics.count_broker_tasks(self.engine)
+            metrics.flush()
+
+        return await self.scrapes.run(make, before=before)
 
     async def metadata(self, request: web.Request) -> web.StreamResponse:
         """Serve the RFC 9728 protected-resource metadata (GET; public, no token)."""

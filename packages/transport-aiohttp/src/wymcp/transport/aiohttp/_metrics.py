@@ -22,6 +22,7 @@ from aiohttp import web
 
 from wymcp.core.server import INVALID_REQUEST, SUPPORTED, CallRecord
 from wymcp.transport.aiohttp._answers import error_response
+from wymcp.transport.aiohttp._scrapes import wants_openmetrics
 
 if TYPE_CHECKING:
     from wymcp.conf import Settings
@@ -467,7 +468,10 @@ class Metrics:
     # ------------------------------------------------------------- serve
 
     def exposition(self, accept: str | None) -> tuple[bytes, str]:
-        """The text a scrape gets, and its content type (OpenMetrics if asked)."""
+        """The text a scrape gets, and its content type (OpenMetrics if asked).
+
+        One of two fixed formats, chosen by the media type alone (issue 27).
+        """
         prom = self._prom
         registry = self.registry
         if self.multiprocess:
@@ -475,8 +479,19 @@ class Metrics:
 
             registry = prom.CollectorRegistry()
             multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-        encoder, content_type = prom.exposition.choose_encoder(accept or "")
-        return encoder(registry), content_type
+        if wants_openmetrics(accept):
+            open_text = prom.openmetrics.exposition
+            write, content_type = (
+                open_text.generate_latest,
+                open_text.CONTENT_TYPE_LATEST,
+            )
+        else:
+            write = prom.exposition.generate_latest
+            content_type = prom.exposition.CONTENT_TYPE_PLAIN_0_0_4
+        try:
+            return write(registry), content_type
+        except FileNotFoundError:  # a dead worker's file folded meanwhile: again
+            return write(registry), content_type
 
     def authorized(self, headers: Mapping[str, str]) -> bool:
         """Whether the scrape carries METRICS_TOKEN (always, without one)."""

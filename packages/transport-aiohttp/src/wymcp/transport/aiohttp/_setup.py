@@ -57,6 +57,7 @@ def mount(app: web.Application, settings: Settings, engine: ServedEngine) -> End
         observe = getattr(engine, "observe_round_trips", None)
         if observe is not None:
             observe(endpoint.metrics.broker_round_trip)
+        app.on_cleanup.append(endpoint.scrapes.close)
     if endpoint.auth is not None:
         for path in endpoint.auth.metadata.paths():
             app.router.add_get(path, endpoint.metadata)

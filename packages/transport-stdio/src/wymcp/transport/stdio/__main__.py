@@ -11,6 +11,7 @@ import logging
 import sys
 
 from wymcp.conf import ENVIRONMENT_VARIABLE
+from wymcp.core.server import TextLogFormatter
 from wymcp.transport.stdio._run import run
 
 
@@ -26,9 +27,9 @@ def main(argv: list[str] | None = None) -> int:
         help=f"the settings module (default: ${ENVIRONMENT_VARIABLE})",
     )
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    stderr = logging.StreamHandler()
+    stderr.setFormatter(TextLogFormatter())  # request values escaped (issue 27)
+    logging.basicConfig(level=logging.INFO, handlers=[stderr])
     return run(args.settings)
 
 
