@@ -2,7 +2,7 @@
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
 venv := ".venv/bin"
-packages := "-p wymcp.core.schema -p wymcp.core.gates -p wymcp.core.server -p wymcp.conf -p wymcp.transport.aiohttp -p wymcp.transport.stdio -p wymcp.testing -p wymcp.cli -p wymcp_tasks -p wymcp_conformance"
+packages := "-p wymcp.core.schema -p wymcp.core.gates -p wymcp.core.server -p wymcp.conf -p wymcp.transport.aiohttp -p wymcp.transport.stdio -p wymcp.broker.redis -p wymcp.testing -p wymcp.cli -p wymcp_tasks -p wymcp_conformance"
 
 # List the recipes.
 default:

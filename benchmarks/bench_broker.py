@@ -32,14 +32,14 @@ from aiohttp.test_utils import TestClient, TestServer
 
 import bench_load
 from bench_servers import SERVERS, Placement, Running
-from wymcp.core.schema import Action, Tool
-from wymcp.transport.aiohttp import create_app
-from wymcp.transport.aiohttp._redis_events import (
+from wymcp.broker.redis._events import (
     EVENTS_MAXLEN,
     EVENTS_PREFIX,
     RedisEvents,
 )
-from wymcp.transport.aiohttp._redis_sessions import KEY_PREFIX
+from wymcp.broker.redis._sessions import KEY_PREFIX
+from wymcp.core.schema import Action, Tool
+from wymcp.transport.aiohttp import create_app
 
 Client = TestClient[web.Request, web.Application]
 """aiohttp's test client of an application."""

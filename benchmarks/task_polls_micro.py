@@ -15,6 +15,7 @@ import asyncio
 import time
 from typing import Any
 
+from wymcp.broker.redis._encoding import encode
 from wymcp.core.schema import Tool
 from wymcp.core.server import (
     MODERN,
@@ -24,7 +25,6 @@ from wymcp.core.server import (
     Exchange,
     Headers,
 )
-from wymcp.transport.aiohttp._answers import encode
 
 ROWS = 60_000
 

@@ -180,7 +180,7 @@ async def in_memory(rounds: int) -> float:
 
 
 async def on_redis(url: str, rounds: int) -> None:
-    from wymcp.transport.aiohttp._redis_task_store import (  # noqa: PLC0415
+    from wymcp.broker.redis._task_store import (  # noqa: PLC0415
         RedisTaskStore,
     )
 

@@ -64,6 +64,7 @@ facade_api_facades = [
     "wymcp.conf",
     "wymcp.transport.stdio",
     "wymcp.transport.aiohttp",
+    "wymcp.broker.redis",
     "wymcp.testing",
     "wymcp.cli",
 ]

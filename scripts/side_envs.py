@@ -28,6 +28,7 @@ MEMBERS = (
     "packages/core-server[jwt,otel]",
     "packages/conf",
     "packages/transport-stdio",
+    "packages/broker-redis",
     "packages/transport-aiohttp[jwt,metrics,redis]",
     "packages/testing",
     "packages/cli[http]",
@@ -153,6 +154,7 @@ def _mypy_packages(*, include_services: bool) -> list[str]:
         "wymcp.conf",
         "wymcp.transport.aiohttp",
         "wymcp.transport.stdio",
+        "wymcp.broker.redis",
         "wymcp.testing",
         "wymcp.cli",
     ]
@@ -261,6 +263,7 @@ def latest() -> int:
             "wymcp.conf",
             "wymcp.transport.aiohttp",
             "wymcp.transport.stdio",
+            "wymcp.broker.redis",
             "wymcp.testing",
             "wymcp.cli",
             "wymcp_tasks",

@@ -24,6 +24,7 @@ def test_the_facade_exports_a_sorted_pinned_list():
         "print_problems",
         "published_size",
         "run_checks",
+        "served_engine",
         "settings_for_command",
     ]
     for name in wymcp.conf.__all__:

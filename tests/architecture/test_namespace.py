@@ -16,6 +16,7 @@ FORBIDDEN = (
     "wymcp/__init__.py",
     "wymcp/core/__init__.py",
     "wymcp/transport/__init__.py",
+    "wymcp/broker/__init__.py",
 )
 
 

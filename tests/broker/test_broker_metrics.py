@@ -17,16 +17,16 @@ from prometheus_client.parser import text_string_to_metric_families
 from ops_tools import Jobs
 from redis_server import free_port
 from task_wire import create, send, until
-from wymcp.core.schema import Tool
-from wymcp.testing import Client
-from wymcp.transport.aiohttp import create_app
-from wymcp.transport.aiohttp._broker_probe import (
+from wymcp.broker.redis._probe import (
     OPERATIONS,
     REASONS,
     STORES,
     ProbedRedis,
     operation_of,
 )
+from wymcp.core.schema import Tool
+from wymcp.testing import Client
+from wymcp.transport.aiohttp import create_app
 
 SECRET = "s" * 32
 Seen = list[tuple[str, str, str | None]]

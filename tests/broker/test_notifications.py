@@ -272,7 +272,7 @@ class Recorder:
 
 
 def test_the_bus_delivers_only_well_formed_changes_from_other_workers():
-    from wymcp.transport.aiohttp._broker_bus import NotificationBus
+    from wymcp.broker.redis._bus import NotificationBus
 
     recorder = Recorder()
     bus = NotificationBus(aioredis.Redis(), recorder)  # type: ignore[arg-type]

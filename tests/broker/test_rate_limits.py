@@ -20,10 +20,10 @@ import pytest
 
 from ops_tools import Jobs
 from redis_server import free_port
+from wymcp.broker.redis._rates import CLOSED_RETRY, PREFIX, RedisRates
 from wymcp.core.server import RateCheck, RateRule
 from wymcp.testing import Client
 from wymcp.transport.aiohttp import create_app
-from wymcp.transport.aiohttp._redis_rates import CLOSED_RETRY, PREFIX, RedisRates
 
 
 def _checks(rule: RateRule, who: str = "{p1}") -> list[RateCheck]:

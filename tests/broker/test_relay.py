@@ -33,16 +33,16 @@ from broker.test_shared_sessions import (
 )
 from loop_watchdog import LoopWatchdog
 from redis_server import free_port
-from wymcp.core.server import Session, is_asked_id
-from wymcp.transport.aiohttp._redis_sessions import RELAY_CHANNEL
-from wymcp.transport.aiohttp._relay import RELAY_LIMIT, pack, relay_key, unpack
-from wymcp.transport.aiohttp._relay_routes import (
+from wymcp.broker.redis._relay import RELAY_LIMIT, pack, relay_key, unpack
+from wymcp.broker.redis._relay_routes import (
     BODY_PREFIX,
     BODY_TTL_MS,
     RELAY_BUDGET,
     RelayRoutes,
     asked_key,
 )
+from wymcp.broker.redis._sessions import RELAY_CHANNEL
+from wymcp.core.server import Session, is_asked_id
 
 ASKED = "srv-AbCdEfGhIjK"  # the shape `asked_id` makes, asked by nobody here
 

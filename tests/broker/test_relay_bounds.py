@@ -28,9 +28,9 @@ from broker.test_shared_sessions import (
     initialized,
     post,
 )
-from wymcp.transport.aiohttp._answers import encode
-from wymcp.transport.aiohttp._relay import RELAY_LIMIT
-from wymcp.transport.aiohttp._relay_routes import (
+from wymcp.broker.redis._encoding import encode
+from wymcp.broker.redis._relay import RELAY_LIMIT
+from wymcp.broker.redis._relay_routes import (
     ASKED_PREFIX,
     BODY_PREFIX,
     MIN_CHARGE,

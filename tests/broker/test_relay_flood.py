@@ -175,7 +175,7 @@ async def test_a_relay_flood_cuts_no_subscription_and_loses_no_notification(
 
 def test_the_flood_body_is_a_relayable_answer() -> None:
     """The flood is what the relay used to publish: a 1 MiB answer, asked shape."""
-    from wymcp.transport.aiohttp._relay import relay_key
+    from wymcp.broker.redis._relay import relay_key
 
     body = json.loads(big_answer(7))
     assert len(big_answer(7)) == MIB

@@ -32,11 +32,12 @@ from broker.test_shared_sessions import (
 )
 from sse_events import next_event
 from transport_aiohttp.test_resumability import Lingerer, closed_then_hung_up
+from wymcp.broker.redis import _post_leases
+from wymcp.broker.redis._events import BYTES_PREFIX, EVENTS_PREFIX
+from wymcp.broker.redis._post_leases import PostLeases
 from wymcp.core.schema import Action, Tool
 from wymcp.core.server import REPLAY_BYTES
-from wymcp.transport.aiohttp import Principal, _post_leases
-from wymcp.transport.aiohttp._post_leases import PostLeases
-from wymcp.transport.aiohttp._redis_events import BYTES_PREFIX, EVENTS_PREFIX
+from wymcp.transport.aiohttp import Principal
 
 
 class Holder(Tool):

@@ -30,9 +30,9 @@ from broker.test_shared_sessions import (
 )
 from redis_server import free_port, server_binary, start_server, stop_server
 from sse_events import next_event
+from wymcp.broker.redis._session_cache import SessionCache
+from wymcp.broker.redis._sessions import CHANGED_CHANNEL
 from wymcp.core.server import Session
-from wymcp.transport.aiohttp._redis_sessions import CHANGED_CHANNEL
-from wymcp.transport.aiohttp._session_cache import SessionCache
 from wymcp.transport.aiohttp._setup import get_endpoint
 
 SESSION_SHAPED = "A" * 43

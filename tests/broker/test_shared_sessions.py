@@ -12,9 +12,9 @@ import pytest
 import redis.asyncio as aioredis
 
 from redis_server import free_port
+from wymcp.broker.redis._sessions import KEY_PREFIX
 from wymcp.core.schema import Action, Tool
 from wymcp.transport.aiohttp import create_app
-from wymcp.transport.aiohttp._redis_sessions import KEY_PREFIX
 from wymcp.transport.aiohttp._setup import get_endpoint
 
 SECRET = "s" * 32

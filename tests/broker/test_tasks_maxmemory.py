@@ -20,9 +20,9 @@ from loop_watchdog import LoopWatchdog
 from redis_server import RedisServer, server_binary, start_server, stop_server
 from task_store_contract import blob, record
 from task_wire import create, until
+from wymcp.broker.redis._task_store import KEPT_BYTES, RedisTaskStore
 from wymcp.core.schema import Tool
 from wymcp.transport.aiohttp import create_app
-from wymcp.transport.aiohttp._redis_task_store import KEPT_BYTES, RedisTaskStore
 
 MIB = 1024 * 1024
 MAXMEMORY = 16 * MIB

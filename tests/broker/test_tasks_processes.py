@@ -23,7 +23,7 @@ import pytest
 
 from redis_server import RedisServer, free_port
 from task_wire import create, get, send, until
-from wymcp.transport.aiohttp._redis_task_store import LOST
+from wymcp.broker.redis._task_store import LOST
 
 TTL = 4.0
 """TASK_TTL of the workers: short enough to watch a task expire."""

@@ -14,10 +14,8 @@ import redis.asyncio as aioredis
 
 from redis_server import free_port
 from task_store_contract import CHECKS, QUESTION, blob, record
-from wymcp.core.server import EncodedJSON, TaskLimitError, TaskStoreUnavailableError
-from wymcp.core.server._task_store import RECORD_BYTES
-from wymcp.transport.aiohttp._answers import encode
-from wymcp.transport.aiohttp._redis_task_store import (
+from wymcp.broker.redis._encoding import encode
+from wymcp.broker.redis._task_store import (
     ALL_TASKS,
     KEPT,
     KEPT_BYTES,
@@ -26,6 +24,8 @@ from wymcp.transport.aiohttp._redis_task_store import (
     TASK_PREFIX,
     RedisTaskStore,
 )
+from wymcp.core.server import EncodedJSON, TaskLimitError, TaskStoreUnavailableError
+from wymcp.core.server._task_store import RECORD_BYTES
 
 
 class Events:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from wymcp.conf import ImproperlyConfigured, Settings, load_settings, run_checks
+from wymcp.conf import (
+    ImproperlyConfigured,
+    Settings,
+    load_settings,
+    run_checks,
+    served_engine,
+)
 from wymcp.conf._engine import engine_options
 
 NEW = "n" * 32
@@ -108,19 +114,62 @@ def test_a_broker_with_a_secret_passes(secret):
     assert not {"wymcp.E008", "wymcp.W002"} & set(ids(settings))
 
 
-def test_a_broker_without_the_redis_client_is_an_error(monkeypatch):
+def _without_the_broker(monkeypatch, absent):
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *a: None if name == "redis" else real(name, *a),
-    )
+
+    def find_spec(name, *args):
+        if name == "wymcp.broker.redis":
+            return absent()
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+
+
+def _no_spec():
+    return None
+
+
+def _no_namespace():  # `wymcp.broker` itself absent: find_spec raises
+    raise ModuleNotFoundError("No module named 'wymcp.broker'", name="wymcp.broker")
+
+
+@pytest.mark.parametrize("absent", [_no_spec, _no_namespace], ids=["spec", "parent"])
+def test_a_broker_without_its_package_is_an_error_naming_it(monkeypatch, absent):
+    _without_the_broker(monkeypatch, absent)
     settings = load_settings(None, BROKER="redis://127.0.0.1:6379/0", STATE_SECRET=NEW)
     (problem,) = [p for p in run_checks(settings) if p.id == "wymcp.E010"]
     assert problem.is_error
-    assert "[redis]" in problem.hint
+    assert "wymcp-broker-redis package is not installed" in problem.message
+    assert "pip install wymcp-broker-redis" in problem.hint
+    assert "[redis]" in problem.hint  # the alias still works for this release
+
+
+@pytest.mark.parametrize("url", ["redis://h/0", "rediss://h/0", "unix:///tmp/r.sock"])
+def test_building_a_server_without_the_broker_says_e010_not_a_traceback(
+    monkeypatch, url
+):
+    _without_the_broker(monkeypatch, _no_spec)
+    settings = load_settings(None, BROKER=url, STATE_SECRET=NEW)
+    with pytest.raises(ImproperlyConfigured) as raised:
+        served_engine(settings)
+    assert [p.id for p in raised.value.problems] == ["wymcp.E010"]
+
+
+def test_a_broker_installed_without_redis_says_e010_naming_it(monkeypatch):
+    import sys
+
+    # the broker's modules unloaded, and redis unimportable (`None` in sys.modules)
+    for name in [m for m in sys.modules if m.startswith("wymcp.broker.redis")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "redis", None)
+    settings = load_settings(None, BROKER="redis://h/0", STATE_SECRET=NEW)
+    with pytest.raises(ImproperlyConfigured) as raised:
+        served_engine(settings)
+    (problem,) = raised.value.problems
+    assert problem.id == "wymcp.E010"
+    assert "wymcp-broker-redis cannot import redis" in problem.message
 
 
 def test_with_the_redis_client_installed_there_is_no_such_error():

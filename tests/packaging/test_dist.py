@@ -37,7 +37,7 @@ def test_every_package_is_built_once_as_wheel_and_sdist_at_the_release(dist):
     expected = {f"{stem}-py3-none-any.whl" for stem in stems}
     expected |= {f"{stem}.tar.gz" for stem in stems}
     assert {path.name for path in dist.iterdir()} == expected
-    assert len(PACKAGES) == 8
+    assert len(PACKAGES) == 9
 
 
 def test_each_wheel_is_the_release_and_pins_the_release(dist):

@@ -5,6 +5,8 @@ transport without any HTTP, the HTTP transport with its extras, the test helpers
 in a project of their own. Each environment holds exactly what its packages ask
 for (their Requires-Dist, walked) and never a library of a layer it does not use.
 The `wymcp` command (`wymcp-cli`) brings stdio; HTTP is its `[http]` extra.
+The Redis broker is its own distribution (`wymcp-broker-redis`), which the HTTP
+package's `[redis]` extra brings for this release.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ PACKAGES = sorted(
     for path in ROOT.glob("packages/*/pyproject.toml")
 )
 HTTP = {"aiohttp", "aiohttp-cors", "yarl", "multidict", "gunicorn"}
+BROKER = {"redis", "wymcp-broker-redis"}
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -82,7 +85,7 @@ def test_the_stdio_transport_alone_serves_an_exchange_without_http(install, tmp_
         "wymcp-core-server",
         "wymcp-transport-stdio",
     }
-    assert not installed & (HTTP | {"redis", "pyjwt", "pytest"})
+    assert not installed & (HTTP | BROKER | {"pyjwt", "pytest"})
 
     project = readme_project(tmp_path)
     requests = [
@@ -199,7 +202,8 @@ def test_the_http_transport_with_redis_and_jwt_serves_a_brokered_session(
     installed = assert_holds_only_what_is_needed(
         env, "wymcp-cli[http]", "wymcp-transport-aiohttp[redis,jwt]"
     )
-    assert {"aiohttp", "redis", "pyjwt", "cryptography"} <= installed
+    # `[redis]` is the alias of wymcp-broker-redis for this release
+    assert {"aiohttp", "pyjwt", "cryptography"} | BROKER <= installed
     assert not installed & {"pytest", "gunicorn", "wymcp-testing"}
     # every package but the test helpers, each the release; the command says so
     versions = env.versions()
@@ -251,6 +255,59 @@ def test_the_http_transport_with_redis_and_jwt_serves_a_brokered_session(
     assert keys > 0  # the session lived in Redis
 
 
+BROKERED = """\
+TOOLS = ["myapp.tools.Notes"]
+STATE_SECRET = "install-test-state-secret-not-a-real-one-0123"
+BROKER = "redis://127.0.0.1:6379/0"
+"""
+
+
+def test_the_http_transport_alone_pulls_no_redis_and_names_the_broker_package(
+    install, tmp_path
+):
+    env = install("wymcp-transport-aiohttp")
+    installed = assert_holds_only_what_is_needed(env, "wymcp-transport-aiohttp")
+    assert "aiohttp" in installed
+    assert not installed & (BROKER | {"pyjwt", "pytest", "wymcp-testing"})
+
+    project = readme_project(tmp_path)
+    (project / "myapp" / "brokered.py").write_text(BROKERED)
+    build = "from wymcp.transport.aiohttp import create_app; create_app()"
+    served = env.run(env.python, "-c", build, cwd=project)
+    assert served.returncode == 0, served.stderr.decode()[-2000:]
+    # BROKER set without the broker: setup raises E010 naming the package
+    done = env.run(
+        env.python,
+        "-c",
+        "import os; os.environ['WYMCP_SETTINGS_MODULE'] = 'myapp.brokered'; " + build,
+        cwd=project,
+    )
+    err = done.stderr.decode()
+    assert done.returncode != 0
+    assert "ImproperlyConfigured" in err
+    assert "wymcp.E010" in err
+    assert "pip install wymcp-broker-redis" in err
+
+
+def test_the_command_without_the_broker_says_e010_for_broker(install, tmp_path):
+    env = install("wymcp-cli[http]")
+    installed = assert_holds_only_what_is_needed(env, "wymcp-cli[http]")
+    assert not installed & BROKER
+
+    project = readme_project(tmp_path)
+    (project / "myapp" / "brokered.py").write_text(BROKERED)
+    # BROKER set without the broker: E010 says which package, never a traceback
+    for command in ("check", "serve"):
+        done = env.run(
+            env.bin("wymcp"), command, "--settings", "myapp.brokered", cwd=project
+        )
+        err = done.stdout.decode() + done.stderr.decode()
+        assert done.returncode != 0, err
+        assert "wymcp.E010" in err
+        assert "pip install wymcp-broker-redis" in err
+        assert "Traceback" not in err
+
+
 def _keys_in(url: str) -> int:
     import redis
 
@@ -267,9 +324,9 @@ def test_the_test_helpers_run_a_users_project_under_pytest(install, tmp_path):
     # the HTTP transport under test, not the command nor stdio
     assert {name for name in installed if name.startswith("wymcp-")} == set(
         PACKAGES
-    ) - {"wymcp-cli", "wymcp-transport-stdio"}
+    ) - {"wymcp-cli", "wymcp-transport-stdio", "wymcp-broker-redis"}
     assert {"pytest", "pytest-asyncio", "aiohttp"} <= installed
-    assert not installed & {"redis", "pyjwt", "gunicorn"}
+    assert not installed & (BROKER | {"pyjwt", "gunicorn"})
 
     project = tmp_path / "shop"
     shutil.copytree(ROOT / "tests" / "testing" / "sample_project", project)

@@ -43,7 +43,7 @@ def test_every_member_and_pin_of_the_workspace_is_the_release():
     assert RELEASE == "0.2.0"
     assert version.problems(ROOT) == []
     members = version.members(ROOT)
-    assert len(members) == 10  # eight packages, two services
+    assert len(members) == 11  # nine packages, two services
     for pyproject in members:
         project = tomllib.loads(pyproject.read_text())["project"]
         assert project["version"] == RELEASE, pyproject

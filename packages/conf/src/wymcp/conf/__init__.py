@@ -2,7 +2,7 @@
 
 `load_settings()` reads the module (or `WYMCP_SETTINGS_MODULE`) and `WYMCP_<NAME>`
 variables into a frozen `Settings`; `run_checks()` reports problems with stable ids
-(conf's, then each package's `Check`s handed in); `build_engine()`, `enter_lifespan()`
+(conf's, then each package's `Check`s handed in); `served_engine()`, `enter_lifespan()`
 and `loop_factory()` build, start and loop a server (every transport the same way).
 """
 
@@ -18,6 +18,7 @@ from wymcp.conf._lifespan import LifespanExitError, enter_lifespan
 from wymcp.conf._loading import ENVIRONMENT_VARIABLE, load_settings
 from wymcp.conf._loop import loop_factory
 from wymcp.conf._problems import CheckMessage, ImproperlyConfigured
+from wymcp.conf._served import served_engine
 from wymcp.conf._settings import Settings
 
 __all__ = [
@@ -38,5 +39,6 @@ __all__ = [
     "print_problems",
     "published_size",
     "run_checks",
+    "served_engine",
     "settings_for_command",
 ]

@@ -16,6 +16,7 @@ from wymcp.conf._path_clash import metrics_path_problems
 from wymcp.conf._problems import ERROR, UNKNOWN_NAME, WARNING, CheckMessage, echo_limit
 from wymcp.conf._publish_size import tools_list_report
 from wymcp.conf._rate_rule_names import rate_rule_name_warnings
+from wymcp.conf._served import broker_missing
 from wymcp.conf._settings import Settings
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ UNSERVABLE_DECLARATION = "wymcp.E006"
 STATE_SECRET_NOT_SET = "wymcp.W002"  # noqa: S105 - a check id, not a secret
 NO_TOOLS = "wymcp.W005"
 BROKER_WITHOUT_STATE_SECRET = "wymcp.E008"  # noqa: S105 - a check id, not a secret
-BROKER_CLIENT_MISSING = "wymcp.E010"
 TRACING_API_MISSING = "wymcp.E013"
 LOOP_MISSING = "wymcp.E014"
 TASK_RESULTS_OVER_BUDGET = "wymcp.W016"
@@ -146,15 +146,10 @@ def _tracing_problems(settings: Settings) -> list[CheckMessage]:
 def _missing_packages(settings: Settings) -> list[CheckMessage]:
     """E010, E014: a setting needs an optional extra that is not installed."""
     found: list[CheckMessage] = []
-    if settings.BROKER is not None and importlib.util.find_spec("redis") is None:
-        found.append(
-            CheckMessage(
-                ERROR,
-                BROKER_CLIENT_MISSING,
-                "BROKER is set but the redis package (redis-py) is not installed.",
-                'Install it: pip install "wymcp-transport-aiohttp[redis]".',
-            )
-        )
+    if settings.BROKER is not None:
+        missing = broker_missing(settings.BROKER)
+        if missing is not None:
+            found.append(missing)
     if settings.LOOP == "uvloop" and importlib.util.find_spec("uvloop") is None:
         found.append(
             CheckMessage(

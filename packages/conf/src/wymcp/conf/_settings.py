@@ -510,12 +510,13 @@ class Settings:
             'worker). A Redis URL (`"redis://host:6379/0"`, `rediss://…`, '
             "`unix://…`): in Redis, so every worker on every host serves every "
             "session (see `docs/deployment.md` for what is shared and what is not "
-            'yet). Needs `pip install "wymcp-transport-aiohttp[redis]"`. Stateless '
-            "2026-07-28 requests never touch it."
+            "yet). Needs `pip install wymcp-broker-redis`, which `wymcp.conf` "
+            "imports by the URL's scheme. Stateless 2026-07-28 requests never "
+            "touch it."
         ),
         checks=(
-            "needs `STATE_SECRETS` or `STATE_SECRET` (E008) and the redis package "
-            "(E010)"
+            "needs `STATE_SECRETS` or `STATE_SECRET` (E008) and the "
+            "wymcp-broker-redis package (E010)"
         ),
         secret=True,
     )

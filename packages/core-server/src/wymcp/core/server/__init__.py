@@ -81,6 +81,7 @@ from wymcp.core.server._revision import (
     SUPPORTED,
     is_stateless,
 )
+from wymcp.core.server._served_engine import ServedEngine
 from wymcp.core.server._session import (
     MemorySessionStore,
     Session,
@@ -88,6 +89,7 @@ from wymcp.core.server._session import (
     principal_key,
 )
 from wymcp.core.server._session_replay import REPLAY_BYTES
+from wymcp.core.server._stream_resumable import EndsEarly, KeepsEvents
 from wymcp.core.server._subscriptions import watch_cost
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._task_store import (
@@ -140,6 +142,7 @@ __all__ = [
     "ClientRequestError",
     "Content",
     "EncodedJSON",
+    "EndsEarly",
     "Engine",
     "EngineOptions",
     "Exchange",
@@ -150,6 +153,7 @@ __all__ = [
     "InputRequest",
     "InvalidToken",
     "JwtValidator",
+    "KeepsEvents",
     "LocalRates",
     "MemorySessionStore",
     "MemoryTaskStore",
@@ -167,6 +171,7 @@ __all__ = [
     "Reply",
     "Resource",
     "ResourceNotFoundError",
+    "ServedEngine",
     "Session",
     "SessionStore",
     "Stream",

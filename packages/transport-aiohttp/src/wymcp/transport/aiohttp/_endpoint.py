@@ -11,20 +11,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import HttpVersion11, web
 
 from wymcp.conf import Settings
-from wymcp.core.schema import ToolSpec
 from wymcp.core.server import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     CallRecord,
     Exchange,
     Headers,
-    Reply,
-    Stream,
+    ServedEngine,
     error_message,
 )
 from wymcp.transport.aiohttp._access_log import AccessLog
@@ -52,18 +50,6 @@ _CLIENT_CLOSED = 499
 """The status counted and logged for a request whose client left first."""
 
 
-class Engine(Protocol):
-    """What the endpoint needs from `wymcp.core.server.Engine`."""
-
-    @property
-    def tool_specs(self) -> tuple[ToolSpec, ...]: ...
-
-    async def post(self, exchange: Exchange, stream: Stream) -> Reply: ...
-    async def get(self, exchange: Exchange, stream: Stream) -> Reply: ...
-    async def delete(self, exchange: Exchange) -> Reply: ...
-    async def aclose(self) -> None: ...
-
-
 def _closing(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
     """`response`, closing the connection if it leaves the request's body unread.
 
@@ -81,7 +67,7 @@ def _closing(request: web.Request, response: web.StreamResponse) -> web.StreamRe
 class Endpoint:
     """Serves one MCP endpoint of one application from settings and an engine."""
 
-    def __init__(self, settings: Settings, engine: Engine) -> None:
+    def __init__(self, settings: Settings, engine: ServedEngine) -> None:
         self.settings = settings
         self.engine = engine
         self.admission = Admission(settings)

@@ -416,7 +416,7 @@ class Metrics:
     ) -> None:
         """Count one Redis round trip of the broker (`ProbedRedis`'s observer).
 
-        The labels come from `_broker_probe`'s fixed vocabularies.
+        The labels come from the broker's fixed vocabularies (`wymcp.broker.redis`).
         """
         key = (store, operation)
         series = self._broker_series.get(key)

@@ -23,12 +23,13 @@ from wymcp.conf import (
     Settings,
     engine_for_command,
     loop_factory,
+    served_engine,
 )
 from wymcp.core.server import ECHO_LIMIT, Engine
 from wymcp.transport.aiohttp._access_log import use_json_logs
 from wymcp.transport.aiohttp._checks import CHECKS
 from wymcp.transport.aiohttp._runner import make_runner
-from wymcp.transport.aiohttp._setup import get_endpoint, mount, served_engine
+from wymcp.transport.aiohttp._setup import get_endpoint, mount
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
-from wymcp.conf import Settings, build_engine, enter_lifespan, load_settings
-from wymcp.transport.aiohttp._endpoint import Endpoint, Engine
+from wymcp.conf import Settings, enter_lifespan, load_settings, served_engine
+from wymcp.core.server import ServedEngine
+from wymcp.transport.aiohttp._endpoint import Endpoint
 from wymcp.transport.aiohttp._health import LIVE_PATH, READY_PATH
-
-if TYPE_CHECKING:
-    from wymcp.core.server import Engine as CoreEngine
 
 logger = logging.getLogger("wymcp.transport.aiohttp")
 
@@ -32,25 +30,7 @@ def _settings(settings: Settings | None, overrides: dict[str, object]) -> Settin
     return settings.evolve(**overrides) if overrides else settings
 
 
-def served_engine(settings: Settings) -> tuple[CoreEngine, Engine]:
-    """The engine built from `settings`, and what the endpoint serves.
-
-    Without `BROKER` both are the engine; with it, the second shares the
-    engine's sessions with every worker through Redis.
-    """
-    broker = getattr(settings, "BROKER", None)
-    if broker is None:
-        engine = build_engine(settings)
-        return engine, engine
-    # Imported here: redis is needed only with a BROKER.
-    from wymcp.transport.aiohttp._brokered_engine import (  # noqa: PLC0415
-        brokered_engine,
-    )
-
-    return brokered_engine(settings, broker)
-
-
-def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
+def mount(app: web.Application, settings: Settings, engine: ServedEngine) -> Endpoint:
     """Serve `engine` at `settings.PATH` in `app` and close it on cleanup."""
     if ENDPOINT_KEY in app:
         raise RuntimeError("wymcp is already set up on this application.")
@@ -73,13 +53,10 @@ def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
             core.session_ended = endpoint.metrics.session_ended
         app.router.add_get(settings.METRICS_PATH, endpoint.scrape, allow_head=False)
         app.cleanup_ctx.append(endpoint.metrics.probe(engine))
-        clients = getattr(engine, "redis_clients", None)
-        if clients:  # a BROKER: imported here, redis is needed only with one
-            from wymcp.transport.aiohttp._broker_probe import (  # noqa: PLC0415
-                observe_broker,
-            )
-
-            observe_broker(clients, endpoint.metrics.broker_round_trip)
+        # a broker's engine times its own Redis round trips for the metrics
+        observe = getattr(engine, "observe_round_trips", None)
+        if observe is not None:
+            observe(endpoint.metrics.broker_round_trip)
         app.on_cleanup.append(endpoint.scrapes.close)
     if endpoint.auth is not None:
         for path in endpoint.auth.metadata.paths():
@@ -101,7 +78,7 @@ def mount(app: web.Application, settings: Settings, engine: Engine) -> Endpoint:
 
 
 def lifespan_context(
-    settings: Settings, engine: Engine
+    settings: Settings, engine: ServedEngine
 ) -> Callable[[web.Application], AsyncIterator[None]]:
     """The cleanup context entering LIFESPAN at startup, left at cleanup.
 

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Final
 import attrs
 from redis.exceptions import RedisError
 
-from wymcp.transport.aiohttp._redis_sessions import RELAY_CHANNEL
-from wymcp.transport.aiohttp._redis_share import share_of_maxmemory
+from wymcp.broker.redis._maxmemory_share import share_of_maxmemory
+from wymcp.broker.redis._sessions import RELAY_CHANNEL
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
-logger = logging.getLogger("wymcp.transport.aiohttp")
+logger = logging.getLogger("wymcp.broker.redis")
 
 ASKED_PREFIX: Final = "wymcp:asked:"
 """`wymcp:asked:{<session>}:<question id>` -> the id of the worker waiting."""

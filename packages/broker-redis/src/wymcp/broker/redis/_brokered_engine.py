@@ -18,6 +18,48 @@ from typing import TYPE_CHECKING, Any, Final
 
 from redis.exceptions import OutOfMemoryError, RedisError
 
+from wymcp.broker.redis._asking_stream import AskingPostStream
+from wymcp.broker.redis._bus import NOTIFY_CHANNEL, NotificationBus
+from wymcp.broker.redis._encoding import encode
+from wymcp.broker.redis._events import (
+    EVENTS_PREFIX,
+    LoggedStream,
+    RedisEvents,
+    redis_event_id,
+)
+from wymcp.broker.redis._probe import BrokerObserver, observe_broker
+from wymcp.broker.redis._rates import RedisRates, lease_for
+from wymcp.broker.redis._relay import (
+    RELAY_LIMIT,
+    Kind,
+    body_of,
+    cancel_of,
+    decode,
+    head_of,
+    pack,
+    relay_key,
+    unpack,
+)
+from wymcp.broker.redis._relay_routes import (
+    RELAY_BUDGET,
+    RELAY_WINDOW_MS,
+    Refusal,
+    RelayRoutes,
+    Room,
+    Sent,
+    StoreFull,
+)
+from wymcp.broker.redis._session_cache import SessionCache
+from wymcp.broker.redis._sessions import (
+    CHANGED_CHANNEL,
+    ENDED_CHANNEL,
+    RELAY_CHANNEL,
+    RedisSessions,
+    is_session_id,
+)
+from wymcp.broker.redis._stream_waits import StreamWaits
+from wymcp.broker.redis._task_counts import RedisTaskCounts
+from wymcp.broker.redis._task_store import RedisTaskStore
 from wymcp.conf import Settings, build_engine
 from wymcp.core.server import (
     HANDSHAKE,
@@ -33,56 +75,16 @@ from wymcp.core.server import (
     Reply,
     Session,
     Stream,
+    echoable_id,
     error_message,
     principal_key,
 )
-from wymcp.transport.aiohttp._answers import echoable_id, encode
-from wymcp.transport.aiohttp._asking_stream import AskingPostStream
-from wymcp.transport.aiohttp._broker_bus import NOTIFY_CHANNEL, NotificationBus
-from wymcp.transport.aiohttp._redis_events import (
-    EVENTS_PREFIX,
-    LoggedStream,
-    RedisEvents,
-    redis_event_id,
-)
-from wymcp.transport.aiohttp._redis_rates import RedisRates, lease_for
-from wymcp.transport.aiohttp._redis_sessions import (
-    CHANGED_CHANNEL,
-    ENDED_CHANNEL,
-    RELAY_CHANNEL,
-    RedisSessions,
-    is_session_id,
-)
-from wymcp.transport.aiohttp._redis_task_counts import RedisTaskCounts
-from wymcp.transport.aiohttp._redis_task_store import RedisTaskStore
-from wymcp.transport.aiohttp._relay import (
-    RELAY_LIMIT,
-    Kind,
-    body_of,
-    cancel_of,
-    decode,
-    head_of,
-    pack,
-    relay_key,
-    unpack,
-)
-from wymcp.transport.aiohttp._relay_routes import (
-    RELAY_BUDGET,
-    RELAY_WINDOW_MS,
-    Refusal,
-    RelayRoutes,
-    Room,
-    Sent,
-    StoreFull,
-)
-from wymcp.transport.aiohttp._session_cache import SessionCache
-from wymcp.transport.aiohttp._stream_waits import StreamWaits
 
 if TYPE_CHECKING:
     from wymcp.core.schema import ToolSpec
     from wymcp.core.server import Engine
 
-logger = logging.getLogger("wymcp.transport.aiohttp")
+logger = logging.getLogger("wymcp.broker.redis")
 
 _RECONNECT: Final = 1.0
 """Seconds between attempts to listen for ended sessions while Redis is down."""
@@ -446,6 +448,10 @@ class BrokeredEngine:
     async def ping(self) -> None:
         """Raise unless the broker answers a PING (`/readyz`)."""
         await self._sessions.client.ping()
+
+    def observe_round_trips(self, observer: BrokerObserver) -> None:
+        """Tell `observer` of every Redis round trip of the broker (`METRICS`)."""
+        observe_broker(self.redis_clients, observer)
 
     async def aclose(self) -> None:
         """Stop listening, end the local sessions, close the connections.

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
+from wymcp.broker.redis._encoding import encode
 from wymcp.core.server import ID_TEXT_LIMIT, is_asked_id, yielding
-from wymcp.transport.aiohttp._answers import encode
 
 if TYPE_CHECKING:
     from wymcp.core.server import Session

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from wymcp.transport.aiohttp._redis_task_store import ALL_TASKS, KEPT
+from wymcp.broker.redis._task_store import ALL_TASKS, KEPT
 
 _COUNT: Final = """
 local t = redis.call('TIME')

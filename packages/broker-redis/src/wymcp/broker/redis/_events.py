@@ -16,10 +16,10 @@ from typing import Any, Final
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from wymcp.broker.redis._post_leases import PostLeases
 from wymcp.core.server import REPLAY_BYTES, Stream
-from wymcp.transport.aiohttp._post_leases import PostLeases
 
-logger = logging.getLogger("wymcp.transport.aiohttp")
+logger = logging.getLogger("wymcp.broker.redis")
 
 EVENTS_PREFIX: Final = "wymcp:events:"
 EVENTS_MAXLEN: Final = 100

@@ -23,6 +23,9 @@ from typing import Any, Final, TypeVar
 import redis.asyncio as aioredis
 from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
 
+from wymcp.broker.redis._encoding import encode
+from wymcp.broker.redis._maxmemory_share import share_of_maxmemory
+from wymcp.broker.redis._probe import ProbedRedis
 from wymcp.core.server import (
     INTERNAL_ERROR,
     EncodedJSON,
@@ -33,11 +36,8 @@ from wymcp.core.server import (
     task_charge,
     task_too_large,
 )
-from wymcp.transport.aiohttp._answers import encode
-from wymcp.transport.aiohttp._broker_probe import ProbedRedis
-from wymcp.transport.aiohttp._redis_share import share_of_maxmemory
 
-logger = logging.getLogger("wymcp.transport.aiohttp")
+logger = logging.getLogger("wymcp.broker.redis")
 
 TASK_PREFIX: Final = "wymcp:task:"
 """A hash per task: its state, open questions (`q:`) and answers (`a:`)."""

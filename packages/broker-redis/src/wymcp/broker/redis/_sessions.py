@@ -16,8 +16,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError  # noqa: A004 - redis-py's own
 
+from wymcp.broker.redis._probe import ProbedRedis
 from wymcp.core.server import Session, principal_key, watch_cost
-from wymcp.transport.aiohttp._broker_probe import ProbedRedis
 
 KEY_PREFIX: Final = "wymcp:session:"
 ENDED_CHANNEL: Final = "wymcp:session-ended"

@@ -14,7 +14,7 @@ from typing import Any, Final
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-logger = logging.getLogger("wymcp.transport.aiohttp")
+logger = logging.getLogger("wymcp.broker.redis")
 
 BLOCK_MS: Final = 200
 """How long one `XREAD` blocks: a key first waited on during a read is read

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from wymcp.core.server import Engine
 
-logger = logging.getLogger("wymcp.transport.aiohttp")
+logger = logging.getLogger("wymcp.broker.redis")
 
 NOTIFY_CHANNEL: Final = "wymcp:notify"
 BACKLOG: Final = 1000

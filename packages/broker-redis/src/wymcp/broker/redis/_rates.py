@@ -15,10 +15,10 @@ from typing import Final
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from wymcp.broker.redis._probe import ProbedRedis
 from wymcp.core.server import CONCURRENCY_RETRY, LocalRates, RateCheck
-from wymcp.transport.aiohttp._broker_probe import ProbedRedis
 
-logger = logging.getLogger("wymcp.transport.aiohttp")
+logger = logging.getLogger("wymcp.broker.redis")
 
 PREFIX: Final = "wymcp:rl:"
 CLOSED_RETRY: Final = 1.0

@@ -13,18 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
+from wymcp.broker.redis._events import KeptPostStream
 from wymcp.core.server import is_asked_id
-from wymcp.transport.aiohttp._redis_events import KeptPostStream
 
 if TYPE_CHECKING:
     import asyncio
     from collections.abc import Callable
 
+    from wymcp.broker.redis._events import RedisEvents
+    from wymcp.broker.redis._relay_routes import RelayRoutes
     from wymcp.core.server import Session, Stream
-    from wymcp.transport.aiohttp._redis_events import RedisEvents
-    from wymcp.transport.aiohttp._relay_routes import RelayRoutes
 
-logger = logging.getLogger("wymcp.transport.aiohttp")
+logger = logging.getLogger("wymcp.broker.redis")
 
 
 class AskingPostStream(KeptPostStream):

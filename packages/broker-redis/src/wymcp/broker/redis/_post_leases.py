@@ -15,7 +15,7 @@ from typing import Final
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-logger = logging.getLogger("wymcp.transport.aiohttp")
+logger = logging.getLogger("wymcp.broker.redis")
 
 LEASE_PREFIX: Final = "wymcp:post-running:"
 LEASE_MS: Final = 10_000
