@@ -17,6 +17,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from ops_tools import Jobs
 from redis_server import free_port
@@ -74,15 +75,69 @@ async def test_the_concurrency_cap_holds_across_workers_and_frees(redis_url: str
 async def test_a_lapsed_lease_frees_the_slot_of_a_worker_that_died(redis_url: str):
     rule = RateRule(concurrency=1)
     checks = _checks(rule, "{lapsed}")
-    store = RedisRates(redis_url, lease=0.2)
+    dead, store = RedisRates(redis_url, lease=0.2), RedisRates(redis_url, lease=0.2)
     try:
-        assert await store.acquire(checks, "dead-worker-call") is None
+        assert await dead.acquire(checks, "dead-worker-call") is None
+        await dead.aclose()  # the worker dies: its renewals stop, no release
         assert await store.acquire(checks, "next") == 1.0
         await asyncio.sleep(0.3)
         assert await store.acquire(checks, "next") is None
     finally:
         await store.release(checks, "next")
         await store.aclose()
+
+
+async def test_a_held_slot_is_renewed_until_its_work_ends(redis_url: str):
+    # the lease was never renewed: with a cap of 1, a call whose thread ran
+    # past the lease let a third call in at +65 s (attack 6); the slot is now
+    # renewed every third of the lease until the call's work releases it
+    rule = RateRule(concurrency=1)
+    checks = _checks(rule, "{renewed}")
+    one, two = RedisRates(redis_url, lease=0.3), RedisRates(redis_url, lease=0.3)
+    try:
+        assert await one.acquire(checks, "long") is None
+        await asyncio.sleep(1.2)  # four leases
+        assert await two.acquire(checks, "other") == 1.0
+        await one.release(checks, "long")
+        assert not one._renewing  # the renewal stopped with the work
+        assert await two.acquire(checks, "other") is None
+        await two.release(checks, "other")
+        left = await one.client.zcard(f"{PREFIX}{checks[0].key}:c")
+    finally:
+        await one.aclose()
+        await two.aclose()
+    assert left == 0
+
+
+async def test_failed_releases_are_logged_once_per_outage(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+):
+    # a failed release logged a traceback per call (attack 6, LOW 9)
+    rule = RateRule(concurrency=5)
+    checks = _checks(rule, "{release-outage}")
+    store = RedisRates(redis_url, lease=60)
+    release = store._release
+
+    async def failing(**_: object) -> None:
+        raise RedisConnectionError("Connection refused")
+
+    try:
+        for n in range(3):
+            assert await store.acquire(checks, f"t{n}") is None
+        store._release = failing  # type: ignore[assignment]
+        for n in range(3):
+            await store.release(checks, f"t{n}")
+        store._release = release
+        assert await store.acquire(checks, "after") is None
+        await store.release(checks, "after")
+    finally:
+        await store.client.delete(f"{PREFIX}{checks[0].key}:c")
+        await store.aclose()
+    logged = [r for r in caplog.records if "could not be freed" in r.getMessage()]
+    assert len(logged) == 1
+    assert logged[0].exc_info is None
+    assert "ConnectionError" in logged[0].getMessage()
+    assert not store._release_failing  # a release that worked ends the outage
 
 
 async def test_redis_down_open_falls_back_to_this_workers_limits(caplog):

@@ -1,12 +1,16 @@
 """`RATE_LIMITS` decided in Redis, so the limits hold across every worker.
 
 One Lua script per decision, on Redis's clock; keys expire when they stop
-limiting. When Redis fails, `on_error` ("open": this worker's `LocalRates`;
-"closed": refuse) decides. Keys and TTLs: `docs/operations.md`.
+limiting. A concurrency slot's lease is renewed every third of it while its
+call's work holds it, so only a dead worker's slots lapse. When Redis fails,
+`on_error` ("open": this worker's `LocalRates`; "closed": refuse) decides.
+Keys and TTLs: `docs/operations.md`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import math
 from collections.abc import Sequence
@@ -66,6 +70,18 @@ end
 return false
 """
 
+_RENEW: Final = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local lease = tonumber(ARGV[2])
+for i = 1, #KEYS do
+  if redis.call('ZADD', KEYS[i], 'XX', 'CH', now + lease, ARGV[1]) > 0 then
+    redis.call('PEXPIRE', KEYS[i], math.ceil(lease))
+  end
+end
+return 0
+"""
+
 _RELEASE: Final = """
 for i = 1, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
 return 0
@@ -93,7 +109,12 @@ class RedisRates:
         self._local_tokens: set[str] = set()
         """Calls admitted by `local` (released there); at most those running."""
         self._down = False
+        self._release_failing = False
+        """A release failed and was logged: the next ones are not (one per outage)."""
+        self._renewing: dict[str, asyncio.Task[None]] = {}
+        """The lease renewal of each slot held in Redis, by call token."""
         self._acquire = self.client.register_script(_ACQUIRE)
+        self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
 
     async def acquire(self, checks: Sequence[RateCheck], token: str) -> float | None:
@@ -113,8 +134,29 @@ class RedisRates:
             self._down = False
             logger.warning("wymcp: RATE_LIMITS are decided in Redis again")
         if waited is None:
+            keys = [f"{PREFIX}{c.key}:c" for c in checks if c.rule.concurrency]
+            if keys:
+                self._renewing[token] = asyncio.create_task(
+                    self._keep(keys, token), name="wymcp-rate-lease"
+                )
             return None
         return float(waited) / 1000
+
+    async def _keep(self, keys: list[str], token: str) -> None:
+        """Renew the slot's lease every third of it until the call releases it.
+
+        One script per renewal (`ZADD XX` and `PEXPIRE` per key); a failed
+        renewal is tried again a third of a lease later, so one outage
+        shorter than two thirds of the lease loses no slot.
+        """
+        while True:
+            await asyncio.sleep(self.lease / 3)
+            try:
+                await self._renew(keys=keys, args=[token, self.lease * 1000])
+            except (RedisError, OSError) as error:
+                self._log_release_failure(error, "renewed")
+            else:
+                self._release_failing = False
 
     def _failed(
         self, error: Exception, checks: Sequence[RateCheck], token: str
@@ -143,19 +185,40 @@ class RedisRates:
             self._local_tokens.discard(token)
             self.local.free(checks)
             return
+        renewal = self._renewing.pop(token, None)
+        if renewal is not None:
+            renewal.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewal
         keys = [f"{PREFIX}{c.key}:c" for c in checks if c.rule.concurrency]
         try:
             await self._release(keys=keys, args=[token])
-        except (RedisError, OSError):
-            logger.warning(
-                "wymcp: RATE_LIMITS: a concurrency slot could not be freed in "
-                "Redis; it lapses after %g s",
-                self.lease,
-                exc_info=True,
-            )
+        except (RedisError, OSError) as error:
+            self._log_release_failure(error, "freed")
+        else:
+            self._release_failing = False
+
+    def _log_release_failure(self, error: Exception, verb: str) -> None:
+        """One warning per outage, not one traceback per call."""
+        if self._release_failing:
+            return
+        self._release_failing = True
+        logger.warning(
+            "wymcp: RATE_LIMITS: a concurrency slot could not be %s in Redis "
+            "(%s: %s); it lapses after %g s. Logged once until a release succeeds.",
+            verb,
+            type(error).__name__,
+            str(error)[:200],
+            self.lease,
+        )
 
     async def aclose(self) -> None:
-        """Close the connections."""
+        """Stop renewing leases (those slots lapse) and close the connections."""
+        renewals = list(self._renewing.values())
+        self._renewing.clear()
+        for renewal in renewals:
+            renewal.cancel()
+        await asyncio.gather(*renewals, return_exceptions=True)
         await self.client.aclose()
 
 
