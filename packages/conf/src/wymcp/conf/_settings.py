@@ -826,7 +826,11 @@ class Settings:
             'with a `method` ("tasks/get", …, or "*") counts requests instead, '
             "`help` included, and refuses one before dispatch: HTTP 429, "
             "`Retry-After`, JSON-RPC -32600 `rate_limited`. Per process without "
-            "`BROKER`, across every worker with it. See `docs/operations.md`."
+            "`BROKER`, across every worker with it. Behind a reverse proxy "
+            "without AUTH every client has the proxy's address: a rule is then "
+            "one limit shared by every anonymous client (one client spending it "
+            "refuses all), so set AUTH or limit per client at the proxy. See "
+            "`docs/operations.md`."
         ),
         engine="rate_limits",
     )
