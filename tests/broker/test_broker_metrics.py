@@ -56,6 +56,21 @@ async def _scrape(
         return _samples(await response.text())
 
 
+async def _scrape_counted(
+    client: Client, **states: int
+) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """A scrape once the probe's count (every 5 s, no scrape counts) says `states`."""
+    for _ in range(60):
+        found = await _scrape(client)
+        if all(
+            found.get(("wymcp_broker_tasks", frozenset({"state": s}.items()))) == n
+            for s, n in states.items()
+        ):
+            return found
+        await asyncio.sleep(0.25)
+    return found
+
+
 async def test_each_round_trip_is_seen_once_with_its_family(redis_url: str):
     client = ProbedRedis.from_url(redis_url)
     seen: Seen = []
@@ -163,9 +178,9 @@ async def test_an_app_serves_the_broker_series(db: str):
         ended = await create(client.http, "/mcp", "quick", {})
         running = await create(client.http, "/mcp", "waiting", {})
         await until(client.http, "/mcp", ended, {"completed"})
-        found = await _scrape(client)
+        found = await _scrape_counted(client, running=1, ended=1)
         await send(client.http, "/mcp", "tasks/cancel", {"taskId": running})
-        after = await _scrape(client)
+        after = await _scrape_counted(client, running=0, ended=2)
     trips = "wymcp_broker_round_trip_seconds_count"
     by_store: dict[str, float] = {}
     for (name, labels), value in found.items():

@@ -16,6 +16,7 @@ from wymcp.core.server import RETRY_AFTER
 from wymcp.testing import Client
 from wymcp.transport.aiohttp import create_app
 from wymcp.transport.aiohttp._metrics import Metrics
+from wymcp.transport.aiohttp._setup import ENDPOINT_KEY
 
 TEXT = "text/plain; version=0.0.4; charset=utf-8"
 OPEN = "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -92,3 +93,26 @@ async def test_a_scrape_flood_runs_one_at_a_time_beside_a_valid_call(monkeypatch
     assert len(served) + len(busy) == len(answers)
     assert busy
     assert set(busy) == {str(RETRY_AFTER)}
+
+
+async def test_a_stalled_broker_count_holds_no_scrape():
+    # with Redis stalled each scrape held the one scrape turn 2 s counting the
+    # broker's tasks, so scrapes behind it timed out 503 (attack 6, LOW 10);
+    # the count is now the one the probe refreshes every 5 s
+    app = create_app(TOOLS=[Jobs], METRICS=True)
+
+    async def stalled() -> dict[str, int]:
+        await asyncio.sleep(60)
+        return {}
+
+    app[ENDPOINT_KEY].engine.task_counts = stalled  # type: ignore[attr-defined]
+
+    async with Client(app) as client:
+
+        async def scrape() -> int:
+            async with client.http.get("/metrics") as response:
+                return response.status
+
+        statuses = await asyncio.gather(*(scrape() for _ in range(5)))
+        assert not (await client.call("jobs", "run", {"size": 1})).is_error
+    assert statuses == [200] * 5  # one running, four waiting: none refused

@@ -259,7 +259,9 @@ class Endpoint:
 
         One scrape at a time (`Scrapes`): the gauges are read from the engine,
         then the text is made on the scrape thread (it grows with the series,
-        and reads files in multiprocess mode).
+        and reads files in multiprocess mode). The broker's task count is the
+        one the probe refreshes every 5 s: a scrape makes no Redis call, so a
+        stalled Redis never holds the scrape's turn.
         """
         metrics = self.metrics
         assert metrics is not None  # noqa: S101 - only routed with METRICS
@@ -276,7 +278,6 @@ class Endpoint:
 
         async def before() -> None:
             metrics.live(self.engine)
-            await metrics.count_broker_tasks(self.engine)
             metrics.flush()
 
         return await self.scrapes.run(make, before=before)
