@@ -1,10 +1,9 @@
 """`RATE_LIMITS` decided in Redis, so the limits hold across every worker.
 
 One Lua script per decision, on Redis's clock; keys expire when they stop
-limiting. A concurrency slot's lease is renewed every third of it while its
-call's work holds it, so only a dead worker's slots lapse. When Redis fails,
-`on_error` ("open": this worker's `LocalRates`; "closed": refuse) decides.
-Keys and TTLs: `docs/operations.md`.
+limiting; a held slot's lease is renewed while its call's work runs. When
+Redis fails, `on_error` ("open": this worker's `LocalRates`; "closed":
+refuse) decides. Keys and TTLs: `docs/operations.md`.
 """
 
 from __future__ import annotations

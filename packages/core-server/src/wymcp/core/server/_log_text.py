@@ -1,11 +1,9 @@
 r"""The text log form (`LOG_FORMAT = "text"`): one record cannot forge another.
 
-Control and format characters (CR, LF, ESC, NUL, U+2028, U+202E, ...) in a
-record's line and in every exception's message become `\n`, `\x1b`-style
-escapes; a traceback keeps its frame lines (the server's own code), each
-indented, so every line that starts unindented begins a real record. The
-record's line and each exception's message are cut at `TEXT_LIMIT` escaped
-characters, so one record writes a bounded amount whatever a request sent.
+Control and format characters in a record's line and each exception's
+message become `\n`, `\x1b`-style escapes, cut at `TEXT_LIMIT` characters;
+traceback frame lines (the server's code) are indented, so every unindented
+line begins a real record, and one record is bounded whatever a request sent.
 """
 
 from __future__ import annotations
