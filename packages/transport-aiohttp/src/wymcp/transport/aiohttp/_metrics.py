@@ -223,6 +223,11 @@ def outcome_label(record: CallRecord) -> str:
     return "middleware" if record.refused else "rpc_error"
 
 
+TEXT_FORMAT: Final = "text/plain; version=0.0.4; charset=utf-8"
+"""The content type of the text format `generate_latest` writes (named here: the
+lowest prometheus_client allowed, 0.21, has no constant for it)."""
+
+
 class Metrics:
     """The series of one endpoint and the handler that serves them.
 
@@ -487,7 +492,7 @@ class Metrics:
             )
         else:
             write = prom.exposition.generate_latest
-            content_type = prom.exposition.CONTENT_TYPE_PLAIN_0_0_4
+            content_type = TEXT_FORMAT
         try:
             return write(registry), content_type
         except FileNotFoundError:  # a dead worker's file folded meanwhile: again
