@@ -56,6 +56,20 @@ class Ledger(Tool):
                 }
             },
         ),
+        "tree": Action(
+            description="Count in sevens, in lists of lists",
+            properties={
+                "tree": {
+                    "type": "array",
+                    "items": {
+                        "anyOf": [
+                            {"$ref": "#/properties/tree"},
+                            {"type": "integer", "multipleOf": 7},
+                        ]
+                    },
+                }
+            },
+        ),
         "tags": Action(
             description="Keep counters and series",
             properties={
@@ -108,9 +122,9 @@ def filled(make: Callable[[int], bytes], limit: int = BODY - ROOM) -> list[bytes
         items.append(item)
 
 
-def distinct(make: Callable[[int], bytes]) -> bytes:
-    """A JSON array of ``make(i)`` for i = 0, 1, ... filling a 4 MiB body."""
-    return b"[" + b",".join(filled(make)) + b"]"
+def distinct(make: Callable[[int], bytes], limit: int = BODY - ROOM) -> bytes:
+    """A JSON array of ``make(i)`` for i = 0, 1, ... filling ``limit`` bytes."""
+    return b"[" + b",".join(filled(make, limit)) + b"]"
 
 
 def distinct_cents() -> bytes:
@@ -127,6 +141,16 @@ def distinct_e280() -> bytes:
 def distinct_refused_batches() -> bytes:
     """Batches ``[0.001]``, ``[1.011]``, ...: each refused on its own, about 4 MiB."""
     return distinct(lambda i: b"[%d.%02d1]" % (i, i % 100))
+
+
+def nested(depth: int, make: Callable[[int], bytes], limit: int = BODY - ROOM) -> bytes:
+    """A JSON array of ``make(i)`` each inside ``depth - 1`` arrays, ``limit`` bytes."""
+    return distinct(lambda i: b"[" * (depth - 1) + make(i) + b"]" * (depth - 1), limit)
+
+
+def wide_sevens(digits: int) -> bytes:
+    """Distinct multiples of 7 of about ``digits`` digits, filling a 4 MiB body."""
+    return distinct(lambda i: b"%d" % (7 * (10 ** (digits - 2) + i)))
 
 
 def tags(value: bytes, count: int = 300_000, prefix: bytes = b"k") -> bytes:
@@ -173,6 +197,8 @@ def cases() -> list[tuple[str, str, str, bytes]]:
         ("sevens", "counts", "4 MiB of 7e280", array(b"7e280")),
         ("batches", "batches", "4 MiB of [0.015]", array(b"[0.015]")),
         ("batches", "batches", "4 MiB of distinct [N.xx1]", distinct_refused_batches()),
+        ("sevens", "counts", "4 MiB of 4,299-digit 7N", wide_sevens(4299)),
+        ("tree", "tree", "4 MiB of 7N 90 deep", nested(90, lambda i: b"%d" % (7 * i))),
         ("tags", "tags", "300,000 keys of 1", tags(b"1")),
         ("tags", "tags", "300,000 keys of 2.0", tags(b"2.0")),
         ("tags", "tags", "4 MiB of keys of 1.5", tags_filled(b"1.5")),

@@ -17,7 +17,7 @@ import pytest
 
 from hardening.test_linearity import assert_linear, frozen_heap
 from wymcp.core.gates import check, check_fast
-from wymcp.core.gates._check import FAST_WORK
+from wymcp.core.gates._check import FAST_VALUES, FAST_WORK
 from wymcp.core.schema import spend_work, work_budget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -29,8 +29,10 @@ from gates_walks import (  # one place for the tool and the bodies
     distinct_cents,
     distinct_e280,
     distinct_refused_batches,
+    nested,
     tags,
     tags_filled,
+    wide_sevens,
 )
 
 if TYPE_CHECKING:
@@ -179,6 +181,26 @@ async def test_a_typo_key_beside_large_whole_floats(serve: Serve) -> None:
 # ----- refused containers and pattern keys: linear, and cheap where equal -----
 
 
+async def test_an_accepted_deep_tree_of_sevens(serve: Serve) -> None:
+    # The engine pass under a recursive anyOf was not counted by FAST_WORK, and
+    # the cast asked the engine about each subtree at each of the 90 levels: about
+    # 1 s on the loop and 20 CPU-s per call. Now the call goes to the thread,
+    # whose cast sees there is no float to cast.
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    raw = nested(90, lambda i: b"%d" % (7 * i))
+    said = _said(await _answer(wire, "tree", "tree", raw))
+    assert said["count"] == raw.count(b",") + 1
+
+
+async def test_an_accepted_array_of_wide_multiples_of_seven(serve: Serve) -> None:
+    # The engine converts each int past 2**64 at a cost growing with its digits:
+    # 4 MiB of 4,299-digit ints held the loop 411-505 ms, uncounted.
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    raw = wide_sevens(4299)
+    said = _said(await _answer(wire, "sevens", "counts", raw))
+    assert said["count"] == raw.count(b",") + 1
+
+
 async def test_a_refused_array_of_equal_batches(serve: Serve) -> None:
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
     raw = array(b"[0.015]")
@@ -246,6 +268,33 @@ def test_check_fast_counts_whole_floats_before_the_engine() -> None:
     assert fast is not None
     assert fast.accepted
     assert fast.data == check(Ledger, "cents", few).data
+
+
+def test_check_fast_leaves_a_large_tree_under_anyof_to_the_thread() -> None:
+    # Under a recursive anyOf the engine pass and the cast read each value more
+    # than once: past FAST_VALUES values check_fast answers None before the engine.
+    large = {"tree": [[[7 * i]] for i in range(FAST_VALUES)]}
+    assert check_fast(Ledger, "tree", large) is None
+    assert check(Ledger, "tree", large).accepted
+    small = {"tree": [[[7 * i], 7.0] for i in range(100)]}
+    fast = check_fast(Ledger, "tree", small)
+    assert fast is not None
+    assert fast.accepted
+    assert fast.data == check(Ledger, "tree", small).data
+    assert fast.data["tree"][0][1].__class__ is int
+
+
+def test_check_fast_counts_wide_ints_before_the_engine() -> None:
+    # Each int past 2**64 under multipleOf spends a unit per 64 bits: past
+    # FAST_WORK of them check_fast leaves the call to the thread.
+    wide = 7 * 10**4000
+    data = {"counts": [wide + 7 * i for i in range(FAST_WORK // 200 + 1)]}
+    assert check_fast(Ledger, "sevens", data) is None
+    assert check(Ledger, "sevens", data).accepted
+    few = {"counts": [wide, 2**70 * 7, 14]}
+    fast = check_fast(Ledger, "sevens", few)
+    assert fast is not None
+    assert fast.accepted
 
 
 # ----- doubling: the same walks grow linearly -----
@@ -319,3 +368,19 @@ def test_pattern_keys_of_arrays_to_cast_grow_linearly() -> None:
         lambda n: {"tags": {f"j{i}": [2.0, 3.0, 4.0] for i in range(n)}},
         256,
     )
+
+
+def _deep_tree(depth: int, leaf: float) -> dict[str, Any]:
+    """2,000 leaves ``leaf * i``, each ``depth`` lists deep (the body grows)."""
+    items: list[Any] = []
+    for i in range(2000):
+        item: Any = leaf * i
+        for _ in range(depth):
+            item = [item]
+        items.append(item)
+    return {"tree": items}
+
+
+def test_accepted_deep_trees_grow_linearly_in_depth() -> None:
+    # The cast asked the engine about each subtree at each level: quadratic in depth.
+    assert_linear(_accepts("tree"), lambda n: _deep_tree(n, 7), 8)

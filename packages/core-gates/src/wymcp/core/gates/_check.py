@@ -20,6 +20,7 @@ from wymcp.core.gates._also import (
 )
 from wymcp.core.gates._bound import FIRST
 from wymcp.core.gates._did_you_mean import Budget, closest, data_matches
+from wymcp.core.gates._engine_reads import holds_float, spend_wide_ints, values_in
 from wymcp.core.gates._key_gate import KeyReport, unknown_keys
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._problem_texts import UNCHECKABLE
@@ -44,7 +45,11 @@ _NOT_OBJECT = "value is not of type object"
 FAST_WORK = 20_000
 """Units of Python work (a number decided in Python, a key cast) `check_fast` may
 spend on the event loop: tens of milliseconds at most. Under `multipleOf` every
-float (whole ones too) is decided in Python, so counted; the engine decides ints."""
+float (whole ones too) is decided in Python, so counted; the engine decides ints,
+and each int past 2**64 under a numeric keyword costs a unit per 64 bits."""
+FAST_VALUES = 4096
+"""Most JSON values `check_fast` hands the engine under a `branching` root (one
+whose engine pass may read a value more than once); past them, None."""
 
 
 def check(
@@ -100,15 +105,25 @@ def check_fast(tool: object, action: str | None, data: object) -> Verdict | None
     event loop should be held. So is the Python work some accepted data needs (the
     decimal `multipleOf` of many numbers, casts under `patternProperties`): past
     `FAST_WORK` units of it, the answer is None too. So is it, before any engine
-    pass, for a key outside a closed root's key set.
+    pass, for a key outside a closed root's key set, for data of over
+    `FAST_VALUES` values under a root whose engine pass may read a value more
+    than once (`anyOf`, a recursive `$ref` in a branch, ...), and for ints past
+    2**64 under numeric keywords past the budget.
     """
     spec = prepare(tool)
     target = _target(spec, action)
     if target is None:
         return None
+    root = target.root
+    if data is None:
+        data = {}
+    if root.branching and values_in(data, FAST_VALUES) > FAST_VALUES:
+        return None
     try:
         with work_budget(FAST_WORK):
-            return _fast(spec, target, {} if data is None else data)
+            if root.numeric:
+                spend_wide_ints(data)
+            return _fast(spec, target, data)
     except OverBudgetError:
         return None
 
@@ -263,8 +278,15 @@ def _accept(
 
 
 def _accepted(target: ActionSpec, data: dict[str, Any]) -> dict[str, Any]:
-    """The data as the value gate read it, with the defaults merged after."""
-    cast = cast_integers(target.root, data)
+    """The data as the value gate read it, with the defaults merged after.
+
+    Under a `branching` root the cast asks the engine which branch accepted each
+    value, over its whole subtree at each level: data without a float has nothing
+    to cast, and one pass says so.
+    """
+    root = target.root
+    skip = root.branching and not holds_float(data)
+    cast = data if skip else cast_integers(root, data)
     read = cast if isinstance(cast, dict) else data
     if not target.defaults:
         return dict(read)

@@ -1,0 +1,101 @@
+"""What an engine call reads: the JSON values of its argument, charged to the budget.
+
+The engine reads its whole argument in one C call, and under `anyOf` or a
+recursive `$ref` a walk asks it about each subtree again at each level; charging
+each call the values it reads (counted up to what the budget has left) bounds the
+total. Ints past 2**64 cost the engine a conversion that grows with their digits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wymcp.core.schema import spend_work, work_left
+
+WIDE = 2**64
+"""Ints at least this large (in magnitude) cost one unit per 64 bits."""
+
+
+def values_in(value: object, cap: int) -> int:
+    """The JSON values in `value`, counted until the count passes `cap`."""
+    seen = 1
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if kind is dict:
+            children: Any = node.values()
+        elif kind is list:
+            children = node
+        else:
+            continue
+        seen += len(children)
+        if seen > cap:
+            return seen
+        stack.extend(c for c in children if c.__class__ is dict or c.__class__ is list)
+    return seen
+
+
+def spend_reading(value: object) -> None:
+    """Spend the values an engine call over `value` reads (none without a budget)."""
+    left = work_left()
+    if left is None:
+        return
+    kind = value.__class__
+    spend_work(values_in(value, left) if kind is dict or kind is list else 1)
+
+
+def spend_wide_ints(data: object) -> None:
+    """Spend one unit per 64 bits of each int past `WIDE` inside `data`.
+
+    One pass; the ints of a container are looked at by `min`/`max` in C first.
+    """
+    stack: list[Any] = [data]
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if kind is dict:
+            children: Any = list(node.values())
+        elif kind is list:
+            children = node
+        else:
+            continue
+        kinds = set(map(type, children))
+        if int in kinds:
+            ints = (
+                children
+                if len(kinds) == 1
+                else [c for c in children if c.__class__ is int]
+            )
+            if max(ints) >= WIDE or min(ints) <= -WIDE:
+                spend_work(
+                    sum(i.bit_length() // 64 for i in ints if not -WIDE < i < WIDE)
+                )
+        if dict in kinds or list in kinds:
+            stack.extend(
+                c for c in children if c.__class__ is dict or c.__class__ is list
+            )
+
+
+def holds_float(data: object) -> bool:
+    """Whether a float is anywhere inside `data` (one pass, types read in C)."""
+    stack: list[Any] = [data]
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if kind is float:
+            return True
+        if kind is dict:
+            children: Any = node.values()
+        elif kind is list:
+            children = node
+        else:
+            continue
+        kinds = set(map(type, children))
+        if float in kinds:
+            return True
+        if dict in kinds or list in kinds:
+            stack.extend(
+                c for c in children if c.__class__ is dict or c.__class__ is list
+            )
+    return False
