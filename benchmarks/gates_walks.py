@@ -148,9 +148,9 @@ def nested(depth: int, make: Callable[[int], bytes], limit: int = BODY - ROOM) -
     return distinct(lambda i: b"[" * (depth - 1) + make(i) + b"]" * (depth - 1), limit)
 
 
-def wide_sevens(digits: int) -> bytes:
-    """Distinct multiples of 7 of about ``digits`` digits, filling a 4 MiB body."""
-    return distinct(lambda i: b"%d" % (7 * (10 ** (digits - 2) + i)))
+def wide_sevens(digits: int, limit: int = BODY - ROOM) -> bytes:
+    """Distinct multiples of 7 of about ``digits`` digits, filling ``limit`` bytes."""
+    return distinct(lambda i: b"%d" % (7 * (10 ** (digits - 2) + i)), limit)
 
 
 def tags(value: bytes, count: int = 300_000, prefix: bytes = b"k") -> bytes:

@@ -54,7 +54,6 @@ def test_the_public_names_of_core_schema_are_pinned():
         "required_scopes",
         "spend_work",
         "work_budget",
-        "work_left",
     ]
 
 

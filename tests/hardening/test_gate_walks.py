@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from hardening.test_linearity import assert_linear, frozen_heap
-from wymcp.core.gates import check, check_fast
+from wymcp.core.gates import _value_gate, check, check_fast
 from wymcp.core.gates._check import FAST_VALUES, FAST_WORK
-from wymcp.core.schema import spend_work, work_budget
+from wymcp.core.gates._engine_reads import values_in
+from wymcp.core.gates._value_gate import WALK_FLOOR, WALK_WORK
+from wymcp.core.schema import prepare, spend_work, work_budget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
@@ -184,19 +186,22 @@ async def test_a_typo_key_beside_large_whole_floats(serve: Serve) -> None:
 async def test_an_accepted_deep_tree_of_sevens(serve: Serve) -> None:
     # The engine pass under a recursive anyOf was not counted by FAST_WORK, and
     # the cast asked the engine about each subtree at each of the 90 levels: about
-    # 1 s on the loop and 20 CPU-s per call. Now the call goes to the thread,
-    # whose cast sees there is no float to cast.
+    # 1 s on the loop and 20 CPU-s per 4 MiB call. Now the call goes to the thread,
+    # whose cast sees there is no float to cast. (2 MiB: the thread's one engine
+    # pass over 4 MiB holds the GIL about 450 ms, docs/security.md.)
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
-    raw = nested(90, lambda i: b"%d" % (7 * i))
+    raw = nested(90, lambda i: b"%d" % (7 * i), BODY // 2)
     said = _said(await _answer(wire, "tree", "tree", raw))
     assert said["count"] == raw.count(b",") + 1
 
 
 async def test_an_accepted_array_of_wide_multiples_of_seven(serve: Serve) -> None:
     # The engine converts each int past 2**64 at a cost growing with its digits:
-    # 4 MiB of 4,299-digit ints held the loop 411-505 ms, uncounted.
+    # 4 MiB of 4,299-digit ints held the loop 411-505 ms, uncounted; now they go
+    # to the thread. (2 MiB: the thread's one engine pass over 4 MiB holds the GIL
+    # about 450 ms, docs/security.md.)
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
-    raw = wide_sevens(4299)
+    raw = wide_sevens(4299, BODY // 2)
     said = _said(await _answer(wire, "sevens", "counts", raw))
     assert said["count"] == raw.count(b",") + 1
 
@@ -370,10 +375,10 @@ def test_pattern_keys_of_arrays_to_cast_grow_linearly() -> None:
     )
 
 
-def _deep_tree(depth: int, leaf: float) -> dict[str, Any]:
-    """2,000 leaves ``leaf * i``, each ``depth`` lists deep (the body grows)."""
+def _deep_tree(depth: int, leaf: float, leaves: int = 2000) -> dict[str, Any]:
+    """``leaves`` leaves ``leaf * i``, each ``depth`` lists deep (the body grows)."""
     items: list[Any] = []
-    for i in range(2000):
+    for i in range(leaves):
         item: Any = leaf * i
         for _ in range(depth):
             item = [item]
@@ -384,3 +389,72 @@ def _deep_tree(depth: int, leaf: float) -> dict[str, Any]:
 def test_accepted_deep_trees_grow_linearly_in_depth() -> None:
     # The cast asked the engine about each subtree at each level: quadratic in depth.
     assert_linear(_accepts("tree"), lambda n: _deep_tree(n, 7), 8)
+
+
+class _Reading:
+    """A validator that counts the values each call hands the engine."""
+
+    def __init__(self, validator: Any, read: list[int]) -> None:
+        self.validator = validator
+        self.read = read
+
+    def is_valid(self, value: object) -> bool:
+        self.read[0] += values_in(value, 1 << 62)
+        return bool(self.validator.is_valid(value))
+
+    def iter_errors(self, value: object) -> Any:
+        self.read[0] += values_in(value, 1 << 62)
+        return self.validator.iter_errors(value)
+
+
+def _engine_reads(monkeypatch: pytest.MonkeyPatch, action: str, data: Any) -> int:
+    """The values the engine calls of `check` read, in all (nodes patched back)."""
+    read = [0]
+    stack = [prepare(Ledger).actions[action].root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for name in ("validator", "children_valid"):
+            if getattr(node, name) is not None:
+                monkeypatch.setattr(node, name, _Reading(getattr(node, name), read))
+        stack.extend(node.links())
+    refusal = check(Ledger, action, data).refusal
+    monkeypatch.undo()
+    assert refusal is not None
+    return read[0]
+
+
+def test_a_refused_deep_tree_reads_a_bounded_multiple_of_its_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The walk asked the engine about each subtree at each level under the
+    # recursive anyOf: the values read grew with depth (~100 CPU-s for 4 MiB 90
+    # deep). Now they are at most WALK_WORK per value of the data (past a floor),
+    # whatever the depth (within the walk's DEPTH, 32, and past it).
+    for depth in (8, 32, 90):
+        data = _deep_tree(depth, 7.5, 400_000 // depth)
+        values = values_in(data, 1 << 62)
+        bound = WALK_FLOOR + (WALK_WORK + 2) * values  # + the root's passes
+        assert _engine_reads(monkeypatch, "tree", data) <= bound, depth
+
+
+def test_a_refusal_past_its_read_budget_says_its_count_is_partial(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Past WALK_WORK values read per value of the data, the walk stops: the first
+    # paths it found are kept and the message says the count stopped early.
+    data = _deep_tree(60, 7.5)
+    refusal = check(Ledger, "tree", data).refusal
+    assert refusal is not None
+    assert "counting stopped early" in refusal["message"]
+    assert refusal["errors"][0]["path"] == "data.tree[1]"  # 0.0 is a multiple of 7
+    assert 10 <= refusal["error_count"] < 2000 * 60
+    small = {"tree": _deep_tree(20, 7.5)["tree"][:50]}
+    within = check(Ledger, "tree", small).refusal
+    assert within is not None
+    assert "counting stopped early" not in within["message"]
+    monkeypatch.setattr(_value_gate, "WALK_FLOOR", 10**12)
+    assert check(Ledger, "tree", small).refusal == within

@@ -20,15 +20,20 @@ from wymcp.core.gates._also import (
 )
 from wymcp.core.gates._bound import FIRST
 from wymcp.core.gates._did_you_mean import Budget, closest, data_matches
-from wymcp.core.gates._engine_reads import holds_float, spend_wide_ints, values_in
+from wymcp.core.gates._engine_reads import (
+    holds_float,
+    read_budget,
+    spend_wide_ints,
+    values_in,
+)
 from wymcp.core.gates._key_gate import KeyReport, unknown_keys
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._problem_texts import UNCHECKABLE
 from wymcp.core.gates._refusal import REQUEST_PART, help_pointer, request_part_size
 from wymcp.core.gates._value_gate import (
     ValueReport,
+    accepts,
     cast_integers,
-    is_valid,
     value_errors,
 )
 from wymcp.core.gates._verdict import Verdict
@@ -47,6 +52,9 @@ FAST_WORK = 20_000
 spend on the event loop: tens of milliseconds at most. Under `multipleOf` every
 float (whole ones too) is decided in Python, so counted; the engine decides ints,
 and each int past 2**64 under a numeric keyword costs a unit per 64 bits."""
+FAST_READS = 16 * FAST_WORK
+"""Values the engine calls `check_fast` makes past its first pass (the cast asking
+which branch accepted a value) may read in all; past them, None."""
 FAST_VALUES = 4096
 """Most JSON values `check_fast` hands the engine under a `branching` root (one
 whose engine pass may read a value more than once); past them, None."""
@@ -120,7 +128,7 @@ def check_fast(tool: object, action: str | None, data: object) -> Verdict | None
     if root.branching and values_in(data, FAST_VALUES) > FAST_VALUES:
         return None
     try:
-        with work_budget(FAST_WORK):
+        with work_budget(FAST_WORK), read_budget(FAST_READS):
             if root.numeric:
                 spend_wide_ints(data)
             return _fast(spec, target, data)
@@ -134,7 +142,7 @@ def _fast(spec: ToolSpec, target: ActionSpec, data: object) -> Verdict | None:
         data.__class__ is dict
         and _keys_present(target, data)
         and not _stray_key(target.root, data)
-        and is_valid(target.root.validator, data)
+        and accepts(target.root.validator, data)
     ):
         return _accept(spec, target, data)
     return None

@@ -1,16 +1,19 @@
-"""What an engine call reads: the JSON values of its argument, charged to the budget.
+"""What an engine call reads: the JSON values of its argument, charged to a budget.
 
 The engine reads its whole argument in one C call, and under `anyOf` or a
 recursive `$ref` a walk asks it about each subtree again at each level; charging
-each call the values it reads (counted up to what the budget has left) bounds the
-total. Ints past 2**64 cost the engine a conversion that grows with their digits.
+each call the values it reads (counted up to what `read_budget` has left) bounds
+the total. Ints past 2**64 cost the engine a conversion that grows with their digits.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
 from typing import Any
 
-from wymcp.core.schema import spend_work, work_left
+from wymcp.core.schema import OverBudgetError, spend_work
 
 WIDE = 2**64
 """Ints at least this large (in magnitude) cost one unit per 64 bits."""
@@ -32,17 +35,54 @@ def values_in(value: object, cap: int) -> int:
         seen += len(children)
         if seen > cap:
             return seen
-        stack.extend(c for c in children if c.__class__ is dict or c.__class__ is list)
+        if len(children) == 1:
+            stack.extend(children)
+            continue
+        kinds = set(map(type, children))
+        if dict in kinds or list in kinds:
+            stack.extend(
+                c for c in children if c.__class__ is dict or c.__class__ is list
+            )
     return seen
 
 
+class _Reads:
+    __slots__ = ("left",)
+
+    def __init__(self, units: int) -> None:
+        self.left = units
+
+
+_READS: contextvars.ContextVar[_Reads | None] = contextvars.ContextVar(
+    "wymcp_engine_reads", default=None
+)
+
+
+@contextlib.contextmanager
+def read_budget(units: int) -> Iterator[None]:
+    """Let the engine calls inside read `units` values in all."""
+    token = _READS.set(_Reads(units))
+    try:
+        yield
+    finally:
+        _READS.reset(token)
+
+
 def spend_reading(value: object) -> None:
-    """Spend the values an engine call over `value` reads (none without a budget)."""
-    left = work_left()
-    if left is None:
+    """Spend the values an engine call over `value` reads (none without a budget).
+
+    Raises `OverBudgetError` once the running `read_budget` is spent.
+    """
+    reads = _READS.get()
+    if reads is None:
         return
     kind = value.__class__
-    spend_work(values_in(value, left) if kind is dict or kind is list else 1)
+    if kind is dict or kind is list:
+        reads.left -= values_in(value, max(reads.left, 0))
+    else:
+        reads.left -= 1
+    if reads.left < 0:
+        raise OverBudgetError
 
 
 def spend_wide_ints(data: object) -> None:

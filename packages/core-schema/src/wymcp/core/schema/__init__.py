@@ -53,12 +53,7 @@ from wymcp.core.schema._task_support import TASK_SUPPORT, published_task_support
 from wymcp.core.schema._tool import Tool
 from wymcp.core.schema._unreadable import UnreadableDataError
 from wymcp.core.schema._value_root import ValueNode
-from wymcp.core.schema._work_budget import (
-    OverBudgetError,
-    spend_work,
-    work_budget,
-    work_left,
-)
+from wymcp.core.schema._work_budget import OverBudgetError, spend_work, work_budget
 
 __all__ = [
     "DATA_DESCRIPTION_LIMIT",
@@ -112,5 +107,4 @@ __all__ = [
     "required_scopes",
     "spend_work",
     "work_budget",
-    "work_left",
 ]

@@ -50,9 +50,3 @@ def spend_work(units: int = 1) -> None:
         budget.left -= units
         if budget.left < 0:
             raise OverBudgetError
-
-
-def work_left() -> int | None:
-    """The units the running budget has left; None when no budget runs."""
-    budget = _BUDGET.get()
-    return None if budget is None else budget.left
