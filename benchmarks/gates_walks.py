@@ -56,6 +56,10 @@ class Ledger(Tool):
                 }
             },
         ),
+        "wholes": Action(
+            description="Count in whole numbers",
+            properties={"wholes": {"type": "array", "items": {"type": "integer"}}},
+        ),
         "tree": Action(
             description="Count in sevens, in lists of lists",
             properties={
@@ -138,6 +142,11 @@ def distinct_e280() -> bytes:
     return distinct(lambda i: b"%de280" % (i + 1))
 
 
+def distinct_e300() -> bytes:
+    """Distinct whole floats ``1e300``, ``2e300``, ...: each cast to its own int."""
+    return distinct(lambda i: b"%de300" % (i + 1))
+
+
 def distinct_refused_batches() -> bytes:
     """Batches ``[0.001]``, ``[1.011]``, ...: each refused on its own, about 4 MiB."""
     return distinct(lambda i: b"[%d.%02d1]" % (i, i % 100))
@@ -198,6 +207,7 @@ def cases() -> list[tuple[str, str, str, bytes]]:
         ("batches", "batches", "4 MiB of [0.015]", array(b"[0.015]")),
         ("batches", "batches", "4 MiB of distinct [N.xx1]", distinct_refused_batches()),
         ("sevens", "counts", "4 MiB of 4,299-digit 7N", wide_sevens(4299)),
+        ("wholes", "wholes", "4 MiB of distinct Ne300", distinct_e300()),
         ("tree", "tree", "4 MiB of 7N 90 deep", nested(90, lambda i: b"%d" % (7 * i))),
         ("tags", "tags", "300,000 keys of 1", tags(b"1")),
         ("tags", "tags", "300,000 keys of 2.0", tags(b"2.0")),

@@ -30,6 +30,7 @@ from gates_walks import (  # one place for the tool and the bodies
     array,
     distinct_cents,
     distinct_e280,
+    distinct_e300,
     distinct_refused_batches,
     nested,
     tags,
@@ -166,6 +167,16 @@ async def test_distinct_large_whole_floats_against_cents(serve: Serve) -> None:
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
     said = _said(await _answer(wire, "cents", "amounts", distinct_e280()))
     assert said["count"] > 350_000
+
+
+async def test_distinct_large_whole_floats_against_integers(serve: Serve) -> None:
+    # Under a plain `type: integer` each distinct whole float past 2**53 is a
+    # decimal conversion to a big int, one FAST_WORK unit: 100-140 ms on the loop
+    # (283 ms loaded) before the thread takes over; docs/security.md said 8 ms.
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    raw = distinct_e300()
+    said = _said(await _answer(wire, "wholes", "wholes", raw))
+    assert said["count"] == raw.count(b",") + 1
 
 
 async def test_a_typo_key_beside_large_whole_floats(serve: Serve) -> None:
