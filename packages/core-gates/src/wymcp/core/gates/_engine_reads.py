@@ -88,7 +88,8 @@ def spend_reading(value: object) -> None:
 def spend_wide_ints(data: object) -> None:
     """Spend one unit per 64 bits of each int past `WIDE` inside `data`.
 
-    One pass; the ints of a container are looked at by `min`/`max` in C first.
+    One pass, itself a unit per container; the ints of a container are looked at
+    by `min`/`max` in C first.
     """
     stack: list[Any] = [data]
     while stack:
@@ -100,6 +101,9 @@ def spend_wide_ints(data: object) -> None:
             children = node
         else:
             continue
+        spend_work()
+        if children and children[0].__class__ is int and _narrow(children):
+            continue  # numbers only (else `max` refuses to compare), none wide
         kinds = set(map(type, children))
         if int in kinds:
             ints = (
@@ -115,6 +119,14 @@ def spend_wide_ints(data: object) -> None:
             stack.extend(
                 c for c in children if c.__class__ is dict or c.__class__ is list
             )
+
+
+def _narrow(numbers: list[Any]) -> bool:
+    """Whether a list holds numbers only, none past `WIDE` (`max`/`min` in C)."""
+    try:
+        return min(numbers) > -WIDE and max(numbers) < WIDE
+    except TypeError:  # something other than a number
+        return False
 
 
 def holds_float(data: object) -> bool:
