@@ -124,7 +124,7 @@ def spend_wide_ints(data: object) -> None:
 def _narrow(numbers: list[Any]) -> bool:
     """Whether a list holds numbers only, none past `WIDE` (`max`/`min` in C)."""
     try:
-        return min(numbers) > -WIDE and max(numbers) < WIDE
+        return bool(min(numbers) > -WIDE and max(numbers) < WIDE)
     except TypeError:  # something other than a number
         return False
 
