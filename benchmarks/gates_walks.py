@@ -56,6 +56,24 @@ class Ledger(Tool):
                 }
             },
         ),
+        "wholes": Action(
+            description="Count in whole numbers",
+            properties={"wholes": {"type": "array", "items": {"type": "integer"}}},
+        ),
+        "tree": Action(
+            description="Count in sevens, in lists of lists",
+            properties={
+                "tree": {
+                    "type": "array",
+                    "items": {
+                        "anyOf": [
+                            {"$ref": "#/properties/tree"},
+                            {"type": "integer", "multipleOf": 7},
+                        ]
+                    },
+                }
+            },
+        ),
         "tags": Action(
             description="Keep counters and series",
             properties={
@@ -108,9 +126,9 @@ def filled(make: Callable[[int], bytes], limit: int = BODY - ROOM) -> list[bytes
         items.append(item)
 
 
-def distinct(make: Callable[[int], bytes]) -> bytes:
-    """A JSON array of ``make(i)`` for i = 0, 1, ... filling a 4 MiB body."""
-    return b"[" + b",".join(filled(make)) + b"]"
+def distinct(make: Callable[[int], bytes], limit: int = BODY - ROOM) -> bytes:
+    """A JSON array of ``make(i)`` for i = 0, 1, ... filling ``limit`` bytes."""
+    return b"[" + b",".join(filled(make, limit)) + b"]"
 
 
 def distinct_cents() -> bytes:
@@ -124,9 +142,24 @@ def distinct_e280() -> bytes:
     return distinct(lambda i: b"%de280" % (i + 1))
 
 
+def distinct_e300() -> bytes:
+    """Distinct whole floats ``1e300``, ``2e300``, ...: each cast to its own int."""
+    return distinct(lambda i: b"%de300" % (i + 1))
+
+
 def distinct_refused_batches() -> bytes:
     """Batches ``[0.001]``, ``[1.011]``, ...: each refused on its own, about 4 MiB."""
     return distinct(lambda i: b"[%d.%02d1]" % (i, i % 100))
+
+
+def nested(depth: int, make: Callable[[int], bytes], limit: int = BODY - ROOM) -> bytes:
+    """A JSON array of ``make(i)`` each inside ``depth - 1`` arrays, ``limit`` bytes."""
+    return distinct(lambda i: b"[" * (depth - 1) + make(i) + b"]" * (depth - 1), limit)
+
+
+def wide_sevens(digits: int, limit: int = BODY - ROOM) -> bytes:
+    """Distinct multiples of 7 of about ``digits`` digits, filling ``limit`` bytes."""
+    return distinct(lambda i: b"%d" % (7 * (10 ** (digits - 2) + i)), limit)
 
 
 def tags(value: bytes, count: int = 300_000, prefix: bytes = b"k") -> bytes:
@@ -173,6 +206,9 @@ def cases() -> list[tuple[str, str, str, bytes]]:
         ("sevens", "counts", "4 MiB of 7e280", array(b"7e280")),
         ("batches", "batches", "4 MiB of [0.015]", array(b"[0.015]")),
         ("batches", "batches", "4 MiB of distinct [N.xx1]", distinct_refused_batches()),
+        ("sevens", "counts", "4 MiB of 4,299-digit 7N", wide_sevens(4299)),
+        ("wholes", "wholes", "4 MiB of distinct Ne300", distinct_e300()),
+        ("tree", "tree", "4 MiB of 7N 90 deep", nested(90, lambda i: b"%d" % (7 * i))),
         ("tags", "tags", "300,000 keys of 1", tags(b"1")),
         ("tags", "tags", "300,000 keys of 2.0", tags(b"2.0")),
         ("tags", "tags", "4 MiB of keys of 1.5", tags_filled(b"1.5")),

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from hardening.test_linearity import assert_linear, frozen_heap
-from wymcp.core.gates import check, check_fast
-from wymcp.core.gates._check import FAST_WORK
-from wymcp.core.schema import spend_work, work_budget
+from wymcp.core.gates import _value_gate, check, check_fast
+from wymcp.core.gates._check import FAST_VALUES, FAST_WORK
+from wymcp.core.gates._engine_reads import values_in
+from wymcp.core.gates._value_gate import WALK_FLOOR, WALK_WORK
+from wymcp.core.schema import prepare, spend_work, work_budget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
@@ -28,9 +30,12 @@ from gates_walks import (  # one place for the tool and the bodies
     array,
     distinct_cents,
     distinct_e280,
+    distinct_e300,
     distinct_refused_batches,
+    nested,
     tags,
     tags_filled,
+    wide_sevens,
 )
 
 if TYPE_CHECKING:
@@ -164,6 +169,16 @@ async def test_distinct_large_whole_floats_against_cents(serve: Serve) -> None:
     assert said["count"] > 350_000
 
 
+async def test_distinct_large_whole_floats_against_integers(serve: Serve) -> None:
+    # Under a plain `type: integer` each distinct whole float past 2**53 is a
+    # decimal conversion to a big int, one FAST_WORK unit: 100-140 ms on the loop
+    # (283 ms loaded) before the thread takes over; docs/security.md said 8 ms.
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    raw = distinct_e300()
+    said = _said(await _answer(wire, "wholes", "wholes", raw))
+    assert said["count"] == raw.count(b",") + 1
+
+
 async def test_a_typo_key_beside_large_whole_floats(serve: Serve) -> None:
     # A key the root refuses is found before the engine reads the values beside it.
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
@@ -177,6 +192,29 @@ async def test_a_typo_key_beside_large_whole_floats(serve: Serve) -> None:
 
 
 # ----- refused containers and pattern keys: linear, and cheap where equal -----
+
+
+async def test_an_accepted_deep_tree_of_sevens(serve: Serve) -> None:
+    # The engine pass under a recursive anyOf was not counted by FAST_WORK, and
+    # the cast asked the engine about each subtree at each of the 90 levels: about
+    # 1 s on the loop and 20 CPU-s per 4 MiB call. Now the call goes to the thread,
+    # whose cast sees there is no float to cast. (1 MiB: the thread's one engine
+    # pass over 4 MiB holds the GIL about 450 ms, docs/security.md.)
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    raw = nested(90, lambda i: b"%d" % (7 * i), BODY // 4)
+    said = _said(await _answer(wire, "tree", "tree", raw))
+    assert said["count"] == raw.count(b",") + 1
+
+
+async def test_an_accepted_array_of_wide_multiples_of_seven(serve: Serve) -> None:
+    # The engine converts each int past 2**64 at a cost growing with its digits:
+    # 4 MiB of 4,299-digit ints held the loop 411-505 ms, uncounted; now they go
+    # to the thread. (1 MiB: the thread's one engine pass over 4 MiB holds the GIL
+    # about 450 ms, docs/security.md.)
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    raw = wide_sevens(4299, BODY // 4)
+    said = _said(await _answer(wire, "sevens", "counts", raw))
+    assert said["count"] == raw.count(b",") + 1
 
 
 async def test_a_refused_array_of_equal_batches(serve: Serve) -> None:
@@ -246,6 +284,33 @@ def test_check_fast_counts_whole_floats_before_the_engine() -> None:
     assert fast is not None
     assert fast.accepted
     assert fast.data == check(Ledger, "cents", few).data
+
+
+def test_check_fast_leaves_a_large_tree_under_anyof_to_the_thread() -> None:
+    # Under a recursive anyOf the engine pass and the cast read each value more
+    # than once: past FAST_VALUES values check_fast answers None before the engine.
+    large = {"tree": [[[7 * i]] for i in range(FAST_VALUES)]}
+    assert check_fast(Ledger, "tree", large) is None
+    assert check(Ledger, "tree", large).accepted
+    small = {"tree": [[[7 * i], 7.0] for i in range(100)]}
+    fast = check_fast(Ledger, "tree", small)
+    assert fast is not None
+    assert fast.accepted
+    assert fast.data == check(Ledger, "tree", small).data
+    assert fast.data["tree"][0][1].__class__ is int
+
+
+def test_check_fast_counts_wide_ints_before_the_engine() -> None:
+    # Each int past 2**64 under multipleOf spends a unit per 64 bits: past
+    # FAST_WORK of them check_fast leaves the call to the thread.
+    wide = 7 * 10**4000
+    data = {"counts": [wide + 7 * i for i in range(FAST_WORK // 200 + 1)]}
+    assert check_fast(Ledger, "sevens", data) is None
+    assert check(Ledger, "sevens", data).accepted
+    few = {"counts": [wide, 2**70 * 7, 14]}
+    fast = check_fast(Ledger, "sevens", few)
+    assert fast is not None
+    assert fast.accepted
 
 
 # ----- doubling: the same walks grow linearly -----
@@ -319,3 +384,88 @@ def test_pattern_keys_of_arrays_to_cast_grow_linearly() -> None:
         lambda n: {"tags": {f"j{i}": [2.0, 3.0, 4.0] for i in range(n)}},
         256,
     )
+
+
+def _deep_tree(depth: int, leaf: float, leaves: int = 2000) -> dict[str, Any]:
+    """``leaves`` leaves ``leaf * i``, each ``depth`` lists deep (the body grows)."""
+    items: list[Any] = []
+    for i in range(leaves):
+        item: Any = leaf * i
+        for _ in range(depth):
+            item = [item]
+        items.append(item)
+    return {"tree": items}
+
+
+def test_accepted_deep_trees_grow_linearly_in_depth() -> None:
+    # The cast asked the engine about each subtree at each level: quadratic in depth.
+    assert_linear(_accepts("tree"), lambda n: _deep_tree(n, 7), 8)
+
+
+class _Reading:
+    """A validator that counts the values each call hands the engine."""
+
+    def __init__(self, validator: Any, read: list[int]) -> None:
+        self.validator = validator
+        self.read = read
+
+    def is_valid(self, value: object) -> bool:
+        self.read[0] += values_in(value, 1 << 62)
+        return bool(self.validator.is_valid(value))
+
+    def iter_errors(self, value: object) -> Any:
+        self.read[0] += values_in(value, 1 << 62)
+        return self.validator.iter_errors(value)
+
+
+def _engine_reads(monkeypatch: pytest.MonkeyPatch, action: str, data: Any) -> int:
+    """The values the engine calls of `check` read, in all (nodes patched back)."""
+    read = [0]
+    stack = [prepare(Ledger).actions[action].root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for name in ("validator", "children_valid"):
+            if getattr(node, name) is not None:
+                monkeypatch.setattr(node, name, _Reading(getattr(node, name), read))
+        stack.extend(node.links())
+    refusal = check(Ledger, action, data).refusal
+    monkeypatch.undo()
+    assert refusal is not None
+    return read[0]
+
+
+def test_a_refused_deep_tree_reads_a_bounded_multiple_of_its_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The walk asked the engine about each subtree at each level under the
+    # recursive anyOf: the values read grew with depth (~100 CPU-s for 4 MiB 90
+    # deep). Now they are at most WALK_WORK per value of the data (past a floor),
+    # whatever the depth (within the walk's DEPTH, 32, and past it).
+    for depth in (8, 32, 90):
+        data = _deep_tree(depth, 7.5, 400_000 // depth)
+        values = values_in(data, 1 << 62)
+        bound = WALK_FLOOR + (WALK_WORK + 2) * values  # + the root's passes
+        assert _engine_reads(monkeypatch, "tree", data) <= bound, depth
+
+
+def test_a_refusal_past_its_read_budget_says_its_count_is_partial(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Past WALK_WORK values read per value of the data, the walk stops: the first
+    # paths it found are kept and the message says the count stopped early.
+    data = _deep_tree(60, 7.5)
+    refusal = check(Ledger, "tree", data).refusal
+    assert refusal is not None
+    assert "counting stopped early" in refusal["message"]
+    assert refusal["errors"][0]["path"] == "data.tree[1]"  # 0.0 is a multiple of 7
+    assert 10 <= refusal["error_count"] < 2000 * 60
+    small = {"tree": _deep_tree(20, 7.5)["tree"][:50]}
+    within = check(Ledger, "tree", small).refusal
+    assert within is not None
+    assert "counting stopped early" not in within["message"]
+    monkeypatch.setattr(_value_gate, "WALK_FLOOR", 10**12)
+    assert check(Ledger, "tree", small).refusal == within

@@ -20,14 +20,20 @@ from wymcp.core.gates._also import (
 )
 from wymcp.core.gates._bound import FIRST
 from wymcp.core.gates._did_you_mean import Budget, closest, data_matches
+from wymcp.core.gates._engine_reads import (
+    holds_float,
+    read_budget,
+    spend_wide_ints,
+    values_in,
+)
 from wymcp.core.gates._key_gate import KeyReport, unknown_keys
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._problem_texts import UNCHECKABLE
 from wymcp.core.gates._refusal import REQUEST_PART, help_pointer, request_part_size
 from wymcp.core.gates._value_gate import (
     ValueReport,
+    accepts,
     cast_integers,
-    is_valid,
     value_errors,
 )
 from wymcp.core.gates._verdict import Verdict
@@ -44,7 +50,14 @@ _NOT_OBJECT = "value is not of type object"
 FAST_WORK = 20_000
 """Units of Python work (a number decided in Python, a key cast) `check_fast` may
 spend on the event loop: tens of milliseconds at most. Under `multipleOf` every
-float (whole ones too) is decided in Python, so counted; the engine decides ints."""
+float (whole ones too) is decided in Python, so counted; the engine decides ints,
+and each int past 2**64 under a numeric keyword costs a unit per 64 bits."""
+FAST_READS = 16 * FAST_WORK
+"""Values the engine calls `check_fast` makes past its first pass (the cast asking
+which branch accepted a value) may read in all; past them, None."""
+FAST_VALUES = 4096
+"""Most JSON values `check_fast` hands the engine under a `branching` root (one
+whose engine pass may read a value more than once); past them, None."""
 
 
 def check(
@@ -100,15 +113,25 @@ def check_fast(tool: object, action: str | None, data: object) -> Verdict | None
     event loop should be held. So is the Python work some accepted data needs (the
     decimal `multipleOf` of many numbers, casts under `patternProperties`): past
     `FAST_WORK` units of it, the answer is None too. So is it, before any engine
-    pass, for a key outside a closed root's key set.
+    pass, for a key outside a closed root's key set, for data of over
+    `FAST_VALUES` values under a root whose engine pass may read a value more
+    than once (`anyOf`, a recursive `$ref` in a branch, ...), and for ints past
+    2**64 under numeric keywords past the budget.
     """
     spec = prepare(tool)
     target = _target(spec, action)
     if target is None:
         return None
+    root = target.root
+    if data is None:
+        data = {}
+    if root.branching and values_in(data, FAST_VALUES) > FAST_VALUES:
+        return None
     try:
-        with work_budget(FAST_WORK):
-            return _fast(spec, target, {} if data is None else data)
+        with work_budget(FAST_WORK), read_budget(FAST_READS):
+            if root.numeric:
+                spend_wide_ints(data)
+            return _fast(spec, target, data)
     except OverBudgetError:
         return None
 
@@ -119,7 +142,7 @@ def _fast(spec: ToolSpec, target: ActionSpec, data: object) -> Verdict | None:
         data.__class__ is dict
         and _keys_present(target, data)
         and not _stray_key(target.root, data)
-        and is_valid(target.root.validator, data)
+        and accepts(target.root.validator, data)
     ):
         return _accept(spec, target, data)
     return None
@@ -263,8 +286,15 @@ def _accept(
 
 
 def _accepted(target: ActionSpec, data: dict[str, Any]) -> dict[str, Any]:
-    """The data as the value gate read it, with the defaults merged after."""
-    cast = cast_integers(target.root, data)
+    """The data as the value gate read it, with the defaults merged after.
+
+    Under a `branching` root the cast asks the engine which branch accepted each
+    value, over its whole subtree at each level: data without a float has nothing
+    to cast, and one pass says so.
+    """
+    root = target.root
+    skip = root.branching and not holds_float(data)
+    cast = data if skip else cast_integers(root, data)
     read = cast if isinstance(cast, dict) else data
     if not target.defaults:
         return dict(read)

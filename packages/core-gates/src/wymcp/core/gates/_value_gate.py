@@ -21,8 +21,14 @@ import attrs
 
 from wymcp.core.gates._bound import FIRST, Path, echo, path_key, token_key
 from wymcp.core.gates._copy_on_write import replaced
+from wymcp.core.gates._engine_reads import read_budget, spend_reading, values_in
 from wymcp.core.gates._problem_texts import UNCHECKABLE, keyword_text, problem_text
-from wymcp.core.schema import ValueNode, multiple_of_problem, spend_work
+from wymcp.core.schema import (
+    OverBudgetError,
+    ValueNode,
+    multiple_of_problem,
+    spend_work,
+)
 
 _CHECK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, AttributeError)
 _SCALARS = (str, int, float, bool, type(None))
@@ -37,6 +43,11 @@ DEPTH = 32
 """How deep the walk reads a refused value (the engine checks every depth)."""
 CAST_MEMO = 4096
 """Most casts of equal floats one array remembers; past it the memory starts empty."""
+WALK_WORK = 16
+"""Values the engine calls of a refusal's walk may read per value of the data."""
+WALK_FLOOR = 100_000
+"""Values they may read whatever the size of the data."""
+_UNBOUNDED = 1 << 62
 LEAF_ERRORS = 1000
 """How many engine errors a position that cannot be split (`unevaluated*`, a
 dynamic reference) may cost; the rest of it goes uncounted, and the refusal says the
@@ -68,7 +79,16 @@ class ValueReport:
 
 
 def is_valid(validator: Any, value: object) -> bool:
-    """Ask the engine; a value it cannot read counts as invalid."""
+    """Ask the engine; a value it cannot read counts as invalid.
+
+    Under a running work budget the call spends the values the engine reads.
+    """
+    spend_reading(value)
+    return accepts(validator, value)
+
+
+def accepts(validator: Any, value: object) -> bool:
+    """Ask the engine, spending nothing; a value it cannot read counts as invalid."""
     try:
         return bool(validator.is_valid(value))
     except _CHECK_ERRORS:
@@ -78,16 +98,20 @@ def is_valid(validator: Any, value: object) -> bool:
 def value_errors(root: ValueNode, data: object) -> ValueReport | None:
     """None when the root accepts `data`; else the bounded report of its errors.
 
-    Time is linear in the data (at most `DEPTH` engine passes over a refused
-    subtree); memory beyond the data is the keys of the objects along one path,
-    4,096 item flags and at most `LEAF_ERRORS` engine texts.
+    Time is linear in the data: the walk's engine calls may read at most
+    `WALK_WORK` values per value of the data (past `WALK_FLOOR`); past them the
+    report keeps what it found and says its count is partial. Memory beyond the
+    data is the keys of the objects along one path, 4,096 item flags and at most
+    `LEAF_ERRORS` engine texts.
     """
-    if is_valid(root.validator, data):
+    if accepts(root.validator, data):
         return None
     report = ValueReport()
+    units = WALK_FLOOR + WALK_WORK * values_in(data, _UNBOUNDED)
     try:
-        _visit([root], data, (), report, {})
-    except RecursionError:
+        with read_budget(units):
+            _visit([root], data, (), report, {})
+    except (RecursionError, OverBudgetError):
         report.partial = True
     if report.count == 0:
         report.add((), lambda: [UNCHECKABLE])
@@ -183,6 +207,7 @@ def _deep_errors(
     found: dict[Path, list[str]] = {}
     budget = LEAF_ERRORS
     for node in nodes:
+        spend_reading(value)
         try:
             errors = itertools.islice(node.validator.iter_errors(value), budget + 1)
             for error in errors:
@@ -220,11 +245,7 @@ def _count_object(
     for key, child in node.properties.items():
         if key in value:
             sub = value[key]
-            try:
-                valid = child.validator.is_valid(sub)
-            except _CHECK_ERRORS:
-                valid = False
-            if not valid:
+            if not is_valid(child.validator, sub):
                 count += _count_child(child, sub, (*path, key), report)
     return count
 
@@ -562,10 +583,11 @@ def _refused(tail: list[ValueNode], chunk: list[Any]) -> list[int]:
     """The indexes of the items some tail position refuses, in order."""
     refused: set[int] = set()
     for node in tail:
-        if node.python_checks:
+        if node.python_checks:  # each distinct item spends as it is decided
             flags = map(operator.not_, _verdicts(node.validator, chunk))
             refused.update(itertools.compress(range(len(chunk)), flags))
             continue
+        spend_reading(chunk)
         try:
             flags = map(operator.not_, map(node.validator.is_valid, chunk))
             refused.update(itertools.compress(range(len(chunk)), flags))
@@ -634,6 +656,7 @@ def _engine_errors(
     under `additionalProperties`), with its own problems.
     """
     leaf = _Leaf(extras, report)
+    spend_reading(value)
     try:
         errors = itertools.islice(node.validator.iter_errors(value), LEAF_ERRORS + 1)
         for seen, error in enumerate(errors):
@@ -746,6 +769,7 @@ def _json_text(item: object) -> str | None:
 
 def _child_errors(child: ValueNode, sub: object, at: Path, leaf: _Leaf) -> None:
     """The problems of one refused value, at its path and below (bounded)."""
+    spend_reading(sub)
     errors = itertools.islice(child.validator.iter_errors(sub), max(leaf.budget, 1))
     for error in errors:
         leaf.budget -= 1

@@ -102,6 +102,13 @@ class ValueNode:
         plain: whether properties and items are all the position applies.
         python_checks: whether the engine may call back into Python here (the
             decimal `multipleOf`): a walk then checks equal scalar items once.
+        branching: whether this node or one reached from it makes the engine read
+            a value more than once (`anyOf`, `oneOf`, `if`, `not`, several
+            `allOf` branches or patterns, a position that cannot be split): its
+            pass over large data may cost more than one step per value.
+        numeric: whether this node or one reached from it compares numbers
+            (`multipleOf`, `minimum` & co.): the engine then converts each int,
+            at a cost that grows with its digits.
     """
 
     schema: Any
@@ -131,6 +138,8 @@ class ValueNode:
     unevaluated: tuple[tuple[str, ValueNode], ...] = ()
     plain: bool = True
     python_checks: bool = False
+    branching: bool = False
+    numeric: bool = False
 
     def links(self) -> list[ValueNode]:
         """Every node a value accepted here may also be read through (not `not`)."""
@@ -445,19 +454,36 @@ class _At:
 
 
 def _settle(nodes: list[ValueNode]) -> None:
-    """Derive `casts`, `keyed` and the cast lanes once every node is built."""
+    """Derive `casts`, `keyed`, `branching`, `numeric` and the cast lanes."""
+    for node in nodes:
+        node.branching = _branches_here(node)
+        node.numeric = isinstance(node.schema, dict) and bool(
+            _NUMERIC & node.schema.keys()
+        )
     changed = True
     while changed:
         changed = False
         for node in nodes:
-            casts = node.integer or any(link.casts for link in node.links())
+            links = node.links()
+            casts = node.integer or any(link.casts for link in links)
+            if node.not_ is not None:
+                links.append(node.not_)
             below = [*node.properties.values(), *node.prefix_items]
             if node.items is not None:
                 below.append(node.items)
             keyed = node.closed or any(child.keyed for child in below)
-            if casts != node.casts or keyed != node.keyed:
+            branching = node.branching or any(link.branching for link in links)
+            numeric = node.numeric or any(link.numeric for link in links)
+            if (casts, keyed, branching, numeric) != (
+                node.casts,
+                node.keyed,
+                node.branching,
+                node.numeric,
+            ):
                 node.casts = node.casts or casts
                 node.keyed = node.keyed or keyed
+                node.branching = branching
+                node.numeric = numeric
                 changed = True
     for node in nodes:
         node.integer_keys = tuple(
@@ -470,6 +496,25 @@ def _settle(nodes: list[ValueNode]) -> None:
             for key, child in node.properties.items()
             if child.casts and key not in node.integer_keys
         )
+
+
+_NUMERIC = frozenset(
+    {"multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+)
+
+
+def _branches_here(node: ValueNode) -> bool:
+    """Whether the engine may read a value here more than once (see `branching`)."""
+    return bool(
+        node.any_of
+        or node.one_of
+        or node.if_ is not None
+        or node.not_ is not None
+        or node.opaque
+        or node.dependent
+        or len(node.all_of) > 1
+        or len(node.pattern_nodes) > 1
+    )
 
 
 def _casts_below(node: ValueNode) -> bool:

@@ -1,0 +1,153 @@
+"""What an engine call reads: the JSON values of its argument, charged to a budget.
+
+The engine reads its whole argument in one C call, and under `anyOf` or a
+recursive `$ref` a walk asks it about each subtree again at each level; charging
+each call the values it reads (counted up to what `read_budget` has left) bounds
+the total. Ints past 2**64 cost the engine a conversion that grows with their digits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from typing import Any
+
+from wymcp.core.schema import OverBudgetError, spend_work
+
+WIDE = 2**64
+"""Ints at least this large (in magnitude) cost one unit per 64 bits."""
+
+
+def values_in(value: object, cap: int) -> int:
+    """The JSON values in `value`, counted until the count passes `cap`."""
+    seen = 1
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if kind is dict:
+            children: Any = node.values()
+        elif kind is list:
+            children = node
+        else:
+            continue
+        seen += len(children)
+        if seen > cap:
+            return seen
+        if len(children) == 1:
+            stack.extend(children)
+            continue
+        kinds = set(map(type, children))
+        if dict in kinds or list in kinds:
+            stack.extend(
+                c for c in children if c.__class__ is dict or c.__class__ is list
+            )
+    return seen
+
+
+class _Reads:
+    __slots__ = ("left",)
+
+    def __init__(self, units: int) -> None:
+        self.left = units
+
+
+_READS: contextvars.ContextVar[_Reads | None] = contextvars.ContextVar(
+    "wymcp_engine_reads", default=None
+)
+
+
+@contextlib.contextmanager
+def read_budget(units: int) -> Iterator[None]:
+    """Let the engine calls inside read `units` values in all."""
+    token = _READS.set(_Reads(units))
+    try:
+        yield
+    finally:
+        _READS.reset(token)
+
+
+def spend_reading(value: object) -> None:
+    """Spend the values an engine call over `value` reads (none without a budget).
+
+    Raises `OverBudgetError` once the running `read_budget` is spent.
+    """
+    reads = _READS.get()
+    if reads is None:
+        return
+    kind = value.__class__
+    if kind is dict or kind is list:
+        reads.left -= values_in(value, max(reads.left, 0))
+    else:
+        reads.left -= 1
+    if reads.left < 0:
+        raise OverBudgetError
+
+
+def spend_wide_ints(data: object) -> None:
+    """Spend one unit per 64 bits of each int past `WIDE` inside `data`.
+
+    One pass, itself a unit per container; the ints of a container are looked at
+    by `min`/`max` in C first.
+    """
+    stack: list[Any] = [data]
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if kind is dict:
+            children: Any = list(node.values())
+        elif kind is list:
+            children = node
+        else:
+            continue
+        spend_work()
+        if children and children[0].__class__ is int and _narrow(children):
+            continue  # numbers only (else `max` refuses to compare), none wide
+        kinds = set(map(type, children))
+        if int in kinds:
+            ints = (
+                children
+                if len(kinds) == 1
+                else [c for c in children if c.__class__ is int]
+            )
+            if max(ints) >= WIDE or min(ints) <= -WIDE:
+                spend_work(
+                    sum(i.bit_length() // 64 for i in ints if not -WIDE < i < WIDE)
+                )
+        if dict in kinds or list in kinds:
+            stack.extend(
+                c for c in children if c.__class__ is dict or c.__class__ is list
+            )
+
+
+def _narrow(numbers: list[Any]) -> bool:
+    """Whether a list holds numbers only, none past `WIDE` (`max`/`min` in C)."""
+    try:
+        return bool(min(numbers) > -WIDE and max(numbers) < WIDE)
+    except TypeError:  # something other than a number
+        return False
+
+
+def holds_float(data: object) -> bool:
+    """Whether a float is anywhere inside `data` (one pass, types read in C)."""
+    stack: list[Any] = [data]
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if kind is float:
+            return True
+        if kind is dict:
+            children: Any = node.values()
+        elif kind is list:
+            children = node
+        else:
+            continue
+        kinds = set(map(type, children))
+        if float in kinds:
+            return True
+        if dict in kinds or list in kinds:
+            stack.extend(
+                c for c in children if c.__class__ is dict or c.__class__ is list
+            )
+    return False
