@@ -18,6 +18,7 @@ from typing import Any, Final, Protocol
 import attrs
 
 from wymcp.core.server._exchange import Stream
+from wymcp.core.server._jsonrpc import Held
 from wymcp.core.server._session_declaration import EMPTY, JsonView
 from wymcp.core.server._session_replay import Replay
 from wymcp.core.server._stream_outbox import Outbox
@@ -177,6 +178,14 @@ class Session:
             dirty=set(record.get("d", ())),
             watched_bytes=sum(watch_cost(uri) for uri in watched),
         )
+
+    def holds(self, held: Held, key: str | int) -> bool:
+        """Whether the question ("a") or call ("c") a message reaches is here.
+
+        `answered_or_cancelled` says what a client message answers or cancels;
+        one this session's copy on this worker does not hold is another's.
+        """
+        return key in (self.pending if held == "a" else self.in_flight)
 
     def next_event_id(self) -> str:
         """The id of the next event on the session's GET stream."""
