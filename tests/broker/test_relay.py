@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 import redis.asyncio as aioredis
 
 from broker.test_processes import _listening, _serve, write_settings
@@ -33,7 +32,7 @@ from broker.test_shared_sessions import (
 )
 from loop_watchdog import LoopWatchdog
 from redis_server import free_port
-from wymcp.broker.redis._relay import RELAY_LIMIT, pack, relay_key, unpack
+from wymcp.broker.redis._relay import RELAY_LIMIT, pack, unpack
 from wymcp.broker.redis._relay_routes import (
     BODY_PREFIX,
     BODY_TTL_MS,
@@ -42,7 +41,7 @@ from wymcp.broker.redis._relay_routes import (
     asked_key,
 )
 from wymcp.broker.redis._sessions import RELAY_CHANNEL
-from wymcp.core.server import Session, is_asked_id
+from wymcp.core.server import Session, answered_or_cancelled
 
 ASKED = "srv-AbCdEfGhIjK"  # the shape `asked_id` makes, asked by nobody here
 
@@ -58,35 +57,6 @@ def slow_to_decode(size: int) -> bytes:
     """
     items = b",".join([b"[0.5]"] * (size // 6))
     return b'{"jsonrpc":"2.0","id":"%s","result":{"a":[%s]}}' % (ASKED.encode(), items)
-
-
-@pytest.mark.parametrize(
-    ("body", "expected"),
-    [
-        (answer(ASKED, {}), ("a", ASKED)),
-        (answer("srv-else", {}), None),  # not an id this server makes
-        (answer("srv-AbCdEfGhIjK-more", {}), None),
-        (answer(3, {}), None),
-        (_cancel := {"jsonrpc": "2.0", "method": "notifications/cancelled"}, None),
-        ({**_cancel, "params": {"requestId": 7}}, ("c", 7)),
-        ({**_cancel, "params": {"requestId": "r-1"}}, ("c", "r-1")),
-        ({**_cancel, "params": {"requestId": "x" * 201}}, None),
-        ({**_cancel, "params": {"requestId": True}}, None),
-        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, None),
-        ({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}, None),
-        (["not", "a", "message"], None),
-    ],
-)
-def test_only_answers_to_asked_ids_and_cancels_are_relayed(body, expected):
-    assert relay_key(body) == expected
-
-
-def test_the_ids_questions_are_asked_with_have_the_relayed_shape():
-    from wymcp.core.server._asking import asked_id
-
-    assert all(is_asked_id(asked_id()) for _ in range(200))
-    assert not is_asked_id("srv-" + "a" * 12)
-    assert not is_asked_id(7)
 
 
 def test_a_head_is_read_without_its_body():
@@ -105,7 +75,7 @@ def test_a_head_is_read_without_its_body():
 
 def test_the_longest_id_of_the_widest_characters_fits_a_head():
     rid = "\U0001f600" * 200  # 200 characters, each two escapes as ASCII JSON
-    assert relay_key(_cancel_of(rid)) == ("c", rid)
+    assert answered_or_cancelled(_cancel_of(rid)) == ("c", rid)
     payload = pack("S" * 43, "c", rid, _cancel_of(rid))
     assert payload is not None
     head = unpack(payload)

@@ -25,11 +25,11 @@ from wymcp.cli._needs_http import needs_http
 from wymcp.cli._settings_option import add_settings_option, project_on_path
 from wymcp.cli._versions import VersionAction
 from wymcp.conf import (
-    build_engine,
     describe_settings,
     print_problems,
     published_size,
     run_checks,
+    served_engine,
     settings_for_command,
 )
 from wymcp.core.server import ECHO_LIMIT, TextLogFormatter
@@ -87,7 +87,8 @@ def check(
     problems = run_checks(settings, checks=installed_checks())
     errors = sum(problem.is_error for problem in problems)
     if not errors and settings.TOOLS:
-        lines, _ = published_size(settings, build_engine(settings))
+        engine, _ = served_engine(settings, runner="in_process")
+        lines, _ = published_size(settings, engine)
         print("\n".join(lines), file=out)
     print_problems(problems, out)
     print(

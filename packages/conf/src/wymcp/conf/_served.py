@@ -1,18 +1,18 @@
-"""The one composition function: the engine a server serves, built from settings.
+"""The one composition function: the engine every runner serves, from settings.
 
-Without `BROKER` it is `build_engine`'s engine. With it, the broker that the
-URL's scheme names in `BROKERS` (the channels `BACKEND` pattern) wraps that
-engine; the broker is imported by name here, so nothing imports it statically
-and its distribution is needed only when `BROKER` is set (E010 otherwise).
+Over HTTP with `BROKER`, the broker its scheme names in `BROKERS` (the channels
+`BACKEND` pattern) wraps the engine; it is imported by name here, so nothing
+imports it statically and it is needed only when `BROKER` is set (E010).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Final, Literal, cast
 
 from wymcp.conf._engine import build_engine
 from wymcp.conf._problems import ERROR, CheckMessage, ImproperlyConfigured
@@ -33,6 +33,10 @@ The function takes the settings and the URL and returns the engine it built
 (`build_engine` with the broker's stores) and what serves it, the broker."""
 
 BrokerFactory = Callable[[Settings, str], "tuple[Engine, ServedEngine]"]
+
+Runner = Literal["http", "stdio", "in_process"]
+"""Who serves the engine: an HTTP worker, one stdio process, or in-process
+callers (`wymcp.testing`, `wymcp check`'s published sizes)."""
 
 
 def _path_for(url: str) -> str:
@@ -91,16 +95,42 @@ def broker_factory(url: str) -> BrokerFactory:
     return cast("BrokerFactory", getattr(loaded, name))
 
 
-def served_engine(settings: Settings) -> tuple[Engine, ServedEngine]:
-    """The engine built from `settings`, and what a transport serves.
+def served_engine(
+    settings: Settings, *, runner: Runner = "http"
+) -> tuple[Engine, ServedEngine]:
+    """The engine built from `settings`, and what `runner` serves.
 
-    Without `BROKER` both are the engine; with it, the second is the broker
-    its scheme names, sharing the engine's sessions, tasks, streams and
-    rate limits with every worker. Raises as `build_engine` does, and
+    Over HTTP without `BROKER` both are the engine; with it, the second is
+    the broker its scheme names, sharing the engine's sessions, tasks,
+    streams and rate limits with every worker. Over stdio the session is the
+    connection itself: it never expires while the process runs (so
+    SESSION_IDLE_TIMEOUT does not apply), and its one client may hold all of
+    MAX_STREAMS. Neither stdio nor in-process callers use `BROKER`: there is
+    no other worker to share with (its checks, E008 and E010, still apply
+    where the runner checks settings). Raises as `build_engine` does, and
     `ImproperlyConfigured` (E010) when the broker is not installed.
     """
+    if runner == "stdio":
+        engine = _stdio_engine(settings)
+        return engine, engine
     broker = settings.BROKER
-    if broker is None:
+    if broker is None or runner == "in_process":
         engine = build_engine(settings)
         return engine, engine
     return broker_factory(broker)(settings, broker)
+
+
+def _stdio_engine(settings: Settings) -> Engine:
+    """The engine of one stdio process: sessions without expiry, one client."""
+    from wymcp.core.server import MemorySessionStore  # noqa: PLC0415 - see build_engine
+
+    store = MemorySessionStore(
+        idle_timeout=math.inf, max_sessions=settings.MAX_SESSIONS, clock=_no_clock
+    )
+    return build_engine(
+        settings, session_store=store, max_streams_per_client=settings.MAX_STREAMS
+    )
+
+
+def _no_clock() -> float:
+    return 0.0

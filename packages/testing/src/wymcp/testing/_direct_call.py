@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from wymcp.conf import Settings, build_engine
+from wymcp.conf import Settings, served_engine
 from wymcp.core.schema import ToolSpec, prepare
 from wymcp.core.server import (
     METHOD_NOT_FOUND,
@@ -35,14 +35,15 @@ from wymcp.testing._tool_arguments import CLIENT_INFO, tool_arguments
 def _engine(tool: object, settings: Settings | None) -> tuple[Engine, ToolSpec]:
     chosen = settings if settings is not None else Settings()
     if isinstance(tool, str):
-        engine = build_engine(chosen)
+        engine, _ = served_engine(chosen, runner="in_process")
         for spec in engine.tool_specs:
             if spec.name == tool:
                 return engine, spec
         names = ", ".join(spec.name for spec in engine.tool_specs) or "(none)"
         raise LookupError(f"No tool named {tool!r} in TOOLS. Tools: {names}.")
     spec = prepare(tool)
-    return build_engine(chosen.evolve(TOOLS=(spec.tool,))), spec
+    engine, _ = served_engine(chosen.evolve(TOOLS=(spec.tool,)), runner="in_process")
+    return engine, spec
 
 
 class _Session:

@@ -37,7 +37,6 @@ from wymcp.broker.redis._relay import (
     decode,
     head_of,
     pack,
-    relay_key,
     unpack,
 )
 from wymcp.broker.redis._relay_routes import (
@@ -75,6 +74,7 @@ from wymcp.core.server import (
     Reply,
     Session,
     Stream,
+    answered_or_cancelled,
     echoable_id,
     error_message,
     principal_key,
@@ -161,11 +161,6 @@ class _NoStream:
     async def send(self, message: Any, *, event_id: str | None = None) -> None:
         del message, event_id
         raise RuntimeError("a relayed client message has no stream")
-
-
-def _held_here(session: Session, kind: Kind, key: str | int) -> bool:
-    """Whether the question or call a client message answers or cancels is here."""
-    return key in (session.pending if kind == "a" else session.in_flight)
 
 
 def _too_large(body: Any) -> Reply:
@@ -330,8 +325,8 @@ class BrokeredEngine:
             before = None if local is None else _fields(local)
             if local is not None:
                 stream = AskingPostStream(stream, self._events, local, self._routes)
-            target = None if local is None else relay_key(exchange.body)
-            if local is not None and target is not None and _held_here(local, *target):
+            target = None if local is None else answered_or_cancelled(exchange.body)
+            if local is not None and target is not None and local.holds(*target):
                 target = None
             reply = await self.engine.post(exchange, stream)
             await self._write_back(reply, local, before)
@@ -620,7 +615,7 @@ class BrokeredEngine:
         if head is None or session is None or not head.wanted_by(session):
             return
         message = await body_of(payload, head)
-        if relay_key(message) != (head.kind, head.key):
+        if answered_or_cancelled(message) != (head.kind, head.key):
             return  # not the message its head names
         exchange = Exchange(
             "POST",
@@ -645,7 +640,7 @@ class BrokeredEngine:
             return
         data = await self._routes.take(body_key)
         message = None if data is None else await decode(data)
-        if message is None or relay_key(message) != (head.kind, head.key):
+        if message is None or answered_or_cancelled(message) != (head.kind, head.key):
             return  # gone, or not the message its head names
         exchange = Exchange(
             "POST",

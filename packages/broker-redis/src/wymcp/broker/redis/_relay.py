@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
 from wymcp.broker.redis._encoding import encode
-from wymcp.core.server import ID_TEXT_LIMIT, is_asked_id, yielding
+from wymcp.core.server import ID_TEXT_LIMIT, Held, yielding
 
 if TYPE_CHECKING:
     from wymcp.core.server import Session
@@ -33,7 +33,8 @@ _REASON_LIMIT: Final = 1024
 _ANSWER: Final = "a"
 _CANCEL: Final = "c"
 
-Kind = Literal["a", "c"]
+Kind = Held
+"""A relayed message's kind, as core's `answered_or_cancelled` names it."""
 
 
 @attrs.frozen
@@ -47,30 +48,7 @@ class Relayed:
 
     def wanted_by(self, session: Session) -> bool:
         """Whether `session`'s question or call on this worker is the one meant."""
-        if self.kind == _ANSWER:
-            return self.key in session.pending
-        return self.key in session.in_flight
-
-
-def relay_key(body: Any) -> tuple[Kind, str | int] | None:
-    """What `body` answers or cancels, if it is a message ever relayed.
-
-    An answer (a response) to an id of the shape this server asks with, or
-    `notifications/cancelled` naming a valid request id; None for any other.
-    """
-    if not isinstance(body, dict):
-        return None
-    if "method" not in body:
-        rid = body.get("id")
-        return (_ANSWER, rid) if isinstance(rid, str) and is_asked_id(rid) else None
-    if body.get("method") == "notifications/cancelled":
-        params = body.get("params")
-        rid = params.get("requestId") if isinstance(params, dict) else None
-        if isinstance(rid, int) and not isinstance(rid, bool):
-            return _CANCEL, rid
-        if isinstance(rid, str) and len(rid) <= ID_TEXT_LIMIT:
-            return _CANCEL, rid
-    return None
+        return session.holds(self.kind, self.key)
 
 
 def head_of(session_id: str, kind: Kind, key: str | int) -> bytes:

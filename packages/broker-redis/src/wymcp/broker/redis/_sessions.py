@@ -17,7 +17,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError  # noqa: A004 - redis-py's own
 
 from wymcp.broker.redis._probe import ProbedRedis
-from wymcp.core.server import Session, principal_key, watch_cost
+from wymcp.core.server import Session
 
 KEY_PREFIX: Final = "wymcp:session:"
 ENDED_CHANNEL: Final = "wymcp:session-ended"
@@ -37,43 +37,16 @@ def is_session_id(text: str) -> bool:
 
 
 def record(session: Session) -> bytes:
-    """The session's shared fields as compact JSON."""
+    """The session's shared fields (`Session.shared`) as compact JSON."""
     return json.dumps(
-        {
-            "v": session.protocol_version,
-            "c": session.capabilities_json.decode(),
-            "i": session.client_info_json.decode(),
-            "p": principal_key(session.principal),
-            "l": session.log_level,
-            "n": session.initialized,
-            "w": sorted(session.subscriptions),
-            "d": sorted(session.dirty),
-        },
-        separators=(",", ":"),
-        ensure_ascii=False,
+        session.shared(), separators=(",", ":"), ensure_ascii=False
     ).encode()
 
 
 def session_of(session_id: str, raw: bytes | str) -> Session:
-    """A local Session from its shared record.
-
-    Its principal is the recorded principal key, which the engine compares
-    with the request's as it compares two principals.
-    """
+    """A local Session from its shared record (`Session.from_shared`)."""
     data: dict[str, Any] = json.loads(raw)
-    watched = set(data.get("w", ()))
-    return Session(
-        id=session_id,
-        protocol_version=data["v"],
-        capabilities_json=data["c"].encode(),
-        client_info_json=data["i"].encode(),
-        principal=data["p"],
-        log_level=data["l"],
-        initialized=data["n"],
-        subscriptions=watched,
-        dirty=set(data.get("d", ())),
-        watched_bytes=sum(watch_cost(uri) for uri in watched),
-    )
+    return Session.from_shared(session_id, data)
 
 
 class RedisSessions:

@@ -7,7 +7,6 @@ wrote to the request's `Stream`.
 
 from wymcp.core.gates import ECHO_LIMIT
 from wymcp.core.schema import Prompt, PromptArgument, Resource, ResourceNotFoundError
-from wymcp.core.server._asking import is_asked_id
 from wymcp.core.server._authorization import InvalidToken, Principal, TokenValidator
 from wymcp.core.server._challenge import BearerChallenge
 from wymcp.core.server._content import (
@@ -52,8 +51,11 @@ from wymcp.core.server._jsonrpc import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     RETRY_AFTER,
+    Held,
+    answered_or_cancelled,
     echoable_id,
     error_message,
+    is_asked_id,
     request_message,
     valid_id,
 )
@@ -149,6 +151,7 @@ __all__ = [
     "FastDecode",
     "FastEncode",
     "Headers",
+    "Held",
     "Hint",
     "InputRequest",
     "InvalidToken",
@@ -185,6 +188,7 @@ __all__ = [
     "TokenValidator",
     "ToolContext",
     "ToolResult",
+    "answered_or_cancelled",
     "audio",
     "decode_by_policy",
     "echoable_id",

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import re
-import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import Any, Final
@@ -19,7 +17,7 @@ from typing import Any, Final
 from wymcp.core.server._call import Call
 from wymcp.core.server._call_tool import InputRequired
 from wymcp.core.server._exchange import Stream
-from wymcp.core.server._jsonrpc import invalid_params, missing_capability
+from wymcp.core.server._jsonrpc import asked_id, invalid_params, missing_capability
 from wymcp.core.server._middleware import Spans
 from wymcp.core.server._options import EngineOptions
 from wymcp.core.server._revision import META_LOG_LEVEL, Revision
@@ -41,9 +39,6 @@ from wymcp.core.server._tool_context import (
     ToolContext,
     require_capabilities,
 )
-
-_ASKED_ID: Final = re.compile(r"srv-[A-Za-z0-9_-]{11}")
-"""The id of a question asked at 2025: `srv-` and 8 random bytes, base64url."""
 
 MAX_QUESTIONS: Final = 64
 """Most questions one 2025 session has outstanding at once (each call asks one
@@ -161,19 +156,6 @@ class _Replay:
             self._transcript.append(given)
             return given
         raise self._input_required(pending, given, state)
-
-
-def asked_id() -> str:
-    """A new id for a question this server asks a 2025 client."""
-    return f"srv-{secrets.token_urlsafe(8)}"
-
-
-def is_asked_id(value: object) -> bool:
-    """Whether `value` has the shape of an id `asked_id` makes.
-
-    A response whose id has another shape answers nothing this server asked.
-    """
-    return isinstance(value, str) and _ASKED_ID.fullmatch(value) is not None
 
 
 def _carry_context(request: dict[str, Any], spans: Spans) -> dict[str, Any]:

@@ -6,8 +6,10 @@ the HTTP status its revision assigns (see docs/protocol.md).
 
 from __future__ import annotations
 
+import re
+import secrets
 from collections.abc import Mapping
-from typing import Any, Final, TypeGuard
+from typing import Any, Final, Literal, TypeGuard
 
 import attrs
 
@@ -218,6 +220,49 @@ def request_id_of(body: object) -> str | int | None:
         candidate = body.get("id")
         if valid_id(candidate):
             return candidate
+    return None
+
+
+_ASKED_ID: Final = re.compile(r"srv-[A-Za-z0-9_-]{11}")
+"""The id of a question asked at 2025: `srv-` and 8 random bytes, base64url."""
+
+Held = Literal["a", "c"]
+"""What a client message reaches on the worker holding it: "a", the question it
+answers (in `Session.pending`); "c", the call it cancels (`Session.in_flight`)."""
+
+
+def asked_id() -> str:
+    """A new id for a question this server asks a 2025 client."""
+    return f"srv-{secrets.token_urlsafe(8)}"
+
+
+def is_asked_id(value: object) -> bool:
+    """Whether `value` has the shape of an id `asked_id` makes.
+
+    A response whose id has another shape answers nothing this server asked.
+    """
+    return isinstance(value, str) and _ASKED_ID.fullmatch(value) is not None
+
+
+def answered_or_cancelled(body: object) -> tuple[Held, str | int] | None:
+    """What a client message answers or cancels, if it may be held elsewhere.
+
+    An answer (a response) to an id of the shape this server asks with, or
+    `notifications/cancelled` naming a valid request id; None for any other.
+    With `Session.holds` it tells a broker a message is for another worker.
+    """
+    if not isinstance(body, dict):
+        return None
+    if "method" not in body:
+        rid = body.get("id")
+        return ("a", rid) if isinstance(rid, str) and is_asked_id(rid) else None
+    if body.get("method") == "notifications/cancelled":
+        params = body.get("params")
+        rid = params.get("requestId") if isinstance(params, dict) else None
+        if isinstance(rid, int) and not isinstance(rid, bool):
+            return "c", rid
+        if isinstance(rid, str) and len(rid) <= ID_TEXT_LIMIT:
+            return "c", rid
     return None
 
 

@@ -12,14 +12,17 @@ import base64
 import json
 import secrets
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, Final, Protocol
 
 import attrs
 
 from wymcp.core.server._exchange import Stream
+from wymcp.core.server._jsonrpc import Held
 from wymcp.core.server._session_declaration import EMPTY, JsonView
 from wymcp.core.server._session_replay import Replay
 from wymcp.core.server._stream_outbox import Outbox
+from wymcp.core.server._subscriptions import watch_cost
 
 DECLARATION_LIMIT: Final = 8192
 """Bytes (compact UTF-8 JSON) an `initialize` may spend on `capabilities` and
@@ -58,6 +61,41 @@ def principal_key(principal: object | None) -> str | None:
 def new_session_id() -> str:
     """32 random bytes, base64url without padding (43 visible ASCII chars)."""
     return base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
+
+
+SHARED: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "protocol_version": "v",
+        "capabilities_json": "c",
+        "client_info_json": "i",
+        "principal": "p",
+        "log_level": "l",
+        "initialized": "n",
+        "subscriptions": "w",
+        "dirty": "d",
+    }
+)
+"""Each `Session` field every worker shares, and its key in `Session.shared()`."""
+
+LOCAL_ONLY: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "id": "the key a shared record is kept under, not part of it",
+        "last_seen": "a store's own clock (a shared store renews a TTL instead)",
+        "closed": "an ended session's record is removed, not shared",
+        "terminated": "an ended session's record is removed, not shared",
+        "stream": "the GET stream is one worker's connection",
+        "outbox": "the GET stream is one worker's connection",
+        "in_flight": "calls run on the worker that took them",
+        "cancelled": "calls run on the worker that took them",
+        "pending": "questions wait on the worker that asked them",
+        "watched_bytes": "derived from `subscriptions` (`watch_cost`)",
+        "events": "numbers one worker's GET stream",
+        "replay": "one worker's events, kept for resumption",
+        "started": "when this process opened it (metrics)",
+        "ended": "this process's metrics hook",
+    }
+)
+"""Each `Session` field no other worker sees, and why."""
 
 
 @attrs.define(eq=False)
@@ -102,6 +140,52 @@ class Session:
     def client_info(self) -> JsonView:
         """The `clientInfo` the client sent (decoded when read)."""
         return JsonView(self.client_info_json)
+
+    def shared(self) -> dict[str, Any]:
+        """The fields every worker shares (`SHARED`), as a JSON-ready record.
+
+        The principal travels as its `principal_key`; sets as sorted lists.
+        """
+        return {
+            "v": self.protocol_version,
+            "c": self.capabilities_json.decode(),
+            "i": self.client_info_json.decode(),
+            "p": principal_key(self.principal),
+            "l": self.log_level,
+            "n": self.initialized,
+            "w": sorted(self.subscriptions),
+            "d": sorted(self.dirty),
+        }
+
+    @classmethod
+    def from_shared(cls, session_id: str, record: Mapping[str, Any]) -> Session:
+        """A local Session from `shared()`'s record, kept under `session_id`.
+
+        Its principal is the recorded principal key, which the engine compares
+        with the request's as it compares two principals. A record without
+        subscriptions or owed list changes (an older worker's) has none.
+        """
+        watched = set(record.get("w", ()))
+        return cls(
+            id=session_id,
+            protocol_version=record["v"],
+            capabilities_json=record["c"].encode(),
+            client_info_json=record["i"].encode(),
+            principal=record["p"],
+            log_level=record["l"],
+            initialized=record["n"],
+            subscriptions=watched,
+            dirty=set(record.get("d", ())),
+            watched_bytes=sum(watch_cost(uri) for uri in watched),
+        )
+
+    def holds(self, held: Held, key: str | int) -> bool:
+        """Whether the question ("a") or call ("c") a message reaches is here.
+
+        `answered_or_cancelled` says what a client message answers or cancels;
+        one this session's copy on this worker does not hold is another's.
+        """
+        return key in (self.pending if held == "a" else self.in_flight)
 
     def next_event_id(self) -> str:
         """The id of the next event on the session's GET stream."""

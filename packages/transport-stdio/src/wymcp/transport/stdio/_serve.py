@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import os
 import signal
 
-from wymcp.conf import Settings, build_engine, enter_lifespan
-from wymcp.core.server import Engine, MemorySessionStore
+from wymcp.conf import Settings, enter_lifespan, served_engine
+from wymcp.core.server import Engine
 from wymcp.transport.stdio._connection import Connection
 from wymcp.transport.stdio._line_writer import LineWriter
 from wymcp.transport.stdio._pipes import PipeOutput, open_input, open_output
@@ -28,18 +27,11 @@ def build_stdio_engine(settings: Settings) -> Engine:
 
     A stdio session is the connection itself; it ends with the process, so
     SESSION_IDLE_TIMEOUT does not apply. Its one client may hold all of
-    MAX_STREAMS: MAX_STREAMS_PER_CLIENT tells HTTP clients apart.
+    MAX_STREAMS: MAX_STREAMS_PER_CLIENT tells HTTP clients apart. It is
+    `wymcp.conf.served_engine`'s engine for the "stdio" runner; `BROKER` is
+    not used (one process has no other worker to share with).
     """
-    store = MemorySessionStore(
-        idle_timeout=math.inf, max_sessions=settings.MAX_SESSIONS, clock=_no_clock
-    )
-    return build_engine(
-        settings, session_store=store, max_streams_per_client=settings.MAX_STREAMS
-    )
-
-
-def _no_clock() -> float:
-    return 0.0
+    return served_engine(settings, runner="stdio")[0]
 
 
 async def serve(
