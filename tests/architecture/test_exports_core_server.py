@@ -92,6 +92,7 @@ EXPECTED = [
     "is_stateless",
     "mirrored_headers",
     "nesting_depth",
+    "peer_group",
     "principal_key",
     "request_message",
     "request_meta",

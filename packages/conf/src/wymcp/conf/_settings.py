@@ -534,9 +534,33 @@ class Settings:
             " 503 with `Retry-After: {RETRY_AFTER}`. With `BROKER`, the most copies"
             " of the shared sessions one worker holds: past it the least recently"
             " used copy holding no stream, call or question is dropped (fetched"
-            " again when used)."
+            " again when used); `BROKER_MAX_SESSIONS` caps the sessions in Redis."
         ),
         engine="max_sessions",
+    )
+    BROKER_MAX_SESSIONS: int = setting(
+        10_000,
+        Integer(low=1),
+        (
+            "With `BROKER`: the most live sessions in Redis, all workers and"
+            " clients together (each record ≤ ~41 KiB, ~0.7 KiB typical). One"
+            " more `initialize` is answered 503 with a `Retry-After` of when the"
+            " oldest session idles out. Apart from `MAX_SESSIONS`, which sizes"
+            " one worker's memory (its copies), this sizes Redis's."
+        ),
+    )
+    MAX_SESSIONS_PER_CLIENT: int = setting(
+        1_000,
+        Integer(low=1),
+        (
+            "With `BROKER`: the most live sessions one client may hold in Redis,"
+            " all workers together: one principal with `AUTH`, else one peer"
+            " address (IPv6 by its /64). One more `initialize` is answered 503"
+            " with a `Retry-After` of when its oldest session idles out, while"
+            " other clients still open theirs; `BROKER_MAX_SESSIONS` caps all"
+            " clients' together. Behind a reverse proxy without `AUTH` every client has"
+            " the proxy's address: raise it to `BROKER_MAX_SESSIONS` there."
+        ),
     )
     MAX_STREAMS: int = setting(
         500,

@@ -54,6 +54,8 @@ from wymcp.broker.redis._sessions import (
     ENDED_CHANNEL,
     RELAY_CHANNEL,
     RedisSessions,
+    TooMany,
+    client_of,
     is_session_id,
 )
 from wymcp.broker.redis._stream_waits import StreamWaits
@@ -127,6 +129,23 @@ class _OutOfMemory(_BrokerDown):
     reason = "the session store (BROKER) is out of memory (Redis maxmemory)"
 
 
+class _AtCap(_BrokerDown):
+    """The live sessions in Redis are at `BROKER_MAX_SESSIONS` or the client's cap."""
+
+    def __init__(self, refused: TooMany) -> None:
+        super().__init__()
+        self.retry_after = refused.retry_after
+        whose = (
+            "every client's"
+            if refused.setting == "BROKER_MAX_SESSIONS"
+            else "this client's (its principal, else its address; IPv6 by /64)"
+        )
+        self.reason = (
+            f"{whose} live sessions are at their cap ({refused.setting}); one "
+            "frees when a session ends (DELETE) or idles out"
+        )
+
+
 def _down(error: RedisError) -> _BrokerDown:
     """What a failed Redis command tells the client: full, or not reached."""
     if isinstance(error, OutOfMemoryError):
@@ -137,15 +156,16 @@ def _down(error: RedisError) -> _BrokerDown:
 
 
 def _unavailable(body: Any, down: _BrokerDown | None = None) -> Reply:
-    reason = (down or _BrokerDown()).reason
+    down = down or _BrokerDown()
+    retry_after = down.retry_after if isinstance(down, _AtCap) else RETRY_AFTER
     return Reply(
         503,
         error_message(
             echoable_id(body),
             INTERNAL_ERROR,
-            f"Service unavailable: {reason}. Retry later.",
+            f"Service unavailable: {down.reason}. Retry later.",
         ),
-        {"Retry-After": str(RETRY_AFTER)},
+        {"Retry-After": str(retry_after)},
     )
 
 
@@ -183,9 +203,10 @@ def _refused(body: Any, refused: Refusal) -> Reply:
         error_message(
             echoable_id(body),
             INTERNAL_ERROR,
-            "Too many bytes relayed: a session may send at most "
-            f"{RELAY_BUDGET} bytes of answers and cancels for calls running on "
-            f"other workers per {RELAY_WINDOW_MS // 1000} s. Retry later.",
+            "Too many bytes relayed: a session (and the cancels of all one "
+            f"client's sessions together) may send at most {RELAY_BUDGET} bytes "
+            "of answers and cancels for calls running on other workers per "
+            f"{RELAY_WINDOW_MS // 1000} s. Retry later.",
         ),
         {"Retry-After": str(refused.retry_after)},
     )
@@ -329,9 +350,10 @@ class BrokeredEngine:
             if local is not None and target is not None and local.holds(*target):
                 target = None
             reply = await self.engine.post(exchange, stream)
-            await self._write_back(reply, local, before)
+            client = client_of(exchange.principal, exchange.peer)
+            await self._write_back(reply, local, before, client)
             if local is not None and target is not None:
-                refusal = await self._relay(local.id, *target, exchange.body)
+                refusal = await self._relay(local.id, client, *target, exchange.body)
                 if refusal is not None:
                     return refusal
         except _BrokerDown as down:
@@ -552,25 +574,33 @@ class BrokeredEngine:
             raise _BrokerDown from None
 
     async def _write_back(
-        self, reply: Reply, local: Session | None, before: tuple[object, ...] | None
+        self,
+        reply: Reply,
+        local: Session | None,
+        before: tuple[object, ...] | None,
+        client: str,
     ) -> None:
+        """Record a session `initialize` made (refused over a cap), or a change."""
         try:
             new_id = reply.headers.get(SESSION_HEADER)
             if new_id is not None:
                 created = self._store.get(new_id)
                 if created is not None:
                     try:
-                        await self._sessions.create(created)
+                        refused = await self._sessions.create(created, client)
                     except RedisError:
                         self._drop(new_id)
                         raise
+                    if refused is not None:
+                        self._drop(new_id)
+                        raise _AtCap(refused)
             elif local is not None and not local.closed and _fields(local) != before:
                 await self._sessions.update(local)
         except RedisError as error:
             raise _down(error) from None
 
     async def _relay(
-        self, session_id: str, kind: Kind, key: str | int, body: Any
+        self, session_id: str, client: str, kind: Kind, key: str | int, body: Any
     ) -> Reply | None:
         """Relay an answer or cancel held elsewhere; the refusal, if refused.
 
@@ -585,7 +615,7 @@ class BrokeredEngine:
                 payload = pack(session_id, kind, key, cancel_of(key, body))
                 if payload is None:  # never: a cancel_of is a few KiB
                     return _too_large(body)
-                sent = await self._routes.cancel(session_id, payload)
+                sent = await self._routes.cancel(session_id, client, payload)
             else:
                 rid = str(key)
                 room = await self._routes.outstanding(session_id, rid)
@@ -811,7 +841,12 @@ def brokered_engine(settings: Settings, broker: str) -> tuple[Engine, BrokeredEn
     engine = build_engine(
         settings, session_store=store, task_store=tasks, rate_store=rates
     )
-    sessions = RedisSessions(broker, idle_timeout=settings.SESSION_IDLE_TIMEOUT)
+    sessions = RedisSessions(
+        broker,
+        idle_timeout=settings.SESSION_IDLE_TIMEOUT,
+        max_sessions=settings.BROKER_MAX_SESSIONS,
+        max_per_client=settings.MAX_SESSIONS_PER_CLIENT,
+    )
     brokered = BrokeredEngine(engine, store, sessions, rates)
     brokered.redis_clients = {"sessions": sessions.client, "tasks": tasks.client}
     if rates is not None:

@@ -2,8 +2,8 @@
 
 An answer goes only to the worker whose registered question it answers (body
 in a short-lived key, a head on that worker's channel); a short cancel goes to
-all. A session relays ≤ `RELAY_BUDGET` bytes per window (`MIN_CHARGE` each at
-least); the bodies of all sessions keep within a share of Redis's `maxmemory`.
+all. A session, and a client's cancels, relay ≤ `RELAY_BUDGET` bytes per
+window (`MIN_CHARGE` each at least); all bodies keep within a share of Redis.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ BODY_PREFIX: Final = "wymcp:relayed:"
 """`wymcp:relayed:{<session>}:<token>.<window>` -> an answer's body, until taken."""
 BUDGET_PREFIX: Final = "wymcp:relay-budget:"
 """`wymcp:relay-budget:{<session>}` -> bytes the session relayed in this window."""
+CLIENT_BUDGET_PREFIX: Final = "wymcp:relay-client:"
+"""`wymcp:relay-client:<client>` -> bytes of cancels the client relayed this window."""
 STORED_PREFIX: Final = "wymcp:relay-stored:"
 """`wymcp:relay-stored:<window>` -> bytes of bodies stored in that window, not taken."""
 RELAY_BUDGET: Final = 8 * 1024 * 1024
@@ -117,14 +119,19 @@ if win then
 end
 return data
 """
-# KEYS: budget; ARGV: payload, budget, window, channel, min charge
+# KEYS: session's budget, client's budget; ARGV: payload, budget, window,
+# channel, min charge (a new session is no new budget: its client's is shared)
 _CANCEL: Final = """
 local charge = math.max(string.len(ARGV[1]), tonumber(ARGV[5]))
-local used = redis.call('INCRBY', KEYS[1], charge)
-if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-if used > tonumber(ARGV[2]) then
-  redis.call('DECRBY', KEYS[1], charge)
-  return -1 - math.max(redis.call('PTTL', KEYS[1]), 0)
+for _, key in ipairs(KEYS) do
+  local used = tonumber(redis.call('GET', key) or '0')
+  if used + charge > tonumber(ARGV[2]) then
+    return -1 - math.max(redis.call('PTTL', key), 0)
+  end
+end
+for _, key in ipairs(KEYS) do
+  redis.call('INCRBY', key, charge)
+  if redis.call('PTTL', key) < 0 then redis.call('PEXPIRE', key, ARGV[3]) end
 end
 redis.call('PUBLISH', ARGV[4], ARGV[1])
 return 1
@@ -327,11 +334,17 @@ class RelayRoutes:
             )
         )
 
-    async def cancel(self, session_id: str, payload: bytes) -> Sent | OverBudget:
-        """Publish a (small) cancel to every worker."""
+    async def cancel(
+        self, session_id: str, client: str, payload: bytes
+    ) -> Sent | OverBudget:
+        """Publish a (small) cancel to every worker, within both budgets.
+
+        `client` (`_sessions.client_of`) is whom the session counts against:
+        all its sessions' cancels share one `RELAY_BUDGET` per window.
+        """
         code = int(
             await self._cancel(
-                keys=[_budget_key(session_id)],
+                keys=[_budget_key(session_id), CLIENT_BUDGET_PREFIX + client],
                 args=[
                     payload,
                     RELAY_BUDGET,

@@ -65,6 +65,7 @@ from wymcp.core.server._log_text import TextLogFormatter
 from wymcp.core.server._middleware import CallRecord, CallRefused, Middleware, Next
 from wymcp.core.server._off_loop import OffLoopLane, yielding
 from wymcp.core.server._options import EngineOptions
+from wymcp.core.server._peer_group import peer_group
 from wymcp.core.server._rate_limits import (
     CONCURRENCY_RETRY,
     RATE_LIMITED,
@@ -200,6 +201,7 @@ __all__ = [
     "is_stateless",
     "mirrored_headers",
     "nesting_depth",
+    "peer_group",
     "principal_key",
     "request_message",
     "request_meta",
