@@ -180,7 +180,7 @@ async def in_memory(rounds: int) -> float:
 
 
 async def on_redis(url: str, rounds: int) -> None:
-    from wymcp.broker.redis._task_store import (  # noqa: PLC0415
+    from wymcp.broker.redis._task_store import (  # noqa: PLC0415 - redis only for this case
         RedisTaskStore,
     )
 

@@ -496,7 +496,7 @@ async def test_a_503_says_which_limit_answered_it():
         name = "waiting"
         description = "Waits until cancelled, as a task."
         task_support = "required"
-        input_schema = {"type": "object", "properties": {}}  # noqa: RUF012
+        input_schema = {"type": "object", "properties": {}}  # noqa: RUF012 - a tool's declaration
 
         async def run(self, arguments: dict[str, Any], ctx: Any) -> object:
             await asyncio.Event().wait()

@@ -91,7 +91,7 @@ def _actions(tool: Mapping[str, Any]) -> list[str]:
     return [str(value) for value in values] if isinstance(values, list) else []
 
 
-async def _list(client: OperatorClient, raw: bool, out: TextIO) -> int:  # noqa: FBT001
+async def _list(client: OperatorClient, raw: bool, out: TextIO) -> int:  # noqa: FBT001 - the parsed --raw flag, passed on
     async with client:
         tools = await client.list_all("tools/list", "tools")
         resources = await client.list_all("resources/list", "resources", optional=True)

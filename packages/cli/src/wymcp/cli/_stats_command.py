@@ -79,7 +79,7 @@ async def _fetch(url: str, token: str | None, *, seconds: float) -> str:
             http.get(url, headers=headers) as response,
         ):
             if response.status != 200:  # noqa: PLR2004 - the one success
-                hint = " (pass --token)" if response.status == 401 else ""  # noqa: PLR2004
+                hint = " (pass --token)" if response.status == 401 else ""  # noqa: PLR2004 - HTTP 401, named by its number
                 raise StatsError(
                     f"the server answered {response.status} at that URL{hint}; "
                     "is METRICS on and METRICS_PATH this URL's path?"

@@ -25,8 +25,9 @@ EVENTS_PREFIX: Final = "wymcp:events:"
 EVENTS_MAXLEN: Final = 100
 """Events kept per session (notifications: about 2.2 KiB each at most)."""
 BYTES_PREFIX: Final = "wymcp:events-bytes:"
-"""The size of the JSON a session's kept events hold (`REPLAY_BYTES` at most,
-counted as the replay counts it: characters of compact JSON)."""
+"""The key prefix of a session's count of the JSON its kept events hold
+(`REPLAY_BYTES` at most, counted as the replay counts it: characters of
+compact JSON)."""
 _ADD = """
 local size = tonumber(ARGV[4])
 local budget = tonumber(ARGV[2])

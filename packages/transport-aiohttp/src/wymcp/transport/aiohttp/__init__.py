@@ -40,7 +40,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """Import `GunicornWorker` only when asked for: it needs gunicorn."""
     if name == "GunicornWorker":
-        from wymcp.transport.aiohttp._gunicorn_worker import (  # noqa: PLC0415
+        from wymcp.transport.aiohttp._gunicorn_worker import (  # noqa: PLC0415 - needs gunicorn
             GunicornWorker,
         )
 

@@ -70,7 +70,7 @@ class Admission:
         self.auth: BearerAuth | None = None
         if settings.AUTH is not None:
             # Loaded only for AUTH: a server without it starts sooner.
-            from wymcp.transport.aiohttp._bearer_auth import (  # noqa: PLC0415
+            from wymcp.transport.aiohttp._bearer_auth import (  # noqa: PLC0415 - only with AUTH
                 BearerAuth,
             )
 

@@ -205,11 +205,11 @@ class _Series:
         # keeps a sum and one count per bucket (`tests/operations/
         # test_metrics.py::test_flushed_counts_equal_observed_ones` pins it)
         duration = self.duration
-        duration._sum.inc(self.seconds)  # noqa: SLF001
+        duration._sum.inc(self.seconds)  # noqa: SLF001 - no public bulk observe
         buckets = self.buckets
         for index, found in enumerate(buckets):
             if found:
-                duration._buckets[index].inc(found)  # noqa: SLF001
+                duration._buckets[index].inc(found)  # noqa: SLF001 - no public bulk observe
                 buckets[index] = 0
         self.count = 0
         self.seconds = 0.0
@@ -480,7 +480,7 @@ class Metrics:
         prom = self._prom
         registry = self.registry
         if self.multiprocess:
-            from prometheus_client import multiprocess  # noqa: PLC0415
+            from prometheus_client import multiprocess  # noqa: PLC0415 - only under gunicorn
 
             registry = prom.CollectorRegistry()
             multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]

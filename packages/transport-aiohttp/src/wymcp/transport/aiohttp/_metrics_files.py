@@ -28,7 +28,7 @@ def worker_exited(pid: int, path: str | None = None) -> None:
     two per live worker plus two. Call it from gunicorn's `child_exit`.
     """
     from prometheus_client import multiprocess  # noqa: PLC0415 - the optional extra
-    from prometheus_client.mmap_dict import MmapedDict  # noqa: PLC0415
+    from prometheus_client.mmap_dict import MmapedDict  # noqa: PLC0415 - only when a worker exits
 
     directory = path or os.environ.get(MULTIPROCESS_ENV)
     if not directory:
