@@ -25,6 +25,7 @@ from wymcp.conf import (
     loop_factory,
     served_engine,
 )
+from wymcp.core.schema import RESERVED_NAME
 from wymcp.core.server import ECHO_LIMIT, Engine
 from wymcp.transport.aiohttp._access_log import use_json_logs
 from wymcp.transport.aiohttp._checks import CHECKS
@@ -41,7 +42,7 @@ process exits without them."""
 def banner(settings: Settings, engine: Engine) -> list[str]:
     """The lines `serve` prints once it listens: where, what it speaks and serves."""
     host = f"[{settings.HOST}]" if ":" in settings.HOST else settings.HOST
-    tools = [spec.name for spec in engine.tool_specs] + ["help"]
+    tools = [spec.name for spec in engine.tool_specs] + [RESERVED_NAME]
     return [
         f"wymcp serving http://{host}:{settings.PORT}{settings.PATH}",
         f"  revisions: {', '.join(settings.PROTOCOL_VERSIONS)}",
