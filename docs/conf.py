@@ -75,6 +75,7 @@ nitpick_ignore_regex = [
     ("py:.*", r"(collections\.abc|re|argparse|asyncio|_asyncio|logging)(\.\w+)+"),
     ("py:.*", r"contextlib\.\w+"),
     ("py:.*", r"aiohttp\.[\w.]+"),
+    ("py:.*", r"redis\.[\w.]+"),
 ]
 
 

@@ -319,7 +319,7 @@ class BrokeredEngine:
         """Times the pub/sub connection was cut and subscribed again."""
         engine.broadcast = self._bus.emit
         self.redis_clients: dict[str, object] = {}
-        """The broker's clients by store: METRICS times their round trips."""
+        """The broker's clients, by store; METRICS times their round trips."""
         self.task_counts: Callable[[], Awaitable[dict[str, int]]] | None = None
         """Counts the tasks in Redis by state, for METRICS."""
 

@@ -104,7 +104,7 @@ class RedisRates:
         self.lease = lease
         self.on_error = on_error
         self.local = LocalRates()
-        """This worker's own limits: what "open" falls back to."""
+        """This worker's own limits, what "open" falls back to."""
         self._local_tokens: set[str] = set()
         """Calls admitted by `local` (released there); at most those running."""
         self._down = False

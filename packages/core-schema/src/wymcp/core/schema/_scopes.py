@@ -14,7 +14,7 @@ EVERY_ACTION = "*"
 """The key of a `scopes` declaration that applies to every action of the tool."""
 
 SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
-"""One scope as RFC 6749 §3.3 spells it: visible ASCII except `"` and `\\`."""
+"""One scope as RFC 6749 §3.3 spells it: visible ASCII but the quote and backslash."""
 
 _SHOWN = 60
 
