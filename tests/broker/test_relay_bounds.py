@@ -28,6 +28,7 @@ from broker.test_shared_sessions import (
     initialized,
     post,
 )
+from legacy_initialize import LEGACY_INITIALIZE
 from wymcp.broker.redis._encoding import encode
 from wymcp.broker.redis._relay import RELAY_LIMIT
 from wymcp.broker.redis._relay_routes import (
@@ -114,16 +115,7 @@ async def test_redis_out_of_memory_answers_503_saying_so(aiohttp_client, redis_u
     try:
         response = await one.post(
             "/mcp",
-            json={
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": LEGACY,
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            },
+            json=LEGACY_INITIALIZE,
             headers=JSON_HEADERS,
         )
         assert response.status == 503

@@ -18,12 +18,12 @@ from aiohttp import web
 from broker.test_relay_bounds import _cancel
 from broker.test_shared_sessions import (
     JSON_HEADERS,
-    LEGACY,
     app,
     call,
     initialized,
     session_headers,
 )
+from legacy_initialize import LEGACY_INITIALIZE
 from wymcp.broker.redis._relay_routes import MIN_CHARGE, RELAY_BUDGET
 from wymcp.broker.redis._sessions import CLIENT_PREFIX, LIVE_KEY, client_of
 
@@ -64,16 +64,7 @@ async def worker(aiohttp_client, url: str, **overrides: Any):
 async def initialize(client, peer: str):
     return await client.post(
         "/mcp",
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": LEGACY,
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
+        json=LEGACY_INITIALIZE,
         headers={**JSON_HEADERS, PEER: peer},
     )
 

@@ -11,6 +11,7 @@ import aiohttp
 import pytest
 import redis.asyncio as aioredis
 
+from legacy_initialize import LEGACY_INITIALIZE
 from redis_server import free_port
 from wymcp.broker.redis._sessions import KEY_PREFIX
 from wymcp.core.schema import Action, Tool
@@ -50,16 +51,7 @@ def app(broker: str, tools: tuple[type[Tool], ...] = (Greeter,), **overrides: An
 async def initialize(client) -> str:
     response = await client.post(
         "/mcp",
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": LEGACY,
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
+        json=LEGACY_INITIALIZE,
         headers=JSON_HEADERS,
     )
     assert response.status == 200

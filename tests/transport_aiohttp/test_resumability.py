@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 
+from legacy_initialize import LEGACY_INITIALIZE
 from sse_events import next_event
 from wymcp.core.schema import Action, Tool
 from wymcp.core.server._call_detached import DetachedCalls
@@ -223,16 +224,7 @@ async def test_a_call_that_ended_its_stream_outlives_its_connection(serve_app):
     async with aiohttp.ClientSession() as http:
         response = await http.post(
             url,
-            json={
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": LEGACY,
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            },
+            json=LEGACY_INITIALIZE,
             headers=JSON_HEADERS,
         )
         sid = response.headers["Mcp-Session-Id"]
@@ -270,16 +262,7 @@ async def test_calls_kept_past_their_connection_are_bounded(serve_app):
     async with aiohttp.ClientSession() as http:
         response = await http.post(
             url,
-            json={
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": LEGACY,
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            },
+            json=LEGACY_INITIALIZE,
             headers=JSON_HEADERS,
         )
         sid = response.headers["Mcp-Session-Id"]
