@@ -163,6 +163,38 @@ def test_chained_exceptions_and_messages_are_escaped():
     )
 
 
+def _raise_group(members: list[Exception]) -> None:
+    raise ExceptionGroup("unhandled errors in a TaskGroup", members)
+
+
+def test_an_exception_groups_members_are_written_escaped_and_bounded():
+    """A tool failing inside a TaskGroup: each member's cause is in the log."""
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(TextLogFormatter())
+    logger = logging.getLogger("wymcp.test_text_logs.group")
+    logger.addHandler(handler)
+    logger.propagate = False
+    members = [ValueError("bad\nINFO forged"), KeyError("k")] + [
+        OSError(n) for n in range(40)
+    ]
+    try:
+        try:
+            _raise_group(members)
+        except ExceptionGroup:
+            logger.exception("call failed")
+    finally:
+        logger.removeHandler(handler)
+    lines = out.getvalue().rstrip("\n").split("\n")
+    assert all(line.startswith("    ") or not line for line in lines[1:])
+    text = "\n".join(lines)
+    assert "ValueError: bad\\nINFO forged" in text
+    assert "KeyError: 'k'" in text
+    # the group and its members share the limit of 16 exceptions
+    assert text.count("OSError") < 16
+    assert "more, not written" in text
+
+
 def _format_raised(formatter: logging.Formatter, message: str) -> str:
     out = io.StringIO()
     handler = logging.StreamHandler(out)

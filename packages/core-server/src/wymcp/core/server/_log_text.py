@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import traceback
-from typing import Final
+from typing import Any, Final
 
 TEXT_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 """The line `wymcp serve` and `wymcp stdio` write."""
@@ -112,6 +112,24 @@ def _chain(exc: BaseException, lines: list[str], seen: set[int]) -> None:
     lines.append(
         escape_controls("".join(traceback.format_exception_only(exc)).rstrip("\n"))
     )
+    if isinstance(exc, BaseExceptionGroup):
+        _group(exc, lines, seen)
+
+
+def _group(group: BaseExceptionGroup[Any], lines: list[str], seen: set[int]) -> None:
+    """Append each exception of `group`, indented; all chains share one limit."""
+    for number, sub in enumerate(group.exceptions, 1):
+        if id(sub) in seen:
+            continue
+        if len(seen) >= _CHAIN_LIMIT:
+            lines.append(
+                f"    +---- {len(group.exceptions) - number + 1} more, not written"
+            )
+            return
+        lines.append(f"    +---- {number} of {len(group.exceptions)} ----")
+        inner: list[str] = []
+        _chain(sub, inner, seen)
+        lines += ["    " + line for line in inner]
 
 
 def _indented(text: str) -> str:
