@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -108,19 +107,6 @@ def _assert_http_state(called: Any, read: Any, pid: int | None) -> None:
     if pid is not None:
         assert state["pid"] == pid
     assert read["result"]["contents"][0]["text"] == LABEL
-
-
-@pytest.fixture
-async def stopped() -> AsyncIterator[list[asyncio.subprocess.Process]]:
-    """Processes a test started, killed at its end if still running."""
-    started: list[asyncio.subprocess.Process] = []
-    try:
-        yield started
-    finally:
-        for process in started:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
 
 
 async def test_wymcp_serve_enters_it(

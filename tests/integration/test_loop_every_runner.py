@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,19 +33,6 @@ def _env(loop: str) -> dict[str, str]:
     env["WYMCP_SETTINGS_MODULE"] = "loop_probe"
     env["WYMCP_LOOP"] = loop
     return env
-
-
-@pytest.fixture
-async def stopped() -> AsyncIterator[list[asyncio.subprocess.Process]]:
-    """Processes a test started, killed at its end if still running."""
-    started: list[asyncio.subprocess.Process] = []
-    try:
-        yield started
-    finally:
-        for process in started:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
 
 
 async def _loop_over_http(url: str) -> str:
