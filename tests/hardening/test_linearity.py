@@ -1,8 +1,9 @@
 """Every function that reads request bytes or request-controlled values is linear.
 
-Each case doubles its input within one run and compares the CPU time of the two
-(the least of several runs, garbage collection off): linear work about doubles,
-quadratic work quadruples. docs/security.md lists the functions with their bounds.
+Each case grows its input fourfold within one run and compares the CPU time of
+the two (the least of several runs, garbage collection off), per doubling:
+linear work about doubles, quadratic work quadruples. docs/security.md lists
+the functions with their bounds.
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ if TYPE_CHECKING:
     from loop_watchdog import LoopWatchdog
 
 LINEAR_SLACK = 3.0
-"""Most the time may grow when the input doubles (linear: 2, quadratic: 4)."""
+"""Most the time may grow per doubling of the input (linear: 2, quadratic: 4)."""
+SPAN = 4
+"""The input grows this much in one measure: two doublings, so noise in either
+size moves the growth per doubling half as much as one doubling would."""
 MIN_WORK = 0.005
 """CPU seconds the smaller input must cost, so fixed overheads do not hide growth."""
 MAX_N = 1 << 20
@@ -65,7 +69,7 @@ def cpu_time(run: Callable[[Any], object], value: Any) -> float:
 
 @attrs.frozen
 class Growth:
-    """The input sizes and CPU times of one doubling."""
+    """The input sizes and CPU times of one measure: n and `SPAN` times n."""
 
     n: int
     small: float
@@ -73,14 +77,14 @@ class Growth:
 
     @property
     def ratio(self) -> float:
-        """How much the time grew when the input doubled."""
-        return self.large / self.small
+        """How much the time grew per doubling of the input (geometric mean)."""
+        return (self.large / self.small) ** (1 / math.log2(SPAN))
 
 
 def doubling(
     run: Callable[[Any], object], make: Callable[[int], Any], n: int
 ) -> Growth:
-    """Time `run(make(n))` and `run(make(2n))`, n doubled until the work is measurable.
+    """Time `run(make(n))` and `run(make(SPAN * n))`, n doubled until measurable.
 
     A ratio over the slack is measured again (a shared machine can be noisy),
     unless it is over twice the slack, and the best of the attempts is returned.
@@ -90,7 +94,7 @@ def doubling(
         n = min(MAX_N, n * 2 ** max(1, math.ceil(grow / 3)))  # safe if cubic
     best: Growth | None = None
     for _ in range(ATTEMPTS):
-        small, large = make(n), make(2 * n)
+        small, large = make(n), make(SPAN * n)
         growth = Growth(n, cpu_time(run, small), cpu_time(run, large))
         if best is None or growth.ratio < best.ratio:
             best = growth
@@ -104,7 +108,8 @@ def assert_linear(run: Callable[[Any], object], make: Callable[[int], Any], n: i
     """Assert the work of `run` on `make(n)` grows linearly in n."""
     growth = doubling(run, make, n)
     assert growth.ratio <= LINEAR_SLACK, (
-        f"doubling n from {growth.n} multiplied the time by {growth.ratio:.1f} "
+        f"each doubling of n from {growth.n} to {SPAN * growth.n} multiplied "
+        f"the time by {growth.ratio:.1f} "
         f"({growth.small * 1000:.1f} ms -> {growth.large * 1000:.1f} ms)"
     )
 
@@ -117,6 +122,18 @@ def refused(run: Callable[[Any], object]) -> Callable[[Any], object]:
             run(value)
 
     return refusing
+
+
+# ----- the measure itself -----
+
+
+def test_the_measure_passes_linear_work_and_fails_quadratic_work() -> None:
+    def pairs(items: list[int]) -> int:  # quadratic: every pair of items
+        return sum(1 for a in items for b in items if a < b)
+
+    assert_linear(sum, lambda n: list(range(n)), 256)
+    with pytest.raises(AssertionError, match="multiplied the time by"):
+        assert_linear(pairs, lambda n: list(range(n)), 16)
 
 
 # ----- request bodies: _json_body -----
