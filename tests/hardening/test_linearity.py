@@ -78,7 +78,7 @@ class Growth:
     @property
     def ratio(self) -> float:
         """How much the time grew per doubling of the input (geometric mean)."""
-        return (self.large / self.small) ** (1 / math.log2(SPAN))
+        return float((self.large / self.small) ** (1 / math.log2(SPAN)))
 
 
 def doubling(
