@@ -8,6 +8,7 @@ hands it the runner `wymcp serve` uses, on the event loop `LOOP` names.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -76,6 +77,7 @@ class GunicornWorker(GunicornWebWorker):
             # the application's engine is built: check the rest, not build again
             for problem in run_checks(settings, built=True, checks=CHECKS):
                 (logger.error if problem.is_error else logger.warning)("%s", problem)
+            gc.freeze()  # what loading built lives as long as the worker (see serve)
             return make_runner(
                 app,
                 settings,

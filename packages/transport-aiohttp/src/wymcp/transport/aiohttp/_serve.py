@@ -8,6 +8,7 @@ never a traceback for a problem of the settings (each is logged, exit 1).
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import signal
@@ -157,6 +158,10 @@ async def _serve_until_stopped(
     try:
         try:
             await web.TCPSite(runner, settings.HOST, settings.PORT).start()
+            # What start-up built (modules, the catalogue, compiled schemas)
+            # lives as long as the process: out of the collector's sight, a
+            # full collection walks only what serving made (p99 at load).
+            gc.freeze()
             print("\n".join(banner), file=out, flush=True)
             await stop.wait()
             # readiness fails from the signal on, before the listener closes
