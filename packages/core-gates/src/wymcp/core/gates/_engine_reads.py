@@ -88,37 +88,42 @@ def spend_reading(value: object) -> None:
 def spend_wide_ints(data: object) -> None:
     """Spend one unit per 64 bits of each int past `WIDE` inside `data`.
 
-    One pass, itself a unit per container; the ints of a container are looked at
-    by `min`/`max` in C first.
+    One pass, itself a unit per container, spent `_SPEND_EVERY` units at a
+    time; a list of numbers is looked at by `min`/`max` in C first, other
+    values one by one (a dict's few values cost less so than sorting them
+    by type: this pass runs on every call of a schema with numeric keywords).
     """
     stack: list[Any] = [data]
+    units = 0
     while stack:
         node = stack.pop()
         kind = node.__class__
         if kind is dict:
-            children: Any = list(node.values())
+            children: Any = node.values()
         elif kind is list:
             children = node
+            if node and node[0].__class__ is int and _narrow(node):
+                units += 1  # numbers only, none wide
+                continue
         else:
             continue
-        spend_work()
-        if children and children[0].__class__ is int and _narrow(children):
-            continue  # numbers only (else `max` refuses to compare), none wide
-        kinds = set(map(type, children))
-        if int in kinds:
-            ints = (
-                children
-                if len(kinds) == 1
-                else [c for c in children if c.__class__ is int]
-            )
-            if max(ints) >= WIDE or min(ints) <= -WIDE:
-                spend_work(
-                    sum(i.bit_length() // 64 for i in ints if not -WIDE < i < WIDE)
-                )
-        if dict in kinds or list in kinds:
-            stack.extend(
-                c for c in children if c.__class__ is dict or c.__class__ is list
-            )
+        units += 1
+        for child in children:
+            child_kind = child.__class__
+            if child_kind is int:
+                if not -WIDE < child < WIDE:
+                    units += child.bit_length() // 64
+            elif child_kind is dict or child_kind is list:
+                stack.append(child)
+        if units >= _SPEND_EVERY:
+            spend_work(units)
+            units = 0
+    spend_work(units)
+
+
+_SPEND_EVERY = 256
+"""Units `spend_wide_ints` gathers before spending them (each spend is a
+context-variable lookup): the pass overruns its budget by less than this."""
 
 
 def _narrow(numbers: list[Any]) -> bool:
