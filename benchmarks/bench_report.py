@@ -59,7 +59,8 @@ def case_line(row: dict[str, Any]) -> str:
         f"{head}: {row['rps']:8.0f} req/s  p50 {row['p50_ms']:6.1f} ms  "
         f"p99 {row['p99_ms']:6.1f} ms  cpu {row['cpu_us']:6.0f} us/call  "
         f"client {row['client_cpu_us']:4.0f} us/call  "
-        f"rss {row['peak_rss_mib']:5.1f} MiB{tail}"
+        f"rss {row['peak_rss_mib']:5.1f} MiB  "
+        f"runnable, not run {row.get('run_queue_wait_ms', 0.0):5.1f} ms{tail}"
     )
 
 

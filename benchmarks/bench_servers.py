@@ -324,6 +324,24 @@ class Running:
         fields = stat.rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
+    def run_queue_wait_s(self) -> float:
+        """Seconds the server's threads were runnable but not running, so far.
+
+        /proc/<pid>/task/*/schedstat's second field. Under `--realtime` it grows
+        when the kernel throttles real-time tasks (sched_rt_runtime_us: 950 ms of
+        every 1 s period by default): a server that keeps its core busy longer
+        than that sits runnable on an idle core until the period ends, and every
+        call in flight waits with it -- a tail that is the machine's, not the
+        server's. 0.0 where the kernel keeps no schedstat.
+        """
+        waited = 0
+        for task in Path(f"/proc/{self.process.pid}/task").glob("*/schedstat"):
+            try:
+                waited += int(task.read_text(encoding="ascii").split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # a thread that ended between the listing and the read
+        return waited / 1e9
+
     def memory_kib(self, field: str) -> int:
         """A /proc/<pid>/status memory line (VmRSS, VmHWM) in KiB."""
         status = Path(f"/proc/{self.process.pid}/status").read_text(encoding="ascii")
