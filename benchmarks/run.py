@@ -510,7 +510,9 @@ def cold_start(args: argparse.Namespace, placement: Placement) -> list[dict[str,
         times: list[float] = []
         row: dict[str, Any] = {"server": key}
         for _ in range(args.cold_reps):
-            with Running(SERVERS[key], json_mode=False, placement=placement) as server:
+            with Running(
+                SERVERS[key], json_mode=False, placement=placement, realtime_start=True
+            ) as server:
                 try:
                     deadline = time.perf_counter() + 30
                     done = asyncio.run(
