@@ -59,7 +59,8 @@ def case_line(row: dict[str, Any]) -> str:
         f"{head}: {row['rps']:8.0f} req/s  p50 {row['p50_ms']:6.1f} ms  "
         f"p99 {row['p99_ms']:6.1f} ms  cpu {row['cpu_us']:6.0f} us/call  "
         f"client {row['client_cpu_us']:4.0f} us/call  "
-        f"rss {row['peak_rss_mib']:5.1f} MiB{tail}"
+        f"rss {row['peak_rss_mib']:5.1f} MiB  "
+        f"runnable, not run {row.get('run_queue_wait_ms', 0.0):5.1f} ms{tail}"
     )
 
 
@@ -548,6 +549,12 @@ MACHINE = """
   repetition the servers run each case back to back (calc at 2026-07-28 on
   every server, then the order, ...), so a burst of load from the machine's
   neighbours falls on all the servers of a comparison, not on one of them.
+- Under `--realtime` a server starts under the normal policy and gets SCHED_RR
+  once it listens (the cold start excepted): the kernel lets real-time tasks run
+  950 ms of every 1 s (`sched_rt_runtime_us`), and a start-up spent under SCHED_RR
+  left the measured calls throttled on an idle core for up to 50 ms, the 20-50 ms
+  p99 of the longer cases. Each case line prints how long the server sat runnable
+  but not running (schedstat) during the measured calls.
 - The load client is one process on its own core. Sessions are opened with the
   aiohttp client; the measured calls go {client_text}.
 - 2026-07-28 path: headers `MCP-Protocol-Version: 2026-07-28`, `Mcp-Method`,

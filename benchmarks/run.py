@@ -189,12 +189,14 @@ def run_case(
         try:
             server.wait_listening()
             marks: list[tuple[float, float]] = []
+            waits: list[float] = []
 
             def checkpoint() -> None:
                 spent = os.times()  # the harness and any child client (autocannon)
                 client_s = spent.user + spent.system
                 client_s += spent.children_user + spent.children_system
                 marks.append((server.cpu_seconds(), client_s))
+                waits.append(server.run_queue_wait_s())
 
             percentiles: dict[str, float] = {}
             if (client or args.client) == "autocannon":
@@ -241,6 +243,7 @@ def run_case(
         ),
         cpu_us=(marks[1][0] - marks[0][0]) / max(calls, 1) * 1e6,
         client_cpu_us=(marks[1][1] - marks[0][1]) / max(calls, 1) * 1e6,
+        run_queue_wait_ms=(waits[1] - waits[0]) * 1e3,
     )
     if outcome.failed or not outcome.ok:
         row["error"] = f"{outcome.failed} failed: {outcome.first_failure}"[:500]
@@ -507,7 +510,9 @@ def cold_start(args: argparse.Namespace, placement: Placement) -> list[dict[str,
         times: list[float] = []
         row: dict[str, Any] = {"server": key}
         for _ in range(args.cold_reps):
-            with Running(SERVERS[key], json_mode=False, placement=placement) as server:
+            with Running(
+                SERVERS[key], json_mode=False, placement=placement, realtime_start=True
+            ) as server:
                 try:
                     deadline = time.perf_counter() + 30
                     done = asyncio.run(
