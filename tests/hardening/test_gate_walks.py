@@ -217,6 +217,72 @@ async def test_an_accepted_array_of_wide_multiples_of_seven(serve: Serve) -> Non
     assert said["count"] == raw.count(b",") + 1
 
 
+# ----- the engine's pass in the worker thread, 4 MiB: asked in runs -----
+
+ENGINE_RUNS = pytest.mark.loop_stall_bound(0.25)
+"""One engine call over these 4 MiB held the interpreter 450-710 ms in the worker
+thread (so every other client's loop); asked in runs of at most `SLICE` units,
+the thread lets the loop run between them (docs/security.md)."""
+
+
+@pytest.fixture(scope="module")
+def tree_body() -> bytes:
+    """4 MiB of ``7N`` 90 lists deep (built before the watchdog measures)."""
+    return nested(90, lambda i: b"%d" % (7 * i))
+
+
+@pytest.fixture(scope="module")
+def wide_body() -> bytes:
+    """4 MiB of 4,299-digit multiples of 7 (their digits take the test ~0.2 s)."""
+    return wide_sevens(4299)
+
+
+@ENGINE_RUNS
+async def test_a_4_mib_deep_tree_of_sevens_is_asked_in_runs(
+    serve: Serve, tree_body: bytes
+) -> None:
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    said = _said(await _answer(wire, "tree", "tree", tree_body))
+    assert said["count"] == tree_body.count(b",") + 1
+
+
+@ENGINE_RUNS
+async def test_a_refused_4_mib_deep_tree_is_asked_in_runs(
+    serve: Serve, tree_body: bytes
+) -> None:
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    leaf = b"[" * 89 + b"%d" % (7 * 20_000)
+    raw = tree_body.replace(leaf + b"]", leaf[:-1] + b"1]", 1)  # 140001: not 7N
+    result = await _answer(wire, "tree", "tree", raw)
+    assert result["isError"] is True
+    refusal = json.loads(result["content"][0]["text"])
+    assert refusal["errors"][0]["path"] == "data.tree[20000]"
+    assert "counting stopped early" in refusal["message"]  # 32 levels, then partial
+
+
+@ENGINE_RUNS
+async def test_4_mib_of_wide_multiples_of_seven_are_asked_in_runs(
+    serve: Serve, wide_body: bytes
+) -> None:
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    said = _said(await _answer(wire, "sevens", "counts", wide_body))
+    assert said["count"] == wide_body.count(b",") + 1
+
+
+@ENGINE_RUNS
+async def test_refused_4_mib_of_wide_sevens_are_asked_in_runs(
+    serve: Serve, wide_body: bytes
+) -> None:
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    last = int(wide_body[-2:-1])
+    raw = wide_body[:-2] + b"%d]" % ((last + 1) % 10)  # the last one is not 7N
+    result = await _answer(wire, "sevens", "counts", raw)
+    assert result["isError"] is True
+    refusal = json.loads(result["content"][0]["text"])
+    assert refusal["error_count"] == 1
+    assert refusal["errors"][0]["path"] == f"data.counts[{raw.count(b',')}]"
+
+
 async def test_a_refused_array_of_equal_batches(serve: Serve) -> None:
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
     raw = array(b"[0.015]")

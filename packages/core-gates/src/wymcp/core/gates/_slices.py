@@ -1,0 +1,331 @@
+"""The engine's verdict on large data, asked in bounded runs so other threads run.
+
+One engine call holds the interpreter for everything it reads (4 MiB: ~0.5 s in
+which the event loop cannot run). `node_accepts` answers what a node's validator
+answers for the whole value, asking the engine about runs of at most `SLICE` units
+and returning to Python between them, where the interpreter can pass to the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from wymcp.core.gates._engine_reads import WIDE
+from wymcp.core.schema import ValueNode
+
+SLICE = 16_384
+"""Units one engine call may read (a few milliseconds): a JSON value is one; an int
+past 2**64 costs 1 + w**2 // 16 more, for its w 64-bit words (its conversion grows
+with the square of its digits: 4,299 digits, ~0.5 ms under `multipleOf`)."""
+_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, AttributeError)
+_SPLIT = frozenset(
+    {
+        "$id",
+        "$anchor",
+        "$comment",
+        "$defs",
+        "definitions",
+        "$ref",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "type",
+        "enum",
+        "const",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "format",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "dependentRequired",
+        "propertyNames",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "prefixItems",
+        "items",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentSchemas",
+    }
+)
+"""The keywords of a position split exactly; a position with another (or opaque:
+`unevaluated*`, a dynamic or remote reference) is one engine call."""
+_BY_KEY = frozenset({"propertyNames", "additionalProperties"})
+"""Assertions that read an object's keys one by one (asked in runs of keys)."""
+
+
+def node_accepts(node: ValueNode, value: object) -> bool:
+    """Whether `node`'s validator accepts `value`; no engine call reads past `SLICE`.
+
+    The same verdict as one call: each keyword is asked of the parts it reads, the
+    parts that cannot be split (an opaque position, `uniqueItems` and `contains`
+    over a large array, a large string) in one call each. If splitting raises
+    (data the engine cannot read, nesting deeper than the recursion allows), the
+    engine is asked about the whole value, as before; a value it cannot read is
+    refused.
+    """
+    try:
+        if cost(value, SLICE) <= SLICE:
+            return bool(node.validator.is_valid(value))
+        return _holds(node, value)
+    except _ERRORS:
+        pass
+    try:
+        return bool(node.validator.is_valid(value))
+    except _ERRORS:
+        return False
+
+
+def children_accept(node: ValueNode, value: object) -> bool:
+    """What `node.children_valid` answers for `value`, asked in bounded runs."""
+    try:
+        if cost(value, SLICE) <= SLICE:
+            return bool(node.children_valid.is_valid(value))
+        return _children(node, value, node.children_valid)
+    except _ERRORS:
+        pass
+    try:
+        return bool(node.children_valid.is_valid(value))
+    except _ERRORS:
+        return False
+
+
+def cost(value: object, cap: int) -> int:
+    """The units of `value` (see `SLICE`), counted until they pass `cap`."""
+    seen = 1 + (_wide(value) if value.__class__ is int else 0)
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if kind is dict:
+            children: Any = list(node.values())
+        elif kind is list:
+            children = node
+        else:
+            continue
+        seen += len(children)
+        if seen > cap:
+            return seen
+        kinds = set(map(type, children))
+        if int in kinds:
+            seen += _wide_in(children, kinds)
+        if dict in kinds or list in kinds:
+            stack.extend(
+                c for c in children if c.__class__ is dict or c.__class__ is list
+            )
+    return seen
+
+
+def _wide(number: int) -> int:
+    """The units an int costs past its own one (0 below `WIDE`)."""
+    if -WIDE < number < WIDE:
+        return 0
+    words = number.bit_length() >> 6
+    return 1 + words * words // 16
+
+
+def _wide_in(children: Any, kinds: set[type]) -> int:
+    """The units the ints among `children` cost past their one each."""
+    ints = children if len(kinds) == 1 else [c for c in children if c.__class__ is int]
+    if max(ints) < WIDE and min(ints) > -WIDE:  # in C
+        return 0
+    return sum(map(_wide, ints))
+
+
+def runs(items: list[Any], start: int) -> Iterator[tuple[int, int, bool]]:
+    """(a, b, large): runs of `items[start:]` costing at most `SLICE` together.
+
+    `large` marks a lone item costing more, to be split itself. Items holding no
+    container are weighed `SLICE` at a time in C; others one by one.
+    """
+    first, total, index, end = start, 0, start, len(items)
+    while index < end:
+        stop = min(end, index + SLICE)
+        window = items[index:stop]
+        kinds = set(map(type, window))
+        if dict not in kinds and list not in kinds:
+            weight = len(window) + (_wide_in(window, kinds) if int in kinds else 0)
+            if weight <= SLICE:
+                if total + weight > SLICE:
+                    yield first, index, False
+                    first, total = index, 0
+                total += weight
+                index = stop
+                continue
+        for at in range(index, stop):
+            item = items[at]
+            weight = cost(item, SLICE)
+            if weight > SLICE:
+                if first < at:
+                    yield first, at, False
+                yield at, at + 1, True
+                first, total = at + 1, 0
+                continue
+            if total + weight > SLICE:
+                yield first, at, False
+                first, total = at, 0
+            total += weight
+        index = stop
+    if first < end:
+        yield first, end, False
+
+
+def _holds(node: ValueNode, value: Any) -> bool:
+    """`node`'s verdict on a value past `SLICE`, keyword by keyword (may raise)."""
+    schema = node.schema
+    if schema is True or schema is False:
+        return schema
+    kind = value.__class__
+    if (
+        (kind is not dict and kind is not list)
+        or node.opaque
+        or not isinstance(schema, dict)
+        or not schema.keys() <= _SPLIT
+    ):
+        return bool(node.validator.is_valid(value))
+    for keyword, check in node.assertions:
+        if kind is dict and keyword in _BY_KEY:
+            keys = list(value)
+            if not all(
+                check.is_valid(dict.fromkeys(keys[at : at + SLICE]))
+                for at in range(0, len(keys), SLICE)
+            ):
+                return False
+        elif not check.is_valid(value):  # a container's shape, or one call
+            return False
+    if kind is dict and _lacks(schema, value):
+        return False
+    return _applicators(node, value) and _children(node, value, node.validator)
+
+
+def _accepts(node: ValueNode, value: object) -> bool:
+    """`node`'s verdict on any value: one call if small, else split (may raise)."""
+    if cost(value, SLICE) <= SLICE:
+        return bool(node.validator.is_valid(value))
+    return _holds(node, value)
+
+
+def _applicators(node: ValueNode, value: Any) -> bool:
+    """`allOf` (and `$ref`), `anyOf`, `oneOf`, `not`, `if`, `dependentSchemas`."""
+    if not all(_holds(branch, value) for branch in node.all_of):
+        return False
+    if node.any_of and not any(_holds(branch, value) for branch in node.any_of):
+        return False
+    if node.one_of and not _one_of(node.one_of, value):
+        return False
+    if node.not_ is not None and _holds(node.not_, value):
+        return False
+    if node.if_ is not None:
+        chosen = node.then if _holds(node.if_, value) else node.else_
+        if chosen is not None and not _holds(chosen, value):
+            return False
+    return value.__class__ is not dict or all(
+        _holds(sub, value) for key, sub in node.dependent if key in value
+    )
+
+
+def _one_of(branches: tuple[ValueNode, ...], value: Any) -> bool:
+    """Whether exactly one branch accepts `value` (stops at a second)."""
+    hits = 0
+    for branch in branches:
+        hits += _holds(branch, value)
+        if hits > 1:
+            break
+    return hits == 1
+
+
+def _lacks(schema: dict[str, Any], value: dict[Any, Any]) -> bool:
+    """Whether the object lacks a `required` (or `dependentRequired`) name."""
+    required = schema.get("required", ())
+    if any(name not in value for name in required):
+        return True
+    dependent = schema.get("dependentRequired", {})
+    return any(
+        key in value and any(name not in value for name in needed)
+        for key, needed in dependent.items()
+    )
+
+
+def _children(node: ValueNode, value: Any, whole: Any) -> bool:
+    """Properties, patterns, `additionalProperties`; `prefixItems`, `items`.
+
+    `whole` is the validator asked about all of `value` where it cannot be split:
+    the node's, or its `children_valid` (which leaves boolean `items` out).
+    """
+    if value.__class__ is list:
+        return _items(node, value, whole)
+    if value.__class__ is not dict or node.children_valid is None:
+        return bool(whole.is_valid(value))
+    if not (node.properties or node.pattern_nodes or node.additional is not None):
+        return True
+    keys = list(value)
+    values = list(value.values())
+    for first, end, large in runs(values, 0):
+        if large:
+            key = keys[first]
+            if not all(_holds(child, values[first]) for child in _applying(node, key)):
+                return False
+        elif not node.children_valid.is_valid(
+            dict(zip(keys[first:end], values[first:end], strict=True))
+        ):
+            return False
+    return True
+
+
+def _items(node: ValueNode, value: list[Any], whole: Any) -> bool:
+    """`prefixItems` item by item, then the other items in runs under `items`."""
+    prefix = node.prefix_items
+    items = node.items
+    if not all(
+        _accepts(child, item) for child, item in zip(prefix, value, strict=False)
+    ):
+        return False
+    if items is None or len(value) <= len(prefix):
+        return True
+    if items.schema is True or items.schema is False:
+        return items.schema or whole is not node.validator
+    if node.items_valid is None:
+        return bool(whole.is_valid(value))
+    return all(
+        _holds(items, value[first])
+        if large
+        else node.items_valid.is_valid(value[first:end])
+        for first, end, large in runs(value, len(prefix))
+    )
+
+
+def _applying(node: ValueNode, key: str) -> list[ValueNode]:
+    """The positions a node applies to one key's value."""
+    found: list[ValueNode] = []
+    if key in node.properties:
+        found.append(node.properties[key])
+    found.extend(
+        child for pattern, child in node.pattern_nodes if pattern.is_valid(key)
+    )
+    if not found and node.additional is not None:
+        found.append(node.additional)
+    return found

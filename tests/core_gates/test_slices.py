@@ -1,0 +1,159 @@
+"""The engine asked in bounded runs answers what one call over the whole value does.
+
+`SLICE` is set to 1 here, so every container is split as far as it goes: each
+keyword, branch, property and item is asked on its own, and the verdicts, the
+refusals and their paths must be the ones a single engine call gives.
+"""
+
+import contextlib
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given
+
+from core_gates.test_properties import (
+    JSON_VALUES,
+    SETTINGS,
+    make_tool,
+    oracle_accepts,
+    tools_and_data,
+)
+from wymcp.core.gates import _slices, check
+from wymcp.core.gates._slices import children_accept, cost, node_accepts, runs
+from wymcp.core.schema import Action, Tool, ValueNode, prepare
+
+
+@contextlib.contextmanager
+def sliced(units: int = 1) -> Iterator[None]:
+    """Split every value past `units` (hypothesis forbids a function fixture)."""
+    before = _slices.SLICE
+    _slices.SLICE = units
+    try:
+        yield
+    finally:
+        _slices.SLICE = before
+
+
+def nodes_of(root: ValueNode) -> list[ValueNode]:
+    """Every node reachable from the root (`not` included)."""
+    found: list[ValueNode] = []
+    stack = [root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        found.append(node)
+        stack.extend(node.links())
+        if node.not_ is not None:
+            stack.append(node.not_)
+    return found
+
+
+def engine(validator: object, value: object) -> bool:
+    try:
+        return bool(validator.is_valid(value))  # type: ignore[attr-defined]
+    except (ValueError, TypeError, OverflowError, RecursionError):
+        return False
+
+
+@SETTINGS
+@given(tools_and_data(), JSON_VALUES)
+def test_every_node_split_to_single_values_gives_the_engines_verdict(case, other):
+    properties, required, groups, data = case
+    root = prepare(make_tool(properties, required, groups)).actions["go"].root
+    values = [data, other, *data.values()]
+    with sliced():
+        for node in nodes_of(root):
+            for value in values:
+                assert node_accepts(node, value) == engine(node.validator, value)
+                if node.children_valid is not None:
+                    assert children_accept(node, value) == engine(
+                        node.children_valid, value
+                    )
+
+
+@SETTINGS
+@given(tools_and_data())
+def test_split_verdicts_and_refusals_are_those_of_one_call(case):
+    properties, required, groups, data = case
+    tool = make_tool(properties, required, groups)
+    whole = check(tool, "go", data)
+    with sliced():
+        split = check(tool, "go", data)
+    assert split.accepted == whole.accepted
+    assert split.accepted == oracle_accepts(properties, required, groups, data)
+    assert split.refusal == whole.refusal
+    assert split.data == whole.data
+
+
+class Tree(Tool):
+    """A recursive `anyOf` under `uniqueItems`, `contains` and item bounds."""
+
+    name = "tree"
+    description = "Trees."
+    actions = {  # noqa: RUF012 - the pinned declaration style
+        "grow": Action(
+            description="Grow",
+            properties={
+                "tree": {
+                    "type": "array",
+                    "minItems": 2,
+                    "maxItems": 50,
+                    "uniqueItems": True,
+                    "contains": {"type": "integer"},
+                    "items": {
+                        "anyOf": [
+                            {"$ref": "#/properties/tree"},
+                            {"type": "integer", "multipleOf": 7},
+                        ]
+                    },
+                },
+                "named": {
+                    "type": "object",
+                    "propertyNames": {"maxLength": 3},
+                    "additionalProperties": {"$ref": "#/properties/tree"},
+                },
+            },
+        )
+    }
+
+    async def run_action(self, action, data, ctx):
+        return data
+
+
+@pytest.mark.parametrize(
+    ("tree", "accepted"),
+    [
+        ([7, [14, 0]], True),
+        ([7, [14, 14]], False),  # uniqueItems, two levels down
+        ([7, [[7, 0], 14]], True),
+        ([7, [[7, 1], 14]], False),  # a leaf not a multiple of 7
+        ([7, [[[7], 0]]], False),  # minItems, three levels down
+        ([[7, 0], [14, 0]], False),  # contains: no integer at the top
+        ([7, list(range(0, 7 * 60, 7))], False),  # maxItems
+    ],
+)
+def test_array_keywords_hold_on_the_whole_array_at_every_level(tree, accepted):
+    data = {"tree": tree, "named": {"abc": tree}}
+    with sliced():
+        assert check(Tree, "grow", data).accepted is accepted
+    assert check(Tree, "grow", data).accepted is accepted
+    with sliced():
+        assert check(Tree, "grow", {"named": {"abcd": [7, 0]}}).accepted is False
+
+
+def test_runs_cover_every_item_once_within_the_slice():
+    big = 7 * 10**4297
+    items = [1, 2, [3, [4, 5]], big, "x", {"a": [1, 2, 3]}, big, big, 9]
+    with sliced(8):
+        found = list(runs(items, 1))
+        assert [index for a, b, _ in found for index in range(a, b)] == list(
+            range(1, len(items))
+        )
+        for a, b, large in found:
+            weight = sum(cost(item, 1 << 62) for item in items[a:b])
+            assert large == (weight > 8)
+            assert large or weight <= 8
+            assert not large or b == a + 1
