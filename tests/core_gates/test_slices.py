@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from core_gates.test_properties import (
     JSON_VALUES,
@@ -86,6 +87,45 @@ def test_split_verdicts_and_refusals_are_those_of_one_call(case):
     assert split.accepted == oracle_accepts(properties, required, groups, data)
     assert split.refusal == whole.refusal
     assert split.data == whole.data
+
+
+EQUAL_AS_JSON = [1, 1.0, True, 0, -0.0, False, None, 10**30, 1e30, int(1e30)]
+EQUAL_AS_JSON += [2**64, 2.0**64, 2**53 + 1, 2.0**53, 2**63, 2.0**63, 0.1 + 0.2, 0.3]
+EQUAL_AS_JSON += [[1], [1.0], [True], {"a": 1, "b": [2]}, {"b": [2.0], "a": 1}]
+EQUAL_AS_JSON += [{"a": True}, {"a": 1}, "a", "1", 10**400, 10**400 + 1]
+
+
+class Unique(Tool):
+    """Arrays of unique items."""
+
+    name = "unique"
+    description = "Unique."
+    actions = {  # noqa: RUF012 - the pinned declaration style
+        "keep": Action(
+            description="Keep",
+            properties={"items": {"type": "array", "uniqueItems": True}},
+        )
+    }
+
+    async def run_action(self, action, data, ctx):
+        return data
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(EQUAL_AS_JSON) | JSON_VALUES, max_size=8))
+def test_unique_items_decided_in_python_are_the_engines_verdict(items):
+    node = prepare(Unique).actions["keep"].root.properties["items"]
+    with sliced():
+        assert node_accepts(node, items) == engine(node.validator, items), items
+
+
+def test_unique_items_of_numbers_equal_as_json():
+    node = prepare(Unique).actions["keep"].root.properties["items"]
+    with sliced():
+        for pair in ([1, 1.0], [10**30, 1e30], [-0.0, 0], [[1], [1.0]]):
+            assert node_accepts(node, pair) is False, pair
+        for pair in ([True, 1], [2**64, 2.0**64], [0.1 + 0.2, 0.3], [1, "1"]):
+            assert node_accepts(node, pair) is True, pair
 
 
 class Tree(Tool):

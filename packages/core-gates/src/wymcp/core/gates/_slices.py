@@ -8,7 +8,9 @@ and returning to Python between them, where the interpreter can pass to the loop
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 from wymcp.core.gates._engine_reads import WIDE
@@ -207,19 +209,89 @@ def _holds(node: ValueNode, value: Any) -> bool:
         or not schema.keys() <= _SPLIT
     ):
         return bool(node.validator.is_valid(value))
+    if kind is dict and _lacks(schema, value):
+        return False
+    return (
+        _asserted(node, value)
+        and _applicators(node, value)
+        and _children(node, value, node.validator)
+    )
+
+
+def _asserted(node: ValueNode, value: Any) -> bool:
+    """The node's assertions on a large container (may raise).
+
+    A container's shape (`type`, `minItems`, `required`, ...) is one cheap call;
+    `uniqueItems` is decided in Python, an object's keys are asked in runs; the
+    rest (`contains`) reads the items in one call.
+    """
+    kind = value.__class__
     for keyword, check in node.assertions:
-        if kind is dict and keyword in _BY_KEY:
+        if kind is list and keyword == "uniqueItems" and node.schema[keyword] is True:
+            if not _unique(value, check):
+                return False
+        elif kind is dict and keyword in _BY_KEY:
             keys = list(value)
             if not all(
                 check.is_valid(dict.fromkeys(keys[at : at + SLICE]))
                 for at in range(0, len(keys), SLICE)
             ):
                 return False
-        elif not check.is_valid(value):  # a container's shape, or one call
+        elif not check.is_valid(value):
             return False
-    if kind is dict and _lacks(schema, value):
-        return False
-    return _applicators(node, value) and _children(node, value, node.validator)
+    return True
+
+
+def _unique(items: list[Any], check: Any) -> bool:
+    """`uniqueItems` over many items, in Python: equal items are equal keys.
+
+    The engine compares numbers as the decimals JSON writes (`1` and `1.0`,
+    `1e30` and `10**30` are equal; `2.0**64` and `2**64` are not), objects
+    whatever their key order, and never a boolean with a number; `_key` says the
+    same. Two equal keys are confirmed by the engine on that pair; data `_key`
+    cannot read is asked of the engine whole.
+    """
+    seen: dict[Any, Any] = {}
+    for item in items:
+        key = _key(item)
+        if key in seen:
+            if check.is_valid([seen[key], item]):
+                raise ValueError(key)  # not what the engine says: ask it
+            return False
+        seen[key] = item
+    return True
+
+
+_EXACT = 2.0**53
+
+
+def _key(value: Any) -> Any:
+    """A hashable key, equal for the values the engine calls equal (may raise)."""
+    kind = value.__class__
+    if kind is str or kind is int or value is None:
+        return value
+    if kind is float:
+        return _float_key(value)
+    if kind is bool:
+        return ("b", value)
+    if kind is list:
+        return ("l", tuple(map(_key, value)))
+    if kind is dict:
+        if any(key.__class__ is not str for key in value):
+            raise TypeError(value)
+        return ("d", frozenset((key, _key(sub)) for key, sub in value.items()))
+    raise TypeError(value)
+
+
+def _float_key(number: float) -> object:
+    """A float's key: the decimal its repr writes, an int when whole."""
+    if not math.isfinite(number):
+        raise ValueError(number)  # not JSON: the engine decides
+    if not number.is_integer():
+        return number  # equal to no int, and to no other float
+    if -_EXACT < number < _EXACT:
+        return int(number)
+    return int(Decimal(repr(number)))
 
 
 def _accepts(node: ValueNode, value: object) -> bool:
