@@ -20,7 +20,13 @@ from core_gates.test_properties import (
     tools_and_data,
 )
 from wymcp.core.gates import _slices, check
-from wymcp.core.gates._slices import children_accept, cost, node_accepts, runs
+from wymcp.core.gates._slices import (
+    assertion_holds,
+    children_accept,
+    cost,
+    node_accepts,
+    runs,
+)
 from wymcp.core.schema import Action, Tool, ValueNode, prepare
 
 
@@ -69,6 +75,10 @@ def test_every_node_split_to_single_values_gives_the_engines_verdict(case, other
         for node in nodes_of(root):
             for value in values:
                 assert node_accepts(node, value) == engine(node.validator, value)
+                for keyword, check in node.assertions:
+                    assert assertion_holds(node, keyword, check, value) == engine(
+                        check, value
+                    ), keyword
                 if node.children_valid is not None:
                     assert children_accept(node, value) == engine(
                         node.children_valid, value

@@ -219,27 +219,54 @@ def _holds(node: ValueNode, value: Any) -> bool:
 
 
 def _asserted(node: ValueNode, value: Any) -> bool:
-    """The node's assertions on a large container (may raise).
+    """The node's assertions on a large container (may raise)."""
+    return all(_asserts(node, k, check, value) for k, check in node.assertions)
 
-    A container's shape (`type`, `minItems`, `required`, ...) is one cheap call;
-    `uniqueItems` is decided in Python, an object's keys are asked in runs; the
-    rest (`contains`) reads the items in one call.
+
+def _asserts(node: ValueNode, keyword: str, check: Any, value: Any) -> bool:
+    """One assertion on a large container (may raise).
+
+    A container's shape (`type`, `minItems`, ...) is one cheap call; `uniqueItems`
+    is decided in Python; an object's keys and a plain `contains` (at least one
+    item) are asked in runs; `contains` with other bounds reads the items in one
+    call.
     """
     kind = value.__class__
-    for keyword, check in node.assertions:
-        if kind is list and keyword == "uniqueItems" and node.schema[keyword] is True:
-            if not _unique(value, check):
-                return False
-        elif kind is dict and keyword in _BY_KEY:
-            keys = list(value)
-            if not all(
-                check.is_valid(dict.fromkeys(keys[at : at + SLICE]))
-                for at in range(0, len(keys), SLICE)
-            ):
-                return False
-        elif not check.is_valid(value):
-            return False
-    return True
+    schema = node.schema
+    if kind is list and keyword == "uniqueItems" and schema[keyword] is True:
+        return _unique(value, check)
+    if kind is list and keyword in _CONTAINS and _plain_contains(schema):
+        return any(check.is_valid(value[a:b]) for a, b, _ in runs(value, 0))
+    if kind is dict and keyword in _BY_KEY:
+        keys = list(value)
+        return all(
+            check.is_valid(dict.fromkeys(keys[at : at + SLICE]))
+            for at in range(0, len(keys), SLICE)
+        )
+    return bool(check.is_valid(value))
+
+
+_CONTAINS = frozenset({"contains", "minContains"})
+
+
+def _plain_contains(schema: dict[str, Any]) -> bool:
+    """Whether `contains` asks for one item at least (no other bound)."""
+    least = schema.get("minContains", 1)
+    return "maxContains" not in schema and least.__class__ is int and least == 1
+
+
+def assertion_holds(node: ValueNode, keyword: str, check: Any, value: object) -> bool:
+    """What one of `node.assertions` answers for `value`, in bounded runs."""
+    try:
+        if cost(value, SLICE) <= SLICE:
+            return bool(check.is_valid(value))
+        return _asserts(node, keyword, check, value)
+    except _ERRORS:
+        pass
+    try:
+        return bool(check.is_valid(value))
+    except _ERRORS:
+        return False
 
 
 def _unique(items: list[Any], check: Any) -> bool:

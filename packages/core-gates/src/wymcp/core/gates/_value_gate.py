@@ -23,7 +23,12 @@ from wymcp.core.gates._bound import FIRST, Path, echo, path_key, token_key
 from wymcp.core.gates._copy_on_write import replaced
 from wymcp.core.gates._engine_reads import read_budget, spend_reading, values_in
 from wymcp.core.gates._problem_texts import UNCHECKABLE, keyword_text, problem_text
-from wymcp.core.gates._slices import children_accept, node_accepts, runs
+from wymcp.core.gates._slices import (
+    assertion_holds,
+    children_accept,
+    node_accepts,
+    runs,
+)
 from wymcp.core.schema import (
     OverBudgetError,
     ValueNode,
@@ -92,6 +97,12 @@ def is_valid_at(node: ValueNode, value: object) -> bool:
     """What `is_valid(node.validator, value)` answers, asked in bounded runs."""
     spend_reading(value)
     return node_accepts(node, value)
+
+
+def holds(node: ValueNode, keyword: str, check: Any, value: object) -> bool:
+    """What `is_valid(check, value)` answers for one of `node.assertions`, in runs."""
+    spend_reading(value)
+    return assertion_holds(node, keyword, check, value)
 
 
 def children_hold(node: ValueNode, value: object) -> bool:
@@ -183,7 +194,7 @@ def _count_plain(
         return len(_deep_errors([node], value, report))
     if schema.__class__ is not dict:
         return 1
-    own = any(not is_valid(check, value) for _, check in node.assertions)
+    own = any(not holds(node, k, check, value) for k, check in node.assertions)
     kind = value.__class__
     if kind is dict:
         own = own or _lacks(schema, value)  # type: ignore[arg-type]
@@ -370,7 +381,7 @@ def _own(node: ValueNode, value: object, texts: list[Callable[[], list[str]]]) -
     failed = [
         (keyword, validator)
         for keyword, validator in node.assertions
-        if not is_valid(validator, value)
+        if not holds(node, keyword, validator, value)
     ]
     if failed:
         texts.append(lambda: [_text(k, schema, value) for k, _ in failed])
