@@ -468,6 +468,26 @@ def test_accepted_deep_trees_grow_linearly_in_depth() -> None:
     assert_linear(_accepts("tree"), lambda n: _deep_tree(n, 7), 8)
 
 
+def _chain(depth: int, n: int) -> dict[str, Any]:
+    """One chain of ``depth`` lists holding ``n`` multiples of 7 at its end."""
+    item: Any = [7 * i for i in range(n)]
+    for _ in range(depth - 1):
+        item = [item]
+    return {"tree": item}
+
+
+def test_engine_passes_asked_in_runs_grow_linearly() -> None:
+    # Data past SLICE units is asked in runs, each level of a large value split
+    # again: the counting that cuts the runs stays linear, whatever the shape.
+    assert_linear(
+        _accepts("sevens"),
+        lambda n: {"counts": [7 * (10**300 + i) for i in range(n)]},
+        2048,
+    )
+    assert_linear(_accepts("tree"), lambda n: _deep_tree(90, 7, n), 400)
+    assert_linear(_accepts("tree"), lambda n: _chain(60, n), 40_000)
+
+
 class _Reading:
     """A validator that counts the values each call hands the engine."""
 
