@@ -19,6 +19,7 @@ from hardening.test_linearity import assert_linear, frozen_heap
 from wymcp.core.gates import _value_gate, check, check_fast
 from wymcp.core.gates._check import FAST_VALUES, FAST_WORK
 from wymcp.core.gates._engine_reads import values_in
+from wymcp.core.gates._slices import SLICE, cost
 from wymcp.core.gates._value_gate import WALK_FLOOR, WALK_WORK
 from wymcp.core.schema import prepare, spend_work, work_budget
 
@@ -522,6 +523,72 @@ def _engine_reads(monkeypatch: pytest.MonkeyPatch, action: str, data: Any) -> in
     monkeypatch.undo()
     assert refusal is not None
     return read[0]
+
+
+_SHAPE = frozenset({"type", "minItems", "maxItems", "minProperties", "maxProperties"})
+"""Assertions the engine decides on a container without reading its children."""
+
+
+class _Largest:
+    """A validator that keeps the units of the largest value one call handed it."""
+
+    def __init__(self, validator: Any, largest: list[int]) -> None:
+        self.validator = validator
+        self.largest = largest
+
+    def is_valid(self, value: object) -> bool:
+        self.largest[0] = max(self.largest[0], cost(value, 1 << 62))
+        return bool(self.validator.is_valid(value))
+
+    def iter_errors(self, value: object) -> Any:
+        self.largest[0] = max(self.largest[0], cost(value, 1 << 62))
+        return self.validator.iter_errors(value)
+
+
+def _largest_call(monkeypatch: pytest.MonkeyPatch, action: str, data: Any) -> int:
+    """The most units one engine call of `check` read (node validators patched)."""
+    largest = [0]
+    stack = [prepare(Ledger).actions[action].root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for name in ("validator", "children_valid", "items_valid"):
+            if getattr(node, name) is not None:
+                monkeypatch.setattr(node, name, _Largest(getattr(node, name), largest))
+        checks = tuple(
+            (k, v if k in _SHAPE else _Largest(v, largest)) for k, v in node.assertions
+        )
+        monkeypatch.setattr(node, "assertions", checks)
+        stack.extend(node.links())
+    check(Ledger, action, data)
+    monkeypatch.undo()
+    return largest[0]
+
+
+@pytest.mark.parametrize(
+    ("action", "make"),
+    [
+        ("tree", lambda: _deep_tree(90, 7, 20_000)),
+        ("tree", lambda: _deep_tree(90, 7.5, 20_000)),  # refused
+        ("tree", lambda: _chain(95, 1_000_000)),
+        ("sevens", lambda: {"counts": [7 * (10**4297 + i) for i in range(400)]}),
+        ("sevens", lambda: {"counts": [7 * (10**4297 + i) + 1 for i in range(400)]}),
+        ("tags", lambda: {"tags": {f"k{i}": i for i in range(300_000)}}),
+        ("batches", lambda: {"batches": [[0.01 * i, 0.015] for i in range(200_000)]}),
+    ],
+)
+def test_no_engine_call_of_check_reads_more_than_a_slice(
+    monkeypatch: pytest.MonkeyPatch, action: str, make: Any
+) -> None:
+    # One engine call read all of a 4 MiB body, holding the interpreter 450-710 ms
+    # in the worker thread; now each reads a run of at most SLICE units (+1: the
+    # run's own list), at every depth JSON_DEPTH_LIMIT allows.
+    data = make()
+    assert cost(data, 1 << 62) > 10 * SLICE
+    assert _largest_call(monkeypatch, action, data) <= SLICE + 1
 
 
 def test_a_refused_deep_tree_reads_a_bounded_multiple_of_its_values(

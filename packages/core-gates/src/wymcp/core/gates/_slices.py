@@ -197,7 +197,14 @@ def runs(items: list[Any], start: int) -> Iterator[tuple[int, int, bool]]:
 
 
 def _holds(node: ValueNode, value: Any) -> bool:
-    """`node`'s verdict on a value past `SLICE`, keyword by keyword (may raise)."""
+    """`node`'s verdict on a value past `SLICE`, keyword by keyword (may raise).
+
+    Python frames per level of the data are few (loops, a `$ref` alone followed
+    in place), so data as deep as `JSON_DEPTH_LIMIT` allows (100) splits at every
+    level; past the recursion limit the caller asks the engine whole.
+    """
+    while node.all_of and node.schema.__class__ is dict and node.schema.keys() == _REF:
+        node = node.all_of[0]  # only a `$ref`: its target
     schema = node.schema
     if schema is True or schema is False:
         return schema
@@ -211,16 +218,17 @@ def _holds(node: ValueNode, value: Any) -> bool:
         return bool(node.validator.is_valid(value))
     if kind is dict and _lacks(schema, value):
         return False
+    for keyword, check in node.assertions:
+        if not _asserts(node, keyword, check, value):
+            return False
     return (
-        _asserted(node, value)
-        and _applicators(node, value)
+        _combined(node, value)
+        and _conditional(node, value)
         and _children(node, value, node.validator)
     )
 
 
-def _asserted(node: ValueNode, value: Any) -> bool:
-    """The node's assertions on a large container (may raise)."""
-    return all(_asserts(node, k, check, value) for k, check in node.assertions)
+_REF = {"$ref"}
 
 
 def _asserts(node: ValueNode, keyword: str, check: Any, value: Any) -> bool:
@@ -328,23 +336,33 @@ def _accepts(node: ValueNode, value: object) -> bool:
     return _holds(node, value)
 
 
-def _applicators(node: ValueNode, value: Any) -> bool:
-    """`allOf` (and `$ref`), `anyOf`, `oneOf`, `not`, `if`, `dependentSchemas`."""
-    if not all(_holds(branch, value) for branch in node.all_of):
-        return False
-    if node.any_of and not any(_holds(branch, value) for branch in node.any_of):
-        return False
+def _combined(node: ValueNode, value: Any) -> bool:
+    """`allOf` (and `$ref`), `anyOf`, `oneOf`, `not` (loops: few frames a level)."""
+    for branch in node.all_of:
+        if not _holds(branch, value):
+            return False
+    if node.any_of:
+        for branch in node.any_of:
+            if _holds(branch, value):
+                break
+        else:
+            return False
     if node.one_of and not _one_of(node.one_of, value):
         return False
-    if node.not_ is not None and _holds(node.not_, value):
-        return False
+    return node.not_ is None or not _holds(node.not_, value)
+
+
+def _conditional(node: ValueNode, value: Any) -> bool:
+    """`if`/`then`/`else` and `dependentSchemas`."""
     if node.if_ is not None:
         chosen = node.then if _holds(node.if_, value) else node.else_
         if chosen is not None and not _holds(chosen, value):
             return False
-    return value.__class__ is not dict or all(
-        _holds(sub, value) for key, sub in node.dependent if key in value
-    )
+    if value.__class__ is dict:
+        for key, sub in node.dependent:
+            if key in value and not _holds(sub, value):
+                return False
+    return True
 
 
 def _one_of(branches: tuple[ValueNode, ...], value: Any) -> bool:
@@ -385,9 +403,9 @@ def _children(node: ValueNode, value: Any, whole: Any) -> bool:
     values = list(value.values())
     for first, end, large in runs(values, 0):
         if large:
-            key = keys[first]
-            if not all(_holds(child, values[first]) for child in _applying(node, key)):
-                return False
+            for child in _applying(node, keys[first]):
+                if not _holds(child, values[first]):
+                    return False
         elif not node.children_valid.is_valid(
             dict(zip(keys[first:end], values[first:end], strict=True))
         ):
@@ -399,22 +417,27 @@ def _items(node: ValueNode, value: list[Any], whole: Any) -> bool:
     """`prefixItems` item by item, then the other items in runs under `items`."""
     prefix = node.prefix_items
     items = node.items
-    if not all(
-        _accepts(child, item) for child, item in zip(prefix, value, strict=False)
-    ):
-        return False
+    for child, item in zip(prefix, value, strict=False):
+        if not _accepts(child, item):
+            return False
     if items is None or len(value) <= len(prefix):
         return True
     if items.schema is True or items.schema is False:
         return items.schema or whole is not node.validator
     if node.items_valid is None:
         return bool(whole.is_valid(value))
-    return all(
-        _holds(items, value[first])
-        if large
-        else node.items_valid.is_valid(value[first:end])
-        for first, end, large in runs(value, len(prefix))
-    )
+    return _tail(items, node.items_valid, value, len(prefix))
+
+
+def _tail(items: ValueNode, validator: Any, value: list[Any], start: int) -> bool:
+    """The items from `start` under `items`: runs in one call each, large ones split."""
+    for first, end, large in runs(value, start):
+        if large:
+            if not _holds(items, value[first]):
+                return False
+        elif not validator.is_valid(value[first:end]):
+            return False
+    return True
 
 
 def _applying(node: ValueNode, key: str) -> list[ValueNode]:
