@@ -199,8 +199,8 @@ async def test_an_accepted_deep_tree_of_sevens(serve: Serve) -> None:
     # The engine pass under a recursive anyOf was not counted by FAST_WORK, and
     # the cast asked the engine about each subtree at each of the 90 levels: about
     # 1 s on the loop and 20 CPU-s per 4 MiB call. Now the call goes to the thread,
-    # whose cast sees there is no float to cast. (1 MiB: the thread's one engine
-    # pass over 4 MiB holds the GIL about 450 ms, docs/security.md.)
+    # whose cast sees there is no float to cast. (1 MiB; 4 MiB, asked of the
+    # engine in runs: test_a_4_mib_deep_tree_of_sevens_is_asked_in_runs.)
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
     raw = nested(90, lambda i: b"%d" % (7 * i), BODY // 4)
     said = _said(await _answer(wire, "tree", "tree", raw))
@@ -210,8 +210,8 @@ async def test_an_accepted_deep_tree_of_sevens(serve: Serve) -> None:
 async def test_an_accepted_array_of_wide_multiples_of_seven(serve: Serve) -> None:
     # The engine converts each int past 2**64 at a cost growing with its digits:
     # 4 MiB of 4,299-digit ints held the loop 411-505 ms, uncounted; now they go
-    # to the thread. (1 MiB: the thread's one engine pass over 4 MiB holds the GIL
-    # about 450 ms, docs/security.md.)
+    # to the thread. (1 MiB; 4 MiB, asked of the engine in runs:
+    # test_4_mib_of_wide_multiples_of_seven_are_asked_in_runs.)
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
     raw = wide_sevens(4299, BODY // 4)
     said = _said(await _answer(wire, "sevens", "counts", raw))
