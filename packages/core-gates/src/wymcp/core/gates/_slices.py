@@ -314,7 +314,7 @@ def _key(value: Any) -> Any:
     if kind is dict:
         if any(key.__class__ is not str for key in value):
             raise TypeError(value)
-        return ("d", frozenset((key, _key(sub)) for key, sub in value.items()))
+        return ("d", tuple(sorted((key, _key(sub)) for key, sub in value.items())))
     raise TypeError(value)
 
 
