@@ -7,6 +7,7 @@ refusals and their paths must be the ones a single engine call gives.
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -67,7 +68,9 @@ def engine(validator: object, value: object) -> bool:
 
 @SETTINGS
 @given(tools_and_data(), JSON_VALUES)
-def test_every_node_split_to_single_values_gives_the_engines_verdict(case, other):
+def test_every_node_split_to_single_values_gives_the_engines_verdict(
+    case: Any, other: Any
+) -> None:
     properties, required, groups, data = case
     root = prepare(make_tool(properties, required, groups)).actions["go"].root
     values = [data, other, *data.values()]
@@ -90,7 +93,7 @@ def test_every_node_split_to_single_values_gives_the_engines_verdict(case, other
 
 @SETTINGS
 @given(tools_and_data())
-def test_split_verdicts_and_refusals_are_those_of_one_call(case):
+def test_split_verdicts_and_refusals_are_those_of_one_call(case: Any) -> None:
     properties, required, groups, data = case
     tool = make_tool(properties, required, groups)
     whole = check(tool, "go", data)
@@ -102,7 +105,7 @@ def test_split_verdicts_and_refusals_are_those_of_one_call(case):
     assert split.data == whole.data
 
 
-EQUAL_AS_JSON = [1, 1.0, True, 0, -0.0, False, None, 10**30, 1e30, int(1e30)]
+EQUAL_AS_JSON: list[Any] = [1, 1.0, True, 0, -0.0, False, None, 10**30, 1e30, int(1e30)]
 EQUAL_AS_JSON += [2**64, 2.0**64, 2**53 + 1, 2.0**53, 2**63, 2.0**63, 0.1 + 0.2, 0.3]
 EQUAL_AS_JSON += [[1], [1.0], [True], {"a": 1, "b": [2]}, {"b": [2.0], "a": 1}]
 EQUAL_AS_JSON += [{"a": True}, {"a": 1}, "a", "1", 10**400, 10**400 + 1]
@@ -120,22 +123,25 @@ class Unique(Tool):
         )
     }
 
-    async def run_action(self, action, data, ctx):
+    async def run_action(self, action: str, data: Any, ctx: Any) -> object:
         return data
 
 
 @SETTINGS
 @given(st.lists(st.sampled_from(EQUAL_AS_JSON) | JSON_VALUES, max_size=8))
-def test_unique_items_decided_in_python_are_the_engines_verdict(items):
+def test_unique_items_decided_in_python_are_the_engines_verdict(
+    items: list[Any],
+) -> None:
     node = prepare(Unique).actions["keep"].root.properties["items"]
     with sliced():
         assert node_accepts(node, items) == engine(node.validator, items), items
 
 
-def test_unique_items_of_numbers_equal_as_json():
+def test_unique_items_of_numbers_equal_as_json() -> None:
     node = prepare(Unique).actions["keep"].root.properties["items"]
     with sliced():
-        for pair in ([1, 1.0], [10**30, 1e30], [-0.0, 0], [[1], [1.0]]):
+        pairs: list[list[Any]] = [[1, 1.0], [10**30, 1e30], [-0.0, 0], [[1], [1.0]]]
+        for pair in pairs:
             assert node_accepts(node, pair) is False, pair
         for pair in ([True, 1], [2**64, 2.0**64], [0.1 + 0.2, 0.3], [1, "1"]):
             assert node_accepts(node, pair) is True, pair
@@ -172,7 +178,7 @@ class Tree(Tool):
         )
     }
 
-    async def run_action(self, action, data, ctx):
+    async def run_action(self, action: str, data: Any, ctx: Any) -> object:
         return data
 
 
@@ -188,7 +194,9 @@ class Tree(Tool):
         ([7, list(range(0, 7 * 60, 7))], False),  # maxItems
     ],
 )
-def test_array_keywords_hold_on_the_whole_array_at_every_level(tree, accepted):
+def test_array_keywords_hold_on_the_whole_array_at_every_level(
+    tree: list[Any], accepted: bool
+) -> None:
     data = {"tree": tree, "named": {"abc": tree}}
     with sliced():
         assert check(Tree, "grow", data).accepted is accepted
@@ -197,9 +205,9 @@ def test_array_keywords_hold_on_the_whole_array_at_every_level(tree, accepted):
         assert check(Tree, "grow", {"named": {"abcd": [7, 0]}}).accepted is False
 
 
-def test_runs_cover_every_item_once_within_the_slice():
+def test_runs_cover_every_item_once_within_the_slice() -> None:
     big = 7 * 10**4297
-    items = [1, 2, [3, [4, 5]], big, "x", {"a": [1, 2, 3]}, big, big, 9]
+    items: list[Any] = [1, 2, [3, [4, 5]], big, "x", {"a": [1, 2, 3]}, big, big, 9]
     with sliced(8):
         found = list(runs(items, 1))
         assert [index for a, b, _ in found for index in range(a, b)] == list(
