@@ -220,10 +220,11 @@ async def test_an_accepted_array_of_wide_multiples_of_seven(serve: Serve) -> Non
 
 # ----- the engine's pass in the worker thread, 4 MiB: asked in runs -----
 
-ENGINE_RUNS = pytest.mark.loop_stall_bound(0.25)
+ENGINE_RUNS = pytest.mark.loop_stall_bound(0.3)
 """One engine call over these 4 MiB held the interpreter 450-710 ms in the worker
-thread (so every other client's loop); asked in runs of at most `SLICE` units,
-the thread lets the loop run between them (docs/security.md)."""
+thread (so every other client's loop; served: 353-536 ms); asked in runs of at
+most `SLICE` units, the thread lets the loop run between them, and what is left is
+mostly the body's decoding (79-234 ms on a loaded shared machine)."""
 
 
 @pytest.fixture(scope="module")
