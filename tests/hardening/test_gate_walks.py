@@ -19,6 +19,7 @@ from hardening.test_linearity import assert_linear, frozen_heap
 from wymcp.core.gates import _value_gate, check, check_fast
 from wymcp.core.gates._check import FAST_VALUES, FAST_WORK
 from wymcp.core.gates._engine_reads import values_in
+from wymcp.core.gates._slices import SLICE, cost
 from wymcp.core.gates._value_gate import WALK_FLOOR, WALK_WORK
 from wymcp.core.schema import prepare, spend_work, work_budget
 
@@ -198,8 +199,8 @@ async def test_an_accepted_deep_tree_of_sevens(serve: Serve) -> None:
     # The engine pass under a recursive anyOf was not counted by FAST_WORK, and
     # the cast asked the engine about each subtree at each of the 90 levels: about
     # 1 s on the loop and 20 CPU-s per 4 MiB call. Now the call goes to the thread,
-    # whose cast sees there is no float to cast. (1 MiB: the thread's one engine
-    # pass over 4 MiB holds the GIL about 450 ms, docs/security.md.)
+    # whose cast sees there is no float to cast. (1 MiB; 4 MiB, asked of the
+    # engine in runs: test_a_4_mib_deep_tree_of_sevens_is_asked_in_runs.)
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
     raw = nested(90, lambda i: b"%d" % (7 * i), BODY // 4)
     said = _said(await _answer(wire, "tree", "tree", raw))
@@ -209,12 +210,79 @@ async def test_an_accepted_deep_tree_of_sevens(serve: Serve) -> None:
 async def test_an_accepted_array_of_wide_multiples_of_seven(serve: Serve) -> None:
     # The engine converts each int past 2**64 at a cost growing with its digits:
     # 4 MiB of 4,299-digit ints held the loop 411-505 ms, uncounted; now they go
-    # to the thread. (1 MiB: the thread's one engine pass over 4 MiB holds the GIL
-    # about 450 ms, docs/security.md.)
+    # to the thread. (1 MiB; 4 MiB, asked of the engine in runs:
+    # test_4_mib_of_wide_multiples_of_seven_are_asked_in_runs.)
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
     raw = wide_sevens(4299, BODY // 4)
     said = _said(await _answer(wire, "sevens", "counts", raw))
     assert said["count"] == raw.count(b",") + 1
+
+
+# ----- the engine's pass in the worker thread, 4 MiB: asked in runs -----
+
+ENGINE_RUNS = pytest.mark.loop_stall_bound(0.3)
+"""One engine call over these 4 MiB held the interpreter 450-710 ms in the worker
+thread (so every other client's loop; served: 353-536 ms); asked in runs of at
+most `SLICE` units, the thread lets the loop run between them, and what is left is
+mostly the body's decoding (79-234 ms on a loaded shared machine)."""
+
+
+@pytest.fixture(scope="module")
+def tree_body() -> bytes:
+    """4 MiB of ``7N`` 90 lists deep (built before the watchdog measures)."""
+    return nested(90, lambda i: b"%d" % (7 * i))
+
+
+@pytest.fixture(scope="module")
+def wide_body() -> bytes:
+    """4 MiB of 4,299-digit multiples of 7 (their digits take the test ~0.2 s)."""
+    return wide_sevens(4299)
+
+
+@ENGINE_RUNS
+async def test_a_4_mib_deep_tree_of_sevens_is_asked_in_runs(
+    serve: Serve, tree_body: bytes
+) -> None:
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    said = _said(await _answer(wire, "tree", "tree", tree_body))
+    assert said["count"] == tree_body.count(b",") + 1
+
+
+@ENGINE_RUNS
+async def test_a_refused_4_mib_deep_tree_is_asked_in_runs(
+    serve: Serve, tree_body: bytes
+) -> None:
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    leaf = b"[" * 89 + b"%d" % (7 * 20_000)
+    raw = tree_body.replace(leaf + b"]", leaf[:-1] + b"1]", 1)  # 140001: not 7N
+    result = await _answer(wire, "tree", "tree", raw)
+    assert result["isError"] is True
+    refusal = json.loads(result["content"][0]["text"])
+    assert refusal["errors"][0]["path"] == "data.tree[20000]"
+    assert "counting stopped early" in refusal["message"]  # 32 levels, then partial
+
+
+@ENGINE_RUNS
+async def test_4_mib_of_wide_multiples_of_seven_are_asked_in_runs(
+    serve: Serve, wide_body: bytes
+) -> None:
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    said = _said(await _answer(wire, "sevens", "counts", wide_body))
+    assert said["count"] == wide_body.count(b",") + 1
+
+
+@ENGINE_RUNS
+async def test_refused_4_mib_of_wide_sevens_are_asked_in_runs(
+    serve: Serve, wide_body: bytes
+) -> None:
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    last = int(wide_body[-2:-1])
+    raw = wide_body[:-2] + b"%d]" % ((last + 1) % 10)  # the last one is not 7N
+    result = await _answer(wire, "sevens", "counts", raw)
+    assert result["isError"] is True
+    refusal = json.loads(result["content"][0]["text"])
+    assert refusal["error_count"] == 1
+    assert refusal["errors"][0]["path"] == f"data.counts[{raw.count(b',')}]"
 
 
 async def test_a_refused_array_of_equal_batches(serve: Serve) -> None:
@@ -402,6 +470,26 @@ def test_accepted_deep_trees_grow_linearly_in_depth() -> None:
     assert_linear(_accepts("tree"), lambda n: _deep_tree(n, 7), 8)
 
 
+def _chain(depth: int, n: int) -> dict[str, Any]:
+    """One chain of ``depth`` lists holding ``n`` multiples of 7 at its end."""
+    item: Any = [7 * i for i in range(n)]
+    for _ in range(depth - 1):
+        item = [item]
+    return {"tree": item}
+
+
+def test_engine_passes_asked_in_runs_grow_linearly() -> None:
+    # Data past SLICE units is asked in runs, each level of a large value split
+    # again: the counting that cuts the runs stays linear, whatever the shape.
+    assert_linear(
+        _accepts("sevens"),
+        lambda n: {"counts": [7 * (10**300 + i) for i in range(n)]},
+        2048,
+    )
+    assert_linear(_accepts("tree"), lambda n: _deep_tree(90, 7, n), 400)
+    assert_linear(_accepts("tree"), lambda n: _chain(60, n), 40_000)
+
+
 class _Reading:
     """A validator that counts the values each call hands the engine."""
 
@@ -436,6 +524,72 @@ def _engine_reads(monkeypatch: pytest.MonkeyPatch, action: str, data: Any) -> in
     monkeypatch.undo()
     assert refusal is not None
     return read[0]
+
+
+_SHAPE = frozenset({"type", "minItems", "maxItems", "minProperties", "maxProperties"})
+"""Assertions the engine decides on a container without reading its children."""
+
+
+class _Largest:
+    """A validator that keeps the units of the largest value one call handed it."""
+
+    def __init__(self, validator: Any, largest: list[int]) -> None:
+        self.validator = validator
+        self.largest = largest
+
+    def is_valid(self, value: object) -> bool:
+        self.largest[0] = max(self.largest[0], cost(value, 1 << 62))
+        return bool(self.validator.is_valid(value))
+
+    def iter_errors(self, value: object) -> Any:
+        self.largest[0] = max(self.largest[0], cost(value, 1 << 62))
+        return self.validator.iter_errors(value)
+
+
+def _largest_call(monkeypatch: pytest.MonkeyPatch, action: str, data: Any) -> int:
+    """The most units one engine call of `check` read (node validators patched)."""
+    largest = [0]
+    stack = [prepare(Ledger).actions[action].root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for name in ("validator", "children_valid", "items_valid"):
+            if getattr(node, name) is not None:
+                monkeypatch.setattr(node, name, _Largest(getattr(node, name), largest))
+        checks = tuple(
+            (k, v if k in _SHAPE else _Largest(v, largest)) for k, v in node.assertions
+        )
+        monkeypatch.setattr(node, "assertions", checks)
+        stack.extend(node.links())
+    check(Ledger, action, data)
+    monkeypatch.undo()
+    return largest[0]
+
+
+@pytest.mark.parametrize(
+    ("action", "make"),
+    [
+        ("tree", lambda: _deep_tree(90, 7, 20_000)),
+        ("tree", lambda: _deep_tree(90, 7.5, 20_000)),  # refused
+        ("tree", lambda: _chain(95, 1_000_000)),
+        ("sevens", lambda: {"counts": [7 * (10**4297 + i) for i in range(400)]}),
+        ("sevens", lambda: {"counts": [7 * (10**4297 + i) + 1 for i in range(400)]}),
+        ("tags", lambda: {"tags": {f"k{i}": i for i in range(300_000)}}),
+        ("batches", lambda: {"batches": [[0.01 * i, 0.015] for i in range(200_000)]}),
+    ],
+)
+def test_no_engine_call_of_check_reads_more_than_a_slice(
+    monkeypatch: pytest.MonkeyPatch, action: str, make: Any
+) -> None:
+    # One engine call read all of a 4 MiB body, holding the interpreter 450-710 ms
+    # in the worker thread; now each reads a run of at most SLICE units (+1: the
+    # run's own list), at every depth JSON_DEPTH_LIMIT allows.
+    data = make()
+    assert cost(data, 1 << 62) > 10 * SLICE
+    assert _largest_call(monkeypatch, action, data) <= SLICE + 1
 
 
 def test_a_refused_deep_tree_reads_a_bounded_multiple_of_its_values(

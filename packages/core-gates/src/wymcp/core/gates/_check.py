@@ -30,6 +30,7 @@ from wymcp.core.gates._key_gate import KeyReport, unknown_keys
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._problem_texts import UNCHECKABLE
 from wymcp.core.gates._refusal import REQUEST_PART, help_pointer, request_part_size
+from wymcp.core.gates._slices import node_accepts
 from wymcp.core.gates._value_gate import (
     ValueReport,
     accepts,
@@ -92,7 +93,7 @@ def gated(
     """Pass one call's data through the gates of a known action (or plain tool)."""
     if data is None:
         data = {}
-    fast = _fast(spec, target, data)
+    fast = _fast(spec, target, data, sliced=True)
     if fast is not None:
         return fast
     if not isinstance(data, dict):
@@ -136,13 +137,21 @@ def check_fast(tool: object, action: str | None, data: object) -> Verdict | None
         return None
 
 
-def _fast(spec: ToolSpec, target: ActionSpec, data: object) -> Verdict | None:
-    """Accept data whose keys are present and which the engine accepts whole."""
+def _fast(
+    spec: ToolSpec, target: ActionSpec, data: object, *, sliced: bool = False
+) -> Verdict | None:
+    """Accept data whose keys are present and which the engine accepts whole.
+
+    `sliced` (`check`, in a worker thread when the data is large): the engine is
+    asked in runs (`node_accepts`), so the thread lets the event loop run between
+    them; on the loop itself (`check_fast`) one call is cheaper.
+    """
+    root = target.root
     if (
         data.__class__ is dict
         and _keys_present(target, data)
-        and not _stray_key(target.root, data)
-        and accepts(target.root.validator, data)
+        and not _stray_key(root, data)
+        and (node_accepts(root, data) if sliced else accepts(root.validator, data))
     ):
         return _accept(spec, target, data)
     return None

@@ -23,6 +23,12 @@ from wymcp.core.gates._bound import FIRST, Path, echo, path_key, token_key
 from wymcp.core.gates._copy_on_write import replaced
 from wymcp.core.gates._engine_reads import read_budget, spend_reading, values_in
 from wymcp.core.gates._problem_texts import UNCHECKABLE, keyword_text, problem_text
+from wymcp.core.gates._slices import (
+    assertion_holds,
+    children_accept,
+    node_accepts,
+    runs,
+)
 from wymcp.core.schema import (
     OverBudgetError,
     ValueNode,
@@ -87,6 +93,24 @@ def is_valid(validator: Any, value: object) -> bool:
     return accepts(validator, value)
 
 
+def is_valid_at(node: ValueNode, value: object) -> bool:
+    """What `is_valid(node.validator, value)` answers, asked in bounded runs."""
+    spend_reading(value)
+    return node_accepts(node, value)
+
+
+def holds(node: ValueNode, keyword: str, check: Any, value: object) -> bool:
+    """What `is_valid(check, value)` answers for one of `node.assertions`, in runs."""
+    spend_reading(value)
+    return assertion_holds(node, keyword, check, value)
+
+
+def children_hold(node: ValueNode, value: object) -> bool:
+    """What `is_valid(node.children_valid, value)` answers, in bounded runs."""
+    spend_reading(value)
+    return children_accept(node, value)
+
+
 def accepts(validator: Any, value: object) -> bool:
     """Ask the engine, spending nothing; a value it cannot read counts as invalid."""
     try:
@@ -104,7 +128,7 @@ def value_errors(root: ValueNode, data: object) -> ValueReport | None:
     data is the keys of the objects along one path, 4,096 item flags and at most
     `LEAF_ERRORS` engine texts.
     """
-    if accepts(root.validator, data):
+    if node_accepts(root, data):
         return None
     report = ValueReport()
     units = WALK_FLOOR + WALK_WORK * values_in(data, _UNBOUNDED)
@@ -170,7 +194,7 @@ def _count_plain(
         return len(_deep_errors([node], value, report))
     if schema.__class__ is not dict:
         return 1
-    own = any(not is_valid(check, value) for _, check in node.assertions)
+    own = any(not holds(node, k, check, value) for k, check in node.assertions)
     kind = value.__class__
     if kind is dict:
         own = own or _lacks(schema, value)  # type: ignore[arg-type]
@@ -245,7 +269,7 @@ def _count_object(
     for key, child in node.properties.items():
         if key in value:
             sub = value[key]
-            if not is_valid(child.validator, sub):
+            if not is_valid_at(child, sub):
                 count += _count_child(child, sub, (*path, key), report)
     return count
 
@@ -259,12 +283,12 @@ def _count_array(
     """
     valid_children = node.children_valid
     short = len(value) <= _SHORT
-    if valid_children is not None and not short and is_valid(valid_children, value):
+    if valid_children is not None and not short and children_hold(node, value):
         return 0
     count = 0
     prefix = node.prefix_items
     for index, child in enumerate(prefix[: len(value)]):
-        if not is_valid(child.validator, value[index]):
+        if not is_valid_at(child, value[index]):
             count += _count_child(child, value[index], (*path, index), report)
     if node.items is not None and len(value) > len(prefix):
         before = report.count
@@ -316,17 +340,17 @@ def _expand(
             continue
         applying.append(node)
         _own(node, value, texts)
-        stack.extend(b for b in node.all_of if not is_valid(b.validator, value))
+        stack.extend(b for b in node.all_of if not is_valid_at(b, value))
         stack.extend(_branches(node, value, texts))
         if node.if_ is not None:
-            chosen = node.then if is_valid(node.if_.validator, value) else node.else_
-            if chosen is not None and not is_valid(chosen.validator, value):
+            chosen = node.then if is_valid_at(node.if_, value) else node.else_
+            if chosen is not None and not is_valid_at(chosen, value):
                 stack.append(chosen)
         if node.dependent and isinstance(value, dict):
             stack.extend(
                 sub
                 for key, sub in node.dependent
-                if key in value and not is_valid(sub.validator, value)
+                if key in value and not is_valid_at(sub, value)
             )
     return applying
 
@@ -336,17 +360,17 @@ def _branches(
 ) -> list[ValueNode]:
     """The `anyOf`/`oneOf` branches whose causes apply here, and their texts."""
     found: list[ValueNode] = []
-    if node.any_of and not any(is_valid(b.validator, value) for b in node.any_of):
+    if node.any_of and not any(is_valid_at(b, value) for b in node.any_of):
         texts.append(lambda: ["value matches no schema of anyOf"])
         found.extend(node.any_of)
     if node.one_of:
-        accepted = sum(1 for b in node.one_of if is_valid(b.validator, value))
+        accepted = sum(1 for b in node.one_of if is_valid_at(b, value))
         if accepted == 0:
             texts.append(lambda: ["value matches no schema of oneOf"])
             found.extend(node.one_of)
         elif accepted > 1:
             texts.append(lambda: ["value matches more than one schema of oneOf"])
-    if node.not_ is not None and is_valid(node.not_.validator, value):
+    if node.not_ is not None and is_valid_at(node.not_, value):
         texts.append(lambda: ["value must not match the schema of not"])
     return found
 
@@ -357,7 +381,7 @@ def _own(node: ValueNode, value: object, texts: list[Callable[[], list[str]]]) -
     failed = [
         (keyword, validator)
         for keyword, validator in node.assertions
-        if not is_valid(validator, value)
+        if not holds(node, keyword, validator, value)
     ]
     if failed:
         texts.append(lambda: [_text(k, schema, value) for k, _ in failed])
@@ -446,7 +470,7 @@ def _visit_object(
     """
     candidates: dict[Any, list[ValueNode]] = {}
     for node in applying:
-        if node.children_valid is not None and is_valid(node.children_valid, value):
+        if node.children_valid is not None and children_hold(node, value):
             continue
         for key, child in _children_of(node, value):
             candidates.setdefault(key, []).append(child)
@@ -454,9 +478,7 @@ def _visit_object(
     keys = set(candidates) | set(below)
     for key in _in_path_order(list(keys), report):
         sub = value[key]
-        refusing = [
-            c for c in candidates.get(key, ()) if not is_valid(c.validator, sub)
-        ]
+        refusing = [c for c in candidates.get(key, ()) if not is_valid_at(c, sub)]
         inner = below.get(key, {})
         if refusing and not inner and report.full and isinstance(sub, _SCALARS):
             report.count += 1  # a refused scalar's one offending path is itself
@@ -519,7 +541,7 @@ def _visit_array(
     nodes = [
         node
         for node in applying
-        if node.children_valid is None or not is_valid(node.children_valid, value)
+        if node.children_valid is None or not children_hold(node, value)
     ]
     nodes = [node for node in nodes if node.prefix_items or node.items is not None]
     below = _split(extras)
@@ -529,9 +551,7 @@ def _visit_array(
     for index in range(head):
         item = value[index]
         children = [_item_node(node, index) for node in nodes]
-        refusing = [
-            c for c in children if c is not None and not is_valid(c.validator, item)
-        ]
+        refusing = [c for c in children if c is not None and not is_valid_at(c, item)]
         inner = below.get(index, {})
         if refusing or inner:
             _visit(refusing, item, (*path, index), report, inner)
@@ -571,7 +591,7 @@ def _visit_tail(
             refusing = (
                 tail
                 if len(tail) == 1
-                else [c for c in tail if not is_valid(c.validator, item)]
+                else [c for c in tail if not is_valid_at(c, item)]
             )
             before = report.count
             _visit(refusing, item, (*path, offset + index), report, {})
@@ -584,23 +604,30 @@ def _refused(tail: list[ValueNode], chunk: list[Any]) -> list[int]:
     refused: set[int] = set()
     for node in tail:
         if node.python_checks:  # each distinct item spends as it is decided
-            flags = map(operator.not_, _verdicts(node.validator, chunk))
+            flags = map(operator.not_, _verdicts(node, chunk))
             refused.update(itertools.compress(range(len(chunk)), flags))
             continue
         spend_reading(chunk)
-        try:
-            flags = map(operator.not_, map(node.validator.is_valid, chunk))
-            refused.update(itertools.compress(range(len(chunk)), flags))
-        except _CHECK_ERRORS:
-            refused.update(
-                index
-                for index, item in enumerate(chunk)
-                if not is_valid(node.validator, item)
-            )
+        for first, end, large in runs(chunk, 0):  # back in Python between runs
+            if large:
+                if not node_accepts(node, chunk[first]):
+                    refused.add(first)
+                continue
+            try:
+                flags = map(
+                    operator.not_, map(node.validator.is_valid, chunk[first:end])
+                )
+                refused.update(itertools.compress(range(first, end), flags))
+            except _CHECK_ERRORS:
+                refused.update(
+                    index
+                    for index in range(first, end)
+                    if not is_valid_at(node, chunk[index])
+                )
     return sorted(refused)
 
 
-def _verdicts(validator: Any, chunk: list[Any]) -> list[bool]:
+def _verdicts(node: ValueNode, chunk: list[Any]) -> list[bool]:
     """Each item's verdict, an equal item (of the same types throughout) asked once.
 
     A refusal decided in Python costs the engine an exception per item; an array
@@ -616,11 +643,11 @@ def _verdicts(validator: Any, chunk: list[Any]) -> list[bool]:
         if kind is dict or kind is list:
             key = _frozen(item)
             if key is None:
-                verdicts.append(is_valid(validator, item))
+                verdicts.append(is_valid_at(node, item))
                 continue
         verdict = known.get(key)
         if verdict is None:
-            verdict = known[key] = is_valid(validator, item)
+            verdict = known[key] = is_valid_at(node, item)
         verdicts.append(verdict)
     return verdicts
 
@@ -742,9 +769,7 @@ def _refused_items(
     """
     if not isinstance(items, list):
         return []
-    refused = [
-        i for i in range(start, len(items)) if not is_valid(child.validator, items[i])
-    ]
+    refused = [i for i in range(start, len(items)) if not is_valid_at(child, items[i])]
     if len(refused) == len(unexpected):
         return refused
     told: list[int] = []
@@ -968,11 +993,11 @@ def _accepting(nodes: list[ValueNode], value: object) -> list[ValueNode]:
         applying.append(node)
         stack.extend(node.all_of)
         for branches in (node.any_of, node.one_of):
-            chosen = next((b for b in branches if is_valid(b.validator, value)), None)
+            chosen = next((b for b in branches if is_valid_at(b, value)), None)
             if chosen is not None:
                 stack.append(chosen)
         if node.if_ is not None:
-            if is_valid(node.if_.validator, value):
+            if is_valid_at(node.if_, value):
                 stack.extend(n for n in (node.if_, node.then) if n is not None)
             elif node.else_ is not None:
                 stack.append(node.else_)

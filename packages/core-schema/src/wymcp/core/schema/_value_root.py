@@ -86,6 +86,8 @@ class ValueNode:
         assertions: one validator per assertion keyword of the position.
         children_valid: a validator of the position's child keywords alone
             (properties, items, patterns, additionalProperties), or None.
+        items_valid: a validator of `items` alone (`{"items": ...}`), for a run
+            of the items past `prefixItems`; None without a schema-valued `items`.
         pattern_nodes: each `patternProperties` pattern (as the engine matches it,
             a validator of `{"pattern": p}`) with its node.
         additional: the node of a schema-valued `additionalProperties`.
@@ -124,6 +126,7 @@ class ValueNode:
     keyed: bool = False
     assertions: tuple[tuple[str, Any], ...] = ()
     children_valid: Any = None
+    items_valid: Any = None
     pattern_nodes: tuple[tuple[Any, ValueNode], ...] = ()
     additional: ValueNode | None = None
     all_of: tuple[ValueNode, ...] = ()
@@ -334,6 +337,8 @@ class _Builder:
         )
         node.assertions = at.assertions()
         node.children_valid = at.children_valid()
+        if isinstance(items, dict):
+            node.items_valid = at.compiled({"items": at.by_reference("items")})
         node.closed = additional is False
         node.integer = _says_integer(_type_of(schema, self.document))
         node.plain = not (
