@@ -19,9 +19,12 @@ from wymcp.broker.redis._encoding import encode
 from wymcp.broker.redis._relay import RELAY_LIMIT
 from wymcp.broker.redis._relay_routes import (
     BODY_PREFIX,
+    BUDGET_PREFIX,
+    CLIENT_BUDGET_PREFIX,
     MIN_CHARGE,
     RELAY_BUDGET,
     RELAY_SLICE_MS,
+    RELAY_SLICES,
     RELAY_WINDOW_MS,
     OverBudget,
     RelayRoutes,
@@ -74,6 +77,10 @@ async def test_the_budget_at_a_window_s_end_and_again_at_the_next_s_start_is_ref
         assert 18.5 - elapsed <= refused.retry_after <= LONGEST_WAIT, elapsed
         await _until(time.monotonic(), refused.retry_after)
         assert await routes.cancel(session, client, b"c" * 64) is Sent.RELAYED
+        # each budget: a hash of the slices counted (the older ones deleted)
+        for key in (f"{BUDGET_PREFIX}{{{session}}}", CLIENT_BUDGET_PREFIX + client):
+            assert await probe.hlen(key) <= RELAY_SLICES + 1
+            assert await probe.memory_usage(key) <= 512  # 12 slices: 256 B
     finally:
         await probe.aclose()
 
