@@ -13,7 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -29,6 +28,11 @@ TTL = 4.0
 """TASK_TTL of the workers: short enough to watch a task expire."""
 LEASE = 1.0
 """TASK_LEASE of the workers: how soon a killed worker's task shows failed."""
+KILLED_TTL = 120.0
+"""TASK_TTL of the worker killed and restarted: its task must outlive a restart,
+which takes seconds on a loaded machine (with `TTL` the task expired first)."""
+KILLED_LEASE = 3.0
+"""TASK_LEASE of that worker: its task is polled `working` within 2 s of the kill."""
 
 PROBE = '''
 import asyncio
@@ -91,13 +95,14 @@ def _listening(port: int) -> bool:
 
 
 class Workers:
-    """`wymcp serve` processes of one settings module, each on its own port."""
+    """`wymcp serve` processes, each of its settings module, on its own port."""
 
-    def __init__(self, folder: Path, count: int) -> None:
+    def __init__(self, folder: Path, settings: list[str]) -> None:
         self.env = {**os.environ, "PYTHONPATH": str(folder)}
         self.command = Path(sys.executable).parent / "wymcp"
-        self.ports = [free_port() for _ in range(count)]
-        self.processes: list[subprocess.Popen[bytes] | None] = [None] * count
+        self.settings = settings
+        self.ports = [free_port() for _ in settings]
+        self.processes: list[subprocess.Popen[bytes] | None] = [None] * len(settings)
 
     def url(self, index: int) -> str:
         return f"http://127.0.0.1:{self.ports[index]}/mcp"
@@ -108,7 +113,7 @@ class Workers:
                 str(self.command),
                 "serve",
                 "--settings",
-                "tasks_settings",
+                self.settings[index],
                 "--port",
                 str(self.ports[index]),
             ],
@@ -151,18 +156,25 @@ def marks(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def workers(
     tmp_path_factory: pytest.TempPathFactory, redis_server: RedisServer, marks: Path
 ) -> Iterator[Workers]:
-    """Two workers of the conformance fixture plus `sleeper`, with BROKER."""
+    """Workers of the conformance fixture plus `sleeper`, with BROKER.
+
+    Two with `TTL` and `LEASE`, and a third (index 2, killed by a test) whose
+    tasks live `KILLED_TTL`.
+    """
     folder = tmp_path_factory.mktemp("tasks_settings")
     (folder / "task_probe.py").write_text(PROBE.format(marks=str(marks)), "utf-8")
     broker = redis_server.url.rsplit("/", 1)[0] + "/2"
-    (folder / "tasks_settings.py").write_text(
-        textwrap.dedent(SETTINGS.format(broker=broker, ttl=TTL, lease=LEASE)),
-        "utf-8",
-    )
-    started = Workers(folder, 2)
+    for name, ttl, lease in (
+        ("tasks_settings", TTL, LEASE),
+        ("tasks_killed", KILLED_TTL, KILLED_LEASE),
+    ):
+        (folder / f"{name}.py").write_text(
+            SETTINGS.format(broker=broker, ttl=ttl, lease=lease), "utf-8"
+        )
+    started = Workers(folder, ["tasks_settings", "tasks_settings", "tasks_killed"])
     try:
-        started.start(0)
-        started.start(1)
+        for index in range(3):
+            started.start(index)
         yield started
     finally:
         started.stop_all()
@@ -260,14 +272,23 @@ async def test_a_task_and_its_work_end_at_its_ttl(workers, http, marks):
 async def test_a_killed_worker_leaves_its_task_failed_with_the_reason(
     workers, http, marks
 ):
-    one, two = workers.url(0), workers.url(1)
-    task_id = await create(http, one, "sleeper", {"mark": "killed"}, token="alice")
+    """Worker 2 creates (its task lives `KILLED_TTL`): it must outlive the restart.
+
+    Before, the task was worker 0's and lived `TTL` (4 s) from its creation;
+    on a loaded machine the restart took long enough for the task to expire
+    first, and the last poll answered "Unknown taskId" (as it should, at TTL).
+    """
+    killed, two = workers.url(2), workers.url(1)
+    task_id = await create(http, killed, "sleeper", {"mark": "killed"}, token="alice")
     assert await mark_of(marks, "killed", "running") == "running"
-    workers.kill(0)
+    workers.kill(2)
+    killed_at = time.monotonic()  # the last renewal was before this
     assert (await get(http, two, task_id, token="alice"))["status"] == "working"
-    await asyncio.sleep(LEASE * 1.5)  # the lease runs out unrenewed
+    # the lease runs out unrenewed, at most KILLED_LEASE after the kill
+    await asyncio.sleep(max(0.0, killed_at + KILLED_LEASE * 1.5 - time.monotonic()))
     failed = await get(http, two, task_id, token="alice")
     assert failed["status"] == "failed"
     assert failed["error"] == {"code": -32603, "message": LOST}
-    workers.start(0)  # restarted, the worker does not revive it
-    assert (await get(http, one, task_id, token="alice")) == failed
+    workers.start(2)  # restarted, the worker does not revive it
+    assert (await get(http, killed, task_id, token="alice")) == failed
+    assert failed["ttlMs"] == KILLED_TTL * 1000  # the task was worker 2's

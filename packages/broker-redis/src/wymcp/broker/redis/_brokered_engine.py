@@ -205,8 +205,8 @@ def _refused(body: Any, refused: Refusal) -> Reply:
             INTERNAL_ERROR,
             "Too many bytes relayed: a session (and the cancels of all one "
             f"client's sessions together) may send at most {RELAY_BUDGET} bytes "
-            "of answers and cancels for calls running on other workers per "
-            f"{RELAY_WINDOW_MS // 1000} s. Retry later.",
+            "of answers and cancels for calls running on other workers in any "
+            f"{RELAY_WINDOW_MS // 1000} s. Retry after the time Retry-After gives.",
         ),
         {"Retry-After": str(refused.retry_after)},
     )

@@ -2,8 +2,9 @@
 
 An answer goes only to the worker whose registered question it answers (body
 in a short-lived key, a head on that worker's channel); a short cancel goes to
-all. A session, and a client's cancels, relay ≤ `RELAY_BUDGET` bytes per
-window (`MIN_CHARGE` each at least); all bodies keep within a share of Redis.
+all. A session, and a client's cancels, relay ≤ `RELAY_BUDGET` bytes in any
+`RELAY_WINDOW_MS` span (`MIN_CHARGE` each at least; counted in 1 s slices,
+so no window edge doubles it); all bodies keep within a share of Redis.
 """
 
 from __future__ import annotations
@@ -29,18 +30,26 @@ ASKED_PREFIX: Final = "wymcp:asked:"
 """`wymcp:asked:{<session>}:<question id>` -> the id of the worker waiting."""
 BODY_PREFIX: Final = "wymcp:relayed:"
 """`wymcp:relayed:{<session>}:<token>.<window>` -> an answer's body, until taken."""
-BUDGET_PREFIX: Final = "wymcp:relay-budget:"
-"""`wymcp:relay-budget:{<session>}` -> bytes the session relayed in this window."""
-CLIENT_BUDGET_PREFIX: Final = "wymcp:relay-client:"
-"""`wymcp:relay-client:<client>` -> bytes of cancels the client relayed this window."""
+BUDGET_PREFIX: Final = "wymcp:relay-spent:"
+"""`wymcp:relay-spent:{<session>}` -> a hash: slice number -> bytes the session
+relayed in that `RELAY_SLICE_MS` slice (the last `RELAY_SLICES` + 1 kept)."""
+CLIENT_BUDGET_PREFIX: Final = "wymcp:relay-client-spent:"
+"""`wymcp:relay-client-spent:<client>` -> the same, of the client's cancels."""
 STORED_PREFIX: Final = "wymcp:relay-stored:"
 """`wymcp:relay-stored:<window>` -> bytes of bodies stored in that window, not taken."""
 RELAY_BUDGET: Final = 8 * 1024 * 1024
-"""Most bytes of answers and cancels one session relays per `RELAY_WINDOW_MS`."""
+"""Most bytes of answers and cancels one session relays in any `RELAY_WINDOW_MS`."""
 MIN_CHARGE: Final = 4096
 """Bytes a relayed message costs its session's budget at least (a cancel: all
-workers read it), so a session relays at most 2,048 messages per window."""
+workers read it), so a session relays at most 2,048 messages in any window."""
 RELAY_WINDOW_MS: Final = 10_000
+"""The span of time any `RELAY_BUDGET` holds over, wherever it starts."""
+RELAY_SLICE_MS: Final = 1000
+RELAY_SLICES: Final = RELAY_WINDOW_MS // RELAY_SLICE_MS
+"""A charge counts in its slice and the `RELAY_SLICES` after it: for 10-11 s.
+Any 10 s span lies within `RELAY_SLICES` + 1 slices, all counted when its
+last message was charged: no 10 s span, at a window edge or not, holds more
+than `RELAY_BUDGET` (a fixed window held twice it around its edge)."""
 BODY_TTL_MS: Final = 10_000
 """Milliseconds a relayed body waits for its worker (gone: it expires)."""
 RELAY_SHARE: Final = 8
@@ -64,36 +73,86 @@ local function stored_now(prefix, window)
   return kept, win, (win + 1) * window - ms
 end
 """
-# KEYS: asked, budget; ARGV: budget, min charge, total, stored prefix, window
+# a budget: a hash of slice number -> bytes charged in it; the slices counted
+# now are this one and the `count` before it
+_SPENT = """
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function spent(key, ms, slice, count)
+  local cur = math.floor(ms / slice)
+  local flat = redis.call('HGETALL', key)
+  local used, held, stale = 0, {}, {}
+  for i = 1, #flat, 2 do
+    local n = tonumber(flat[i])
+    if n and n >= cur - count then
+      local bytes = tonumber(flat[i + 1]) or 0
+      used = used + bytes
+      held[#held + 1] = {n, bytes}
+    else
+      stale[#stale + 1] = flat[i]
+    end
+  end
+  table.sort(held, function(a, b) return a[1] < b[1] end)
+  return {used = used, held = held, stale = stale, cur = cur}
+end
+local function wait_ms(s, need, ms, slice, count)
+  local freed = 0
+  for _, h in ipairs(s.held) do
+    freed = freed + h[2]
+    if freed >= need then return (h[1] + count + 1) * slice - ms end
+  end
+  return (s.cur + count + 1) * slice - ms
+end
+local function charge(key, s, bytes, slice, count)
+  if #s.stale > 0 then redis.call('HDEL', key, unpack(s.stale)) end
+  redis.call('HINCRBY', key, s.cur, bytes)
+  redis.call('PEXPIRE', key, (count + 1) * slice)
+end
+"""
+# KEYS: asked, budget; ARGV: budget, min charge, total, stored prefix, window,
+# slice, slices. Answers {1, 0, budget room, share room, ms the share's oldest
+# window still counts, then per slice counted: ms until it stops, its bytes}
 _CHECK: Final = (
     _STORED
+    + _SPENT
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
-local used = tonumber(redis.call('GET', KEYS[2]) or '0')
-local spent = math.max(redis.call('PTTL', KEYS[2]), 0)
-if used + tonumber(ARGV[2]) > tonumber(ARGV[1]) then return {2, spent} end
+local ms, slice, count = now_ms(), tonumber(ARGV[6]), tonumber(ARGV[7])
+local s = spent(KEYS[2], ms, slice, count)
+local least = tonumber(ARGV[2])
+if s.used + least > tonumber(ARGV[1]) then
+  return {2, wait_ms(s, s.used + least - tonumber(ARGV[1]), ms, slice, count)}
+end
 local kept, win, left = stored_now(ARGV[4], tonumber(ARGV[5]))
-if kept + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return {3, left} end
-return {1, 0, tonumber(ARGV[1]) - used, spent, tonumber(ARGV[3]) - kept, left}
+if kept + least > tonumber(ARGV[3]) then return {3, left} end
+local room = {1, 0, tonumber(ARGV[1]) - s.used, tonumber(ARGV[3]) - kept, left}
+for _, h in ipairs(s.held) do
+  room[#room + 1] = (h[1] + count + 1) * slice - ms
+  room[#room + 1] = h[2]
+end
+return room
 """
 )
-# KEYS: asked, budget; ARGV: body, head, budget, window, body ttl, channel,
-# min charge, total, stored prefix, body key (the window is appended)
+# KEYS: asked, budget; ARGV: body, head, budget, slice, body ttl, channel,
+# min charge, total, stored prefix, body key (the window is appended), slices
 _ANSWER: Final = (
     _STORED
+    + _SPENT
     + """
 local owner = redis.call('GET', KEYS[1])
 if not owner then return {0, 0} end
 local size = string.len(ARGV[1])
-local charge = math.max(size, tonumber(ARGV[7]))
-local used = tonumber(redis.call('GET', KEYS[2]) or '0')
-if used + charge > tonumber(ARGV[3]) then
-  return {2, math.max(redis.call('PTTL', KEYS[2]), 0)}
+local charged = math.max(size, tonumber(ARGV[7]))
+local ms, slice, count = now_ms(), tonumber(ARGV[4]), tonumber(ARGV[11])
+local s = spent(KEYS[2], ms, slice, count)
+if s.used + charged > tonumber(ARGV[3]) then
+  return {2, wait_ms(s, s.used + charged - tonumber(ARGV[3]), ms, slice, count)}
 end
 local kept, win, left = stored_now(ARGV[9], tonumber(ARGV[5]))
 if kept + size > tonumber(ARGV[8]) then return {3, left} end
-redis.call('INCRBY', KEYS[2], charge)
-if redis.call('PTTL', KEYS[2]) < 0 then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
+charge(KEYS[2], s, charged, slice, count)
 local counter = ARGV[9] .. win
 redis.call('INCRBY', counter, size)
 redis.call('PEXPIRE', counter, 3 * tonumber(ARGV[5]))
@@ -119,23 +178,29 @@ if win then
 end
 return data
 """
-# KEYS: session's budget, client's budget; ARGV: payload, budget, window,
-# channel, min charge (a new session is no new budget: its client's is shared)
-_CANCEL: Final = """
-local charge = math.max(string.len(ARGV[1]), tonumber(ARGV[5]))
-for _, key in ipairs(KEYS) do
-  local used = tonumber(redis.call('GET', key) or '0')
-  if used + charge > tonumber(ARGV[2]) then
-    return -1 - math.max(redis.call('PTTL', key), 0)
+# KEYS: session's budget, client's budget; ARGV: payload, budget, slice,
+# channel, min charge, slices (a new session is no new budget: its client's is
+# shared). 1, or -1 - the ms until both budgets have room
+_CANCEL: Final = (
+    _SPENT
+    + """
+local charged = math.max(string.len(ARGV[1]), tonumber(ARGV[5]))
+local budget, slice, count = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[6])
+local ms = now_ms()
+local seen, wait = {}, -1
+for i, key in ipairs(KEYS) do
+  local s = spent(key, ms, slice, count)
+  seen[i] = s
+  if s.used + charged > budget then
+    wait = math.max(wait, wait_ms(s, s.used + charged - budget, ms, slice, count))
   end
 end
-for _, key in ipairs(KEYS) do
-  redis.call('INCRBY', key, charge)
-  if redis.call('PTTL', key) < 0 then redis.call('PEXPIRE', key, ARGV[3]) end
-end
+if wait >= 0 then return -1 - wait end
+for i, key in ipairs(KEYS) do charge(key, seen[i], charged, slice, count) end
 redis.call('PUBLISH', ARGV[4], ARGV[1])
 return 1
 """
+)
 
 
 class Sent(enum.Enum):
@@ -148,10 +213,10 @@ class Sent(enum.Enum):
 
 @attrs.frozen
 class OverBudget:
-    """Refused: the session relayed its `RELAY_BUDGET` in this window."""
+    """Refused: the session relayed its `RELAY_BUDGET` in the last window."""
 
     retry_after: int
-    """Seconds until the window ends."""
+    """Seconds until enough of the bytes counted stop counting."""
 
 
 @attrs.frozen
@@ -170,19 +235,30 @@ class Room:
     """What an answer may take now: the session's budget, the bodies' share."""
 
     budget: int
-    budget_ms: int
-    """Milliseconds left in the session's window."""
     share: int
     share_ms: int
     """Milliseconds until the oldest window's bodies stop counting."""
+    frees: tuple[tuple[int, int], ...] = ()
+    """Per slice of the budget counted, oldest first: the milliseconds until
+    it stops counting, and its bytes."""
 
     def refusal(self, size: int) -> Refusal | None:
         """Why a body of `size` bytes would be refused; None if it fits."""
-        if max(size, MIN_CHARGE) > self.budget:
-            return OverBudget(retry_after=_seconds(self.budget_ms))
+        need = max(size, MIN_CHARGE) - self.budget
+        if need > 0:
+            return OverBudget(retry_after=_seconds(self._freed_in(need)))
         if size > self.share:
             return StoreFull(retry_after=_seconds(self.share_ms))
         return None
+
+    def _freed_in(self, need: int) -> int:
+        """Milliseconds until `need` more bytes of the budget are back."""
+        freed = 0
+        for ms, size in self.frees:
+            freed += size
+            if freed >= need:
+                return ms
+        return RELAY_WINDOW_MS + RELAY_SLICE_MS  # never: a body ≤ the budget
 
 
 def asked_key(session_id: str, rid: str) -> str:
@@ -204,7 +280,7 @@ def _seconds(ms_left: int) -> int:
 
 
 def _refusal(code: int) -> OverBudget:
-    """The refusal a script's `-1 - <ms left in the window>` stands for."""
+    """The refusal a script's `-1 - <ms until there is room>` stands for."""
     return OverBudget(retry_after=_seconds(-code - 1))
 
 
@@ -305,10 +381,19 @@ class RelayRoutes:
                 self.total,
                 STORED_PREFIX,
                 RELAY_WINDOW_MS,
+                RELAY_SLICE_MS,
+                RELAY_SLICES,
             ],
         )
         if len(answer) > 2:  # noqa: PLR2004 - `{1, the room}`, else `{code, ms}`
-            return Room(*(int(n) for n in answer[2:]))
+            numbers = [int(n) for n in answer]
+            frees = numbers[5:]
+            return Room(
+                budget=numbers[2],
+                share=numbers[3],
+                share_ms=numbers[4],
+                frees=tuple(zip(frees[::2], frees[1::2], strict=True)),
+            )
         return _outcome(answer)
 
     async def answer(
@@ -323,13 +408,14 @@ class RelayRoutes:
                     body,
                     head,
                     RELAY_BUDGET,
-                    RELAY_WINDOW_MS,
+                    RELAY_SLICE_MS,
                     BODY_TTL_MS,
                     f"{RELAY_CHANNEL}:",
                     MIN_CHARGE,
                     self.total,
                     STORED_PREFIX,
                     body_key,
+                    RELAY_SLICES,
                 ],
             )
         )
@@ -340,7 +426,7 @@ class RelayRoutes:
         """Publish a (small) cancel to every worker, within both budgets.
 
         `client` (`_sessions.client_of`) is whom the session counts against:
-        all its sessions' cancels share one `RELAY_BUDGET` per window.
+        all its sessions' cancels share one `RELAY_BUDGET` in any window.
         """
         code = int(
             await self._cancel(
@@ -348,9 +434,10 @@ class RelayRoutes:
                 args=[
                     payload,
                     RELAY_BUDGET,
-                    RELAY_WINDOW_MS,
+                    RELAY_SLICE_MS,
                     RELAY_CHANNEL,
                     MIN_CHARGE,
+                    RELAY_SLICES,
                 ],
             )
         )
