@@ -564,3 +564,49 @@ async def test_a_stream_refused_at_its_cap_names_the_cap_in_the_record():
     assert second.record.reason == "max_streams"
     assert first.record is not None
     assert first.record.reason is None
+
+
+async def test_a_body_refused_unread_adds_only_the_bytes_that_came():
+    """A 413 on a declared length alone counts no body bytes (issue 27 LOW 9).
+
+    The client chooses `Content-Length`: counting it would let one request
+    push the counter to 1e18, where a float counter loses real bodies.
+    """
+    import aiohttp
+    from aiohttp import web
+
+    from wymcp.transport.aiohttp._runner import make_runner
+    from wymcp.transport.aiohttp._setup import get_endpoint
+
+    app = create_app(TOOLS=[Jobs], METRICS=True)
+    runner = make_runner(app, get_endpoint(app).settings)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        sent = b"{}"  # two bytes of a body declared 10**18 long
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\n"
+            b"Accept: application/json, text/event-stream\r\n"
+            b"Content-Length: " + str(10**18).encode() + b"\r\n\r\n" + sent
+        )
+        await writer.drain()
+        status = await reader.readline()
+        writer.close()
+        await asyncio.sleep(0.1)  # the server has counted the request
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(f"http://127.0.0.1:{port}/metrics") as response,
+        ):
+            found = samples(await response.text())
+    finally:
+        await runner.cleanup()
+    assert status.startswith(b"HTTP/1.1 413"), status
+    assert (
+        value(found, "wymcp_http_errors_total", status="413", reason="body_too_large")
+        == 1
+    )
+    assert value(found, "wymcp_request_body_bytes_total") <= len(sent)

@@ -110,7 +110,7 @@ async def test_a_large_body_is_read_whole(raw_server, capsys):
     status, printed = await _stats(capsys, await raw_server(in_chunks), "--top", "1")
     assert status == 0, printed
     lines = printed.splitlines()
-    assert lines[0] == "tools/call: 4e+06, refused by a gate or middleware: 7.998e+06"
+    assert lines[0] == "tools/call: 4000000, refused by a gate or middleware: 7998000"
     assert lines[2].split()[-3:] == ["t3999", "a", "invalid_values"]
 
 
@@ -192,20 +192,77 @@ def test_the_parse_is_part_of_the_deadline():
         refusals(text, deadline=time.monotonic() - 1)
 
 
-@pytest.mark.parametrize("value", ["NaN", "+Inf", "-Inf", "-7", "1_000", "0x10", "1e"])
+@pytest.mark.parametrize(
+    "value",
+    # `1e400` printed `inf` and `nan%`, `+1` and `1.5` were read (issue 27 LOW 8)
+    [
+        *("NaN", "nan", "+Inf", "-Inf", "-7", "-1", "1_000", "0x10", "1e", "1e400"),
+        *("+1", "1.5", "1e-400", "12e-1", "1e999999999"),
+    ],
+)
 def test_a_value_that_is_not_a_count_is_refused(value: str):
     with pytest.raises(StatsError, match="is not a count"):
         refusals(f'wymcp_tool_refusals_total{{tool="t",action="a",gate="g"}} {value}\n')
 
 
+async def test_a_value_that_is_not_a_count_exits_1_with_no_traceback(
+    raw_server, capsys
+):
+    body = b'wymcp_tool_calls_total{tool="t",action="a"} 1e400\n'
+
+    async def answer(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(_head(len(body)) + body)
+        await writer.drain()
+
+    status, printed = await _stats(capsys, await raw_server(answer))
+    assert status == 1
+    assert printed == (
+        "wymcp stats: the answer is not Prometheus text"
+        " (line 1: the value 1e400 is not a count)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "count"),
+    [("1234567.0", 1234567), ("1.234567e+06", 1234567), ("120e-1", 12), ("0", 0)],
+)
+def test_a_whole_count_written_as_a_float_is_read_exactly(written: str, count: int):
+    text = (
+        f'wymcp_tool_calls_total{{tool="t",action="a"}} {written}\n'
+        f'wymcp_tool_refusals_total{{tool="t",action="a",gate="g"}} {written}\n'
+    )
+    calls, rows = refusals(text)
+    assert calls == {("t", "a"): count}
+    assert all(type(value) is int for value in calls.values())
+    assert rows == ([(count, "t", "a", "g")] if count else [])
+
+
+async def test_a_count_past_a_million_is_printed_whole(raw_server, capsys):
+    # prometheus_client writes counters as floats; `:g` printed 1.23457e+06
+    body = (
+        b'wymcp_tool_calls_total{tool="t",action="a"} 2469134.0\n'
+        b'wymcp_tool_refusals_total{tool="t",action="a",gate="g"} 1.234567e+06\n'
+    )
+
+    async def answer(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(_head(len(body)) + body)
+        await writer.drain()
+
+    status, printed = await _stats(capsys, await raw_server(answer))
+    assert status == 0, printed
+    lines = printed.splitlines()
+    assert lines[0] == "tools/call: 2469134, refused by a gate or middleware: 1234567"
+    assert lines[2].split() == ["1234567", "50.0%", "t", "a", "g"]
+
+
 def test_a_series_given_twice_is_summed_and_the_first_line_is_read():
     series = 'wymcp_tool_refusals_total{tool="t",action="a",gate="g"} '
     text = (
-        f'{series}2\n{series}+3.5e0\nwymcp_tool_calls_total{{tool="t",action="a"}} 10'
+        f'{series}2\n{series}3.5e1\nwymcp_tool_calls_total{{tool="t",action="a"}} 100'
     )
     calls, rows = refusals(text)
-    assert rows == [(5.5, "t", "a", "g")]
-    assert calls == {("t", "a"): 10.0}
+    assert rows == [(37, "t", "a", "g")]
+    assert calls == {("t", "a"): 100}
 
 
 async def test_the_token_comes_from_the_environment(serve_app, capsys, monkeypatch):

@@ -12,9 +12,11 @@ import argparse
 import asyncio
 import os
 import re
+import sys
 import time
 import urllib.parse
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
 from typing import Final, TextIO
 
 import aiohttp
@@ -34,8 +36,10 @@ _PREFIX: Final = "wymcp_tool_"
 """The start both counters' lines share: the scan jumps from one to the next."""
 _CHECK_EVERY: Final = 1024
 """Sample lines parsed between two looks at the clock."""
-_COUNT: Final = re.compile(r"\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-"""A count as Prometheus writes it: no sign but `+`, no `_`, no NaN or Inf."""
+_COUNT: Final = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""A count as Prometheus writes it: no sign, no `_`, no NaN or Inf (then whole)."""
+_LARGEST: Final = Decimal(sys.float_info.max)
+"""The largest count read: what a counter (a float) can hold."""
 _REFUSALS: Final = "wymcp_tool_refusals_total"
 _CALLS: Final = "wymcp_tool_calls_total"
 
@@ -100,13 +104,13 @@ async def _fetch(url: str, token: str | None, *, seconds: float) -> str:
     return body.decode("utf-8", "replace")
 
 
-Row = tuple[float, str, str, str]
+Row = tuple[int, str, str, str]
 """A refusal count and its tool, action and gate."""
 
 
 def refusals(
     text: str, *, deadline: float | None = None
-) -> tuple[dict[tuple[str, str], float], list[Row]]:
+) -> tuple[dict[tuple[str, str], int], list[Row]]:
     """The tools/call per (tool, action) and the refusals, most first.
 
     The scan finds each line that starts like the two counters (`str.find`,
@@ -116,8 +120,8 @@ def refusals(
     `deadline` (a `time.monotonic()` value) it stops with StatsError. A
     series given twice is summed; a value that is not a count is refused.
     """
-    calls: dict[tuple[str, str], float] = {}
-    refused: dict[tuple[str, str, str], float] = {}
+    calls: dict[tuple[str, str], int] = {}
+    refused: dict[tuple[str, str, str], int] = {}
     number, counted_to, parsed = 1, 0, 0
     start = 0 if text.startswith(_PREFIX) else _next_line(text, 0)
     while start >= 0:
@@ -137,10 +141,10 @@ def refusals(
                 ) from None
             key = (labels.get("tool", ""), labels.get("action", ""))
             if name == _CALLS:
-                calls[key] = calls.get(key, 0.0) + value
+                calls[key] = calls.get(key, 0) + value
             else:
                 row = (*key, labels.get("gate", ""))
-                refused[row] = refused.get(row, 0.0) + value
+                refused[row] = refused.get(row, 0) + value
         start = _next_line(text, start)
     rows = [(value, *key) for key, value in refused.items() if value]
     rows.sort(key=lambda row: (-row[0], row[1], row[2], row[3]))
@@ -165,7 +169,7 @@ def _check(deadline: float | None, parsed: int) -> None:
 _ESCAPES: Final = {"\\": "\\", '"': '"', "n": "\n"}
 
 
-def _sample(rest: str) -> tuple[dict[str, str], float]:
+def _sample(rest: str) -> tuple[dict[str, str], int]:
     """The labels and value of a sample line after its name (ValueError: why not)."""
     if len(rest) > _LONGEST_LINE:
         raise ValueError(f"a sample line longer than {_LONGEST_LINE} characters")
@@ -177,9 +181,23 @@ def _sample(rest: str) -> tuple[dict[str, str], float]:
         or any(len(field) > _LONGEST_VALUE for field in fields)
     ):
         raise ValueError("a sample has no value (or more than a value and a time)")
-    if not _COUNT.fullmatch(fields[0]):
-        raise ValueError(f"the value {_cut(fields[0])} is not a count")
-    return labels, float(fields[0])
+    return labels, _count(fields[0])
+
+
+def _count(field: str) -> int:
+    """The whole, finite, non-negative number `field` writes (ValueError: not one).
+
+    prometheus_client writes a counter as a float (`1234567.0`,
+    `1.234567e+06`): read exactly (`Decimal`), it is a count if whole and
+    within a float's range. At most `_LONGEST_VALUE` characters: bounded work.
+    """
+    try:
+        value = Decimal(field) if _COUNT.fullmatch(field) else None
+    except InvalidOperation:  # an exponent past what Decimal holds
+        value = None
+    if value is None or value > _LARGEST or value != value.to_integral_value():
+        raise ValueError(f"the value {_cut(field)} is not a count")
+    return int(value)
 
 
 def _labels(rest: str) -> tuple[dict[str, str], int]:
@@ -235,21 +253,21 @@ def _quoted(text: str, at: int) -> tuple[str, int]:
 
 
 def report(
-    calls: dict[tuple[str, str], float], rows: Sequence[Row], top: int
+    calls: dict[tuple[str, str], int], rows: Sequence[Row], top: int
 ) -> list[str]:
     """The table: refusals, their share of the action's calls, tool, action, gate."""
     total = sum(calls.values())
     refused = sum(row[0] for row in rows)
-    lines = [f"tools/call: {total:g}, refused by a gate or middleware: {refused:g}"]
+    lines = [f"tools/call: {total}, refused by a gate or middleware: {refused}"]
     if not rows:
         lines.append("no refusals")
         return lines
     lines.append(f"{'refused':>8}  {'share':>6}  tool  action  gate")
     for count, tool, action, gate in rows[:top]:
-        made = calls.get((tool, action), 0.0)
+        made = calls.get((tool, action), 0)
         share = f"{100 * count / made:5.1f}%" if made else "     -"
         lines.append(
-            f"{count:>8g}  {share:>6}  {_cut(tool)}  {_cut(action)}  {_cut(gate)}"
+            f"{count:>8}  {share:>6}  {_cut(tool)}  {_cut(action)}  {_cut(gate)}"
         )
     if len(rows) > top:
         lines.append(f"... and {len(rows) - top} more rows (--top)")

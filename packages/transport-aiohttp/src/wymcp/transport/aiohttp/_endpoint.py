@@ -120,7 +120,11 @@ class Endpoint:
         try:
             metrics = self.metrics
             if metrics is not None:
-                metrics.observe(record, status, seconds, request.content_length or 0)
+                # The body bytes that arrived, not the declared Content-Length:
+                # a body refused unread carried none, and the client picks
+                # the figure it declares.
+                received = request.content.total_bytes
+                metrics.observe(record, status, seconds, received)
             access = self.access
             if access is not None:
                 access.write(
