@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -137,6 +138,34 @@ async def test_without_middleware_the_engine_makes_no_record():
     reply = await engine.post(exchange, _NoStream())
     assert reply.status == 200
     assert exchange.record is None
+
+
+@pytest.mark.parametrize(
+    ("raised", "outcome"),
+    [
+        (RuntimeError("a bug in a handler"), "internal_error"),
+        (asyncio.CancelledError(), "cancelled"),
+    ],
+)
+async def test_a_handler_raising_without_middleware_is_recorded(
+    raised: BaseException, outcome: str
+):
+    """Without middleware the handler is awaited directly (no `observed`
+    around it); the engine still notes the outcome in the transport's record."""
+    from wymcp.core.server import CallRecord
+
+    engine = Engine(tools=[Jobs])
+
+    async def broken(call: Any) -> Any:
+        raise raised
+
+    engine._methods["tools/call"] = broken
+    exchange = _modern_exchange("run")
+    exchange.record = record = CallRecord()
+    with pytest.raises(type(raised)):
+        await engine.post(exchange, _NoStream())
+    assert (record.method, record.tool, record.action) == ("tools/call", "jobs", "run")
+    assert (record.outcome, record.refused) == (outcome, False)
 
 
 class _NoStream:
