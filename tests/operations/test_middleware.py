@@ -178,22 +178,37 @@ class _NoStream:
         raise AssertionError("no stream expected")
 
 
+class _RecordSpy:
+    """An engine that notes whether each POST came with a record, then serves it."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.records: list[object | None] = []
+
+    async def post(self, exchange: Any, stream: Any) -> Any:
+        self.records.append(exchange.record)
+        return await self.engine.post(exchange, stream)
+
+
 @pytest.mark.parametrize(
     ("settings", "observed"),
     [({}, False), ({"METRICS": True}, True), ({"ACCESS_LOG": True}, True)],
 )
-def test_the_route_observes_requests_only_when_asked(
+async def test_the_endpoint_observes_requests_only_when_asked(
     settings: dict[str, object], observed: bool
 ):
+    """Both off, the engine gets no record (and makes none): nothing is counted."""
     from wymcp.transport.aiohttp._setup import get_endpoint
 
     app = create_app(TOOLS=[Jobs], **settings)
     endpoint = get_endpoint(app)
-    (route,) = [
-        r for r in app.router.routes() if r.resource and r.resource.canonical == "/mcp"
-    ]
-    expected = endpoint.observed if observed else endpoint.handle
-    assert route.handler == expected
+    spy = _RecordSpy(endpoint.engine)
+    endpoint.engine = spy
+    async with Client(app) as client:
+        ran = await client.call("jobs", "run", {"size": 1})
+    assert ran.value == {"size": 1}
+    assert spy.records
+    assert all((record is not None) == observed for record in spy.records)
 
 
 class _RaisesBefore:
