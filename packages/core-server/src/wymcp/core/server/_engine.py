@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +45,7 @@ from wymcp.core.server._local_rates import LocalRates
 from wymcp.core.server._middleware import (
     CallRecord,
     CallRefused,
+    Middleware,
     Result,
     note_failure,
     observed,
@@ -428,15 +436,7 @@ class Engine:
             if not chain and session is None:
                 return handler
             return partial(observed, record, chain, _refusal_result, handler)
-
-        def run(opened: Call) -> Coroutine[Any, Any, Result]:
-            return tracing.run(
-                record,
-                opened,
-                lambda: observed(record, chain, _refusal_result, handler, opened),
-            )
-
-        return run
+        return _traced(tracing, record, chain, handler)
 
     def _make_tracing(self) -> Tracing:
         """The request spans (TRACING): imports OpenTelemetry, the `[otel]` extra."""
@@ -520,6 +520,27 @@ def _rate_limiter(opts: EngineOptions) -> tuple[RateLimiter, ...]:
         return ()
     store = opts.rate_store or LocalRates(clock=opts.clock)
     return (RateLimiter(opts.rate_limits, store),)
+
+
+def _traced(
+    tracing: Tracing,
+    record: CallRecord,
+    chain: Sequence[Middleware],
+    handler: Handler,
+) -> Handler:
+    """`handler` through `chain` inside the request's span (`TRACING`).
+
+    Its own function: the closure's cells are made only when traced.
+    """
+
+    def run(opened: Call) -> Coroutine[Any, Any, Result]:
+        return tracing.run(
+            record,
+            opened,
+            lambda: observed(record, chain, _refusal_result, handler, opened),
+        )
+
+    return run
 
 
 def _failed(record: CallRecord | None, error: RpcError) -> None:
