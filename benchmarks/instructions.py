@@ -12,6 +12,8 @@ classify, gates, tool, encode, and the rest: write, the event loop and
 aiohttp's dispatch): each stage's real function runs alone in-process under
 callgrind (`stages.py`), and the rest is the load total less the stages.
 `--json` prints the figures as one JSON object (run.py's "instructions").
+`--metrics` serves wymcp with `METRICS` on (`WYMCP_METRICS=true`): run it
+with and without to count what the metrics add per call.
 """
 
 from __future__ import annotations
@@ -43,7 +45,13 @@ def _total_instructions(dump_dir: Path, pid: int) -> int:
     raise RuntimeError("callgrind wrote no totals")
 
 
-def measure(key: str, tool: str, requests: int, warmup: int) -> float:
+def measure(
+    key: str,
+    tool: str,
+    requests: int,
+    warmup: int,
+    extra_env: dict[str, str] | None = None,
+) -> float:
     """Instructions per measured call of `tool` on one server (a fresh process)."""
     with tempfile.TemporaryDirectory() as scratch:
         dump_dir = Path(scratch)
@@ -53,7 +61,11 @@ def measure(key: str, tool: str, requests: int, warmup: int) -> float:
             f"--callgrind-out-file={dump_dir}/cg.%p",
         )
         with Running(
-            SERVERS[key], json_mode=True, placement=Placement(), wrapper=callgrind
+            SERVERS[key],
+            json_mode=True,
+            placement=Placement(),
+            wrapper=callgrind,
+            extra_env=extra_env,
         ) as server:
             server.wait_listening(timeout=300)
             pid = str(server.process.pid)
@@ -158,12 +170,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--stages", action="store_true", help="split by stage")
     parser.add_argument("--number", type=int, default=2000, help="loops per stage")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--metrics", action="store_true", help="wymcp with METRICS on")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         print("valgrind is not installed (apt install valgrind)", file=sys.stderr)
         return 2
     keys = [k for k in args.servers.split(",") if k]
-    counts = {key: measure(key, args.tool, args.requests, args.warmup) for key in keys}
+    extra_env = {"WYMCP_METRICS": "true"} if args.metrics else None
+    counts = {
+        key: measure(key, args.tool, args.requests, args.warmup, extra_env)
+        for key in keys
+    }
     stages = {}
     if args.stages:
         stages = {
@@ -172,10 +189,19 @@ def main(argv: list[str]) -> int:
             if key in {"wymcp", "ceiling"}
         }
     if args.json:
-        figures = {"tool": args.tool, "requests": args.requests, "totals": counts}
+        figures = {
+            "tool": args.tool,
+            "requests": args.requests,
+            "metrics": args.metrics,
+            "totals": counts,
+        }
         print(json.dumps(figures | {"stages": stages, "number": args.number}))
         return 0
-    print(f"server   instructions per call ({args.tool}, 2026-07-28, concurrency 32)")
+    metrics = ", METRICS on" if args.metrics else ""
+    print(
+        f"server   instructions per call ({args.tool}, 2026-07-28, "
+        f"concurrency 32{metrics})"
+    )
     for key, count in counts.items():
         line = f"{key:14} {count / 1000:9.1f} k"
         same_loop = "ceiling-uvloop" if key.endswith("uvloop") else "ceiling"

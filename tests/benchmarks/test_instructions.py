@@ -69,3 +69,39 @@ def test_every_stage_runs_on_the_request_the_load_client_sends(server: str) -> N
         expected = ["parse", "admission", "decode", "classify", "gates", "encode"]
         expected += ["@engine", "@engine-empty", "@empty"]
     assert dumps == expected
+
+
+@pytest.mark.parametrize(("flag", "env"), [([], None), (["--metrics"], "true")])
+def test_metrics_on_serves_wymcp_with_metrics(
+    monkeypatch, capsys, flag: list[str], env: str | None
+) -> None:
+    """`--metrics` starts each server with WYMCP_METRICS=true (and says so)."""
+    seen: list[dict[str, str] | None] = []
+
+    def measure(*args: object) -> float:
+        seen.append(args[4])  # type: ignore[arg-type]
+        return 1000.0
+
+    monkeypatch.setattr(instructions, "measure", measure)
+    monkeypatch.setattr(instructions.shutil, "which", lambda _: "/usr/bin/valgrind")
+    assert instructions.main(["--servers", "wymcp", "--json", *flag]) == 0
+    assert seen == [None if env is None else {"WYMCP_METRICS": env}]
+    assert json.loads(capsys.readouterr().out)["metrics"] is bool(flag)
+
+
+def test_observe_calls_counts_what_metrics_add() -> None:
+    """benchmarks/observe_calls.py: METRICS on runs Metrics.observe once per call."""
+    done = subprocess.run(  # noqa: S603 - our own script, fixed arguments
+        [sys.executable, str(BENCH / "observe_calls.py"), "20"],
+        capture_output=True,
+        text=True,
+        env=bench_servers.project_env(),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("function calls per tools/call: METRICS off")
+    assert any(
+        line.split() == ["+1.00", "_metrics.py:Metrics.observe"] for line in lines
+    ), done.stdout

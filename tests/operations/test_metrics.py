@@ -480,6 +480,103 @@ def test_what_waits_for_a_flush_is_one_entry_per_label_set():
     assert value(found, trips, store="tasks", operation="script") == 10_000
 
 
+def _records() -> list[Any]:
+    """Records the labels are worked out differently for, in pairs that differ
+    in one field alone (so a shortcut missing it would mix them up)."""
+    from wymcp.core.server import CallRecord
+
+    call = {"method": "tools/call", "revision": "2026-07-28"}
+    run = {**call, "tool": "jobs", "action": "run", "known_tool": True}
+    house = {**run, "known_action": True, "outcome": "house_rule"}
+    return [
+        CallRecord(**run, known_action=True),
+        CallRecord(**run),  # the action unknown
+        CallRecord(**call, tool="jobs", known_tool=True),
+        CallRecord(**call, tool="jobs"),  # the tool unknown
+        CallRecord(**call, tool="nope", action="run", outcome="unknown_tool"),
+        CallRecord(**run, known_action=True, outcome="invalid_values", refused=True),
+        CallRecord(**house, refused=True),  # a middleware's refusal
+        CallRecord(**house),  # a middleware's code, not a refusal
+        CallRecord(method="tools/list", revision="2025-11-25", outcome="odd_code"),
+        CallRecord(method="made/up", revision="2025-11-25"),
+        CallRecord(method="ping"),
+        CallRecord(),
+    ]
+
+
+_COUNTED = {
+    "wymcp_requests_total",
+    "wymcp_tool_calls_total",
+    "wymcp_tool_refusals_total",
+    "mcp_server_operation_duration_seconds_count",
+}
+
+
+def _request_counts(metrics: Any) -> dict[Any, float]:
+    """The counts a record adds, by series (each label set it reaches)."""
+    metrics.flush()
+    found = samples(generate_latest_text(metrics))
+    return {key: count for key, count in found.items() if key[0] in _COUNTED and count}
+
+
+def test_a_record_is_counted_under_the_same_labels_every_time():
+    """The shortcut from a record's fields (`_by_fields`) finds the series its
+    labels name: records observed together, twice, count as each alone."""
+    from wymcp.conf import load_settings
+    from wymcp.transport.aiohttp._metrics import Metrics
+
+    expected: dict[Any, float] = {}
+    signatures = set()
+    for record in _records():
+        alone = Metrics(load_settings(None, METRICS=True))
+        alone.observe(record, 200, 0.001, 0)
+        counts = _request_counts(alone)
+        signatures.add(frozenset(counts))
+        for key, count in counts.items():
+            expected[key] = expected.get(key, 0.0) + 2 * count
+    assert len(signatures) == len(_records())  # each record its own series
+    together = Metrics(load_settings(None, METRICS=True))
+    for _ in range(2):  # the second time, through the shortcut
+        for record in _records():
+            together.observe(record, 200, 0.001, 0)
+    assert _request_counts(together) == expected
+
+
+def test_made_up_names_keep_no_shortcut():
+    """Records naming tools, actions and methods a client made up keep nothing
+    new: twice as many of them hold no more memory (the shortcut keeps only
+    records whose names are the catalogue's and the vocabularies')."""
+    import tracemalloc
+
+    from wymcp.conf import load_settings
+    from wymcp.core.server import CallRecord
+    from wymcp.transport.aiohttp._metrics import Metrics
+
+    metrics = Metrics(load_settings(None, METRICS=True))
+    rng = random.Random(27)  # noqa: S311 - repeatable names, not secrets
+
+    def observe(count: int) -> int:
+        tracemalloc.start()
+        try:
+            for _ in range(count):
+                record = CallRecord(
+                    method=rng.choice(["tools/call", _name(rng)]),
+                    revision="2026-07-28",
+                    tool=_name(rng),
+                    action=_name(rng),
+                )
+                metrics.observe(record, 200, 0.001, 0)
+            metrics.flush()
+            return tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+
+    observe(200)  # the few series made up names reach
+    held = [observe(2_000), observe(4_000)]
+    assert held[0] < 16_384, held
+    assert held[1] < 16_384, held
+
+
 def generate_latest_text(metrics: Any) -> str:
     from prometheus_client import generate_latest
 

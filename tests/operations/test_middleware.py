@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -139,6 +140,34 @@ async def test_without_middleware_the_engine_makes_no_record():
     assert exchange.record is None
 
 
+@pytest.mark.parametrize(
+    ("raised", "outcome"),
+    [
+        (RuntimeError("a bug in a handler"), "internal_error"),
+        (asyncio.CancelledError(), "cancelled"),
+    ],
+)
+async def test_a_handler_raising_without_middleware_is_recorded(
+    raised: BaseException, outcome: str
+):
+    """Without middleware the handler is awaited directly (no `observed`
+    around it); the engine still notes the outcome in the transport's record."""
+    from wymcp.core.server import CallRecord
+
+    engine = Engine(tools=[Jobs])
+
+    async def broken(call: Any) -> Any:
+        raise raised
+
+    engine._methods["tools/call"] = broken
+    exchange = _modern_exchange("run")
+    exchange.record = record = CallRecord()
+    with pytest.raises(type(raised)):
+        await engine.post(exchange, _NoStream())
+    assert (record.method, record.tool, record.action) == ("tools/call", "jobs", "run")
+    assert (record.outcome, record.refused) == (outcome, False)
+
+
 class _NoStream:
     opened = False
 
@@ -149,22 +178,37 @@ class _NoStream:
         raise AssertionError("no stream expected")
 
 
+class _RecordSpy:
+    """An engine that notes whether each POST came with a record, then serves it."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.records: list[object | None] = []
+
+    async def post(self, exchange: Any, stream: Any) -> Any:
+        self.records.append(exchange.record)
+        return await self.engine.post(exchange, stream)
+
+
 @pytest.mark.parametrize(
     ("settings", "observed"),
     [({}, False), ({"METRICS": True}, True), ({"ACCESS_LOG": True}, True)],
 )
-def test_the_route_observes_requests_only_when_asked(
+async def test_the_endpoint_observes_requests_only_when_asked(
     settings: dict[str, object], observed: bool
 ):
+    """Both off, the engine gets no record (and makes none): nothing is counted."""
     from wymcp.transport.aiohttp._setup import get_endpoint
 
     app = create_app(TOOLS=[Jobs], **settings)
     endpoint = get_endpoint(app)
-    (route,) = [
-        r for r in app.router.routes() if r.resource and r.resource.canonical == "/mcp"
-    ]
-    expected = endpoint.observed if observed else endpoint.handle
-    assert route.handler == expected
+    spy = _RecordSpy(endpoint.engine)
+    endpoint.engine = spy
+    async with Client(app) as client:
+        ran = await client.call("jobs", "run", {"size": 1})
+    assert ran.value == {"size": 1}
+    assert spy.records
+    assert all((record is not None) == observed for record in spy.records)
 
 
 class _RaisesBefore:

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Mapping,
+    Sequence,
+)
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -37,7 +45,9 @@ from wymcp.core.server._local_rates import LocalRates
 from wymcp.core.server._middleware import (
     CallRecord,
     CallRefused,
+    Middleware,
     Result,
+    note_failure,
     observed,
     rpc_outcome,
 )
@@ -369,7 +379,11 @@ class Engine:
                     lambda: run_in_session(session, handler, call),
                     self._detached,
                 )
-            result = await handler(call)
+            try:
+                result = await handler(call)
+            except BaseException as error:
+                note_failure(record, error)  # `_observed` may leave it to here
+                raise
             if revision.stateless:
                 result = revision.finish(result, self._stateless_info)
             return Reply(200, response(call.id, result))
@@ -388,31 +402,41 @@ class Engine:
         return handler if record is None else self._observed(record, call, handler)
 
     def _observed(self, record: CallRecord, call: Call, handler: Handler) -> Handler:
-        """`handler` run through the MIDDLEWARE chain, its outcome in `record`."""
+        """`handler` run through the MIDDLEWARE chain, its outcome in `record`.
+
+        Without a chain, untraced and outside a session (where a cancelled
+        call answers rather than raises), the handler itself: `_post` notes
+        its failure (no extra await per request). Else, untraced, a `partial`
+        of `observed` (no closure made per request).
+        """
         record.principal = call.principal
         record.peer = call.peer
-        if call.session is not None:
-            record.session = call.session.id
+        session = call.session
+        if session is not None:
+            record.session = session.id
         if call.method == "tools/call":
-            self._name_tool(record, call.params)
+            # the tool and action named, and whether the catalogue has them
+            params = call.params
+            name = params.get("name")
+            if isinstance(name, str):
+                record.tool = name
+                spec = self._catalogue.by_name.get(name)
+                record.known_tool = spec is not None or name == RESERVED_NAME
+                arguments = params.get("arguments")
+                action = (
+                    arguments.get("action") if isinstance(arguments, dict) else None
+                )
+                if isinstance(action, str) and spec is not None and spec.plain is None:
+                    record.action = action
+                    record.known_action = action in spec.actions
         call.record = record
         chain = self._middleware
-
-        def refusal(refused: CallRefused) -> Result:
-            return _refusal_result(record, refused)
-
         tracing = self._tracing
-
-        def run(opened: Call) -> Coroutine[Any, Any, Result]:
-            if tracing is None:
-                return observed(record, chain, lambda: handler(opened), refusal)
-            return tracing.run(
-                record,
-                opened,
-                lambda: observed(record, chain, lambda: handler(opened), refusal),
-            )
-
-        return run
+        if tracing is None:
+            if not chain and session is None:
+                return handler
+            return partial(observed, record, chain, _refusal_result, handler)
+        return _traced(tracing, record, chain, handler)
 
     def _make_tracing(self) -> Tracing:
         """The request spans (TRACING): imports OpenTelemetry, the `[otel]` extra."""
@@ -426,20 +450,6 @@ class Engine:
             raise ImportError(msg) from error
         catalogue = self._catalogue
         return Tracing(lambda name: catalogue.prompt(name) is not None)
-
-    def _name_tool(self, record: CallRecord, params: Mapping[str, Any]) -> None:
-        """The tool and action a call names, and whether the catalogue has them."""
-        name = params.get("name")
-        if not isinstance(name, str):
-            return
-        record.tool = name
-        spec = self._catalogue.by_name.get(name)
-        record.known_tool = spec is not None or name == RESERVED_NAME
-        arguments = params.get("arguments")
-        action = arguments.get("action") if isinstance(arguments, dict) else None
-        if isinstance(action, str) and spec is not None and spec.plain is None:
-            record.action = action
-            record.known_action = action in spec.actions
 
     # ------------------------------------------------------------ GET/DELETE
 
@@ -510,6 +520,27 @@ def _rate_limiter(opts: EngineOptions) -> tuple[RateLimiter, ...]:
         return ()
     store = opts.rate_store or LocalRates(clock=opts.clock)
     return (RateLimiter(opts.rate_limits, store),)
+
+
+def _traced(
+    tracing: Tracing,
+    record: CallRecord,
+    chain: Sequence[Middleware],
+    handler: Handler,
+) -> Handler:
+    """`handler` through `chain` inside the request's span (`TRACING`).
+
+    Its own function: the closure's cells are made only when traced.
+    """
+
+    def run(opened: Call) -> Coroutine[Any, Any, Result]:
+        return tracing.run(
+            record,
+            opened,
+            lambda: observed(record, chain, _refusal_result, handler, opened),
+        )
+
+    return run
 
 
 def _failed(record: CallRecord | None, error: RpcError) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 import attrs
 
@@ -26,6 +26,7 @@ from wymcp.core.server._jsonrpc import (
 Result = dict[str, Any]
 Next = Callable[[], Awaitable[Result]]
 """Run the rest of the chain and the method's handler; its JSON-RPC result."""
+_C = TypeVar("_C")
 
 GATES: Final = frozenset(
     {
@@ -150,30 +151,43 @@ def rpc_outcome(record: CallRecord, error: RpcError) -> str:
 async def observed(
     record: CallRecord,
     chain: Sequence[Middleware],
-    handler: Next,
-    refusal: Callable[[CallRefused], Result],
+    refusal: Callable[[CallRecord, CallRefused], Result],
+    handler: Callable[[_C], Awaitable[Result]],
+    call: _C,
 ) -> Result:
-    """Run `handler` through `chain` (outermost first), recording the outcome.
+    """Run `handler(call)` through `chain` (outermost first), recording the outcome.
 
-    Without middleware the handler is awaited directly: no extra await.
+    The engine passes this as a `functools.partial` (no closure per request);
+    without middleware, untraced and outside a session it awaits the handler
+    itself, noting a failure with `note_failure` (no extra await).
     `refusal` turns a middleware's `CallRefused` into the answer.
     """
     try:
         if not chain:
-            return await handler()
-        return await _link(record, chain, 0, handler, refusal)()
-    except RpcError as error:
+            return await handler(call)
+        return await _link(record, chain, 0, lambda: handler(call), refusal)()
+    except BaseException as error:
+        note_failure(record, error)
+        raise
+
+
+def note_failure(record: CallRecord | None, error: BaseException) -> None:
+    """Note in `record` (if any) the outcome of a request its handler raised.
+
+    Noting the same error twice notes the same outcome (the engine may, after
+    `observed` did).
+    """
+    if record is None:
+        return
+    if isinstance(error, RpcError):
         if not record.refused:
             record.outcome = rpc_outcome(record, error)
-        raise
-    except asyncio.CancelledError:
+    elif isinstance(error, asyncio.CancelledError):
         record.outcome = "cancelled"
-        raise
-    except Exception:
+    elif isinstance(error, Exception):
         # a middleware (or the handler) raised: the client gets -32603
         record.outcome = "internal_error"
         record.refused = False
-        raise
 
 
 def _link(
@@ -181,7 +195,7 @@ def _link(
     chain: Sequence[Middleware],
     index: int,
     handler: Next,
-    refusal: Callable[[CallRefused], Result],
+    refusal: Callable[[CallRecord, CallRefused], Result],
 ) -> Next:
     if index == len(chain):
         return handler
@@ -193,6 +207,6 @@ def _link(
             return await middleware(record, rest)
         except CallRefused as refused:
             record.refuse(refused.code)
-            return refusal(refused)
+            return refusal(record, refused)
 
     return step

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
+from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import HttpVersion11, web
@@ -48,6 +48,8 @@ logger = logging.getLogger("wymcp.transport.aiohttp")
 
 _CLIENT_CLOSED = 499
 """The status counted and logged for a request whose client left first."""
+_STREAMS = frozenset({"GET", "DELETE"})
+"""The HTTP methods counted as the `method` of their request."""
 
 
 def _closing(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
@@ -64,6 +66,12 @@ def _closing(request: web.Request, response: web.StreamResponse) -> web.StreamRe
     return response
 
 
+def _cancelled(record: CallRecord | None) -> None:
+    """Note in `record` (if observed) that the request was cancelled."""
+    if record is not None:
+        record.outcome = "cancelled"
+
+
 class Endpoint:
     """Serves one MCP endpoint of one application from settings and an engine."""
 
@@ -76,45 +84,97 @@ class Endpoint:
         self.metrics = Metrics(settings) if settings.METRICS else None
         self.scrapes = Scrapes()
         self.access = AccessLog() if settings.ACCESS_LOG else None
+        self.observing = self.metrics is not None or self.access is not None
+        """Whether requests are counted or logged (each gets a `CallRecord`)."""
         self.health = Health(self.admission, engine)
-
-    @property
-    def observing(self) -> bool:
-        """Whether requests are counted or logged (the route serves `observed`)."""
-        return self.metrics is not None or self.access is not None
 
     @property
     def auth(self) -> BearerAuth | None:
         """The `AUTH` hook, or None when the endpoint serves without tokens."""
         return self.admission.auth
 
-    async def observed(self, request: web.Request) -> web.StreamResponse:
-        """`handle`, then count the request (METRICS) and log its line (ACCESS_LOG).
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """Answer one request to the endpoint, whatever it carries.
 
-        The route serves this instead of `handle` only when one of them is on.
+        With METRICS or ACCESS_LOG on (`observing`), the request gets a
+        `CallRecord` the engine fills, and is counted and logged once
+        answered: here, not in a coroutine around this one (one await less
+        per request).
         """
-        started = time.perf_counter()
-        record = CallRecord()
-        if request.method in {"GET", "DELETE"}:
-            record.method = request.method
-        status = _CLIENT_CLOSED
+        record: CallRecord | None = None
+        started = 0.0
+        if self.observing:
+            started = perf_counter()
+            record = CallRecord()
+        response: web.StreamResponse | None = None
+        reservation: Reservation | None = None
+        principal = None
         try:
-            response = await self.handle(request, record)
-            status = response.status
-            return response  # noqa: TRY300 - the status is read in finally
+            headers = Headers.of(request.headers.items())
+            # Without AUTH and for a small body aiohttp holds whole (the usual
+            # call), nothing here awaits: the same checks, with no coroutine each.
+            admission = self.admission
+            if admission.auth is None:
+                admission.admit_anonymous(request, headers.index)
+            else:
+                principal = await admission.admit(request)
+            body: Any = None
+            if request.method == "POST":
+                reader = self.reader
+                body = reader.read_buffered(request, headers.index)
+                if body is NOT_BUFFERED:
+                    # a large body counts against the budget till the answer is sent
+                    reservation = reader.reserve()
+                    body = await reader.read_json(request, reservation)
+            exchange = Exchange(
+                request.method,
+                headers,
+                body,
+                principal,
+                challenge=(None if principal is None else admission.challenge(request)),
+                peer=request.remote,
+                record=record,
+            )
+            response = _closing(request, await self._serve(request, exchange))
+        except Refused as refused:
+            response = _closing(request, refused.response)
         except asyncio.CancelledError:
-            record.outcome = "cancelled"
+            _cancelled(record)
             raise
+        except Exception:
+            logger.exception(
+                "wymcp: unexpected error answering %s %s", request.method, request.path
+            )
+            response = _closing(request, internal_error())
         finally:
-            self._observe(request, record, status, time.perf_counter() - started)
+            if reservation is not None:
+                reservation.release()
+            if record is not None:
+                self._observe(request, record, response, started, principal)
+        assert response is not None  # noqa: S101 - each branch answered or raised
+        return response
 
     def _observe(
-        self, request: web.Request, record: CallRecord, status: int, seconds: float
+        self,
+        request: web.Request,
+        record: CallRecord,
+        response: web.StreamResponse | None,
+        started: float,
+        principal: object | None,
     ) -> None:
         """Count and log one answered request; a failure here is logged, not raised.
 
         The answer is sent already: counting it must not turn it into an error.
+        No `response`: the client left first (counted as `_CLIENT_CLOSED`).
+        `principal` is the one AUTH admitted, for a request refused before
+        the engine filled the record.
         """
+        seconds = perf_counter() - started
+        if record.method is None and request.method in _STREAMS:
+            record.method = request.method  # a stream's: the engine names no method
+        if record.principal is None:
+            record.principal = principal
+        status = _CLIENT_CLOSED if response is None else response.status
         if status >= 400 and record.outcome == "ok":  # noqa: PLR2004 - 4xx/5xx
             record.outcome = "refused"  # the transport answered before the engine
         try:
@@ -136,57 +196,6 @@ class Endpoint:
                 )
         except Exception:
             logger.exception("wymcp: counting or logging a request failed")
-
-    async def handle(
-        self, request: web.Request, record: CallRecord | None = None
-    ) -> web.StreamResponse:
-        """Answer one request to the endpoint, whatever it carries.
-
-        `record`, when requests are observed, gets what the engine saw.
-        """
-        reservation: Reservation | None = None
-        try:
-            headers = Headers.of(request.headers.items())
-            # Without AUTH and for a small body aiohttp holds whole (the usual
-            # call), nothing here awaits: the same checks, with no coroutine each.
-            admission = self.admission
-            principal = None
-            if admission.auth is None:
-                admission.admit_anonymous(request, headers.index)
-            else:
-                principal = await admission.admit(request)
-                if record is not None:
-                    record.principal = principal
-            body: Any = None
-            if request.method == "POST":
-                reader = self.reader
-                body = reader.read_buffered(request, headers.index)
-                if body is NOT_BUFFERED:
-                    # a large body counts against the budget till the answer is sent
-                    reservation = reader.reserve()
-                    body = await reader.read_json(request, reservation)
-            exchange = Exchange(
-                request.method,
-                headers,
-                body,
-                principal,
-                challenge=(None if principal is None else admission.challenge(request)),
-                peer=request.remote,
-                record=record,
-            )
-            return _closing(request, await self._serve(request, exchange))
-        except Refused as refused:
-            return _closing(request, refused.response)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            logger.exception(
-                "wymcp: unexpected error answering %s %s", request.method, request.path
-            )
-            return _closing(request, internal_error())
-        finally:
-            if reservation is not None:
-                reservation.release()
 
     async def expect(self, request: web.Request) -> web.StreamResponse | None:
         """Answer `Expect: 100-continue` only for a request the endpoint would read.

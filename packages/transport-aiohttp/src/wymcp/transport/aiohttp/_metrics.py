@@ -9,11 +9,11 @@ until a flush (a scrape, every `LAG_INTERVAL`, shutdown).
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
 import hmac
 import logging
 import os
+from bisect import bisect_left
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -172,6 +172,14 @@ LIVE_TICKS: Final = 10
 
 MULTIPROCESS_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
 
+FIELD_SETS: Final = 4096
+"""Records' field sets kept as a shortcut to their series, at most (each is
+one of the label sets, so fewer arrive; the bound is a second guard)."""
+
+_Fields = tuple[str | None, str | None, str, bool, str | None, bool, str | None, bool]
+"""A record's method, revision, outcome, refused, tool, known_tool, action,
+known_action: what its labels are worked out from."""
+
 
 @attrs.define(eq=False)
 class _Series:
@@ -194,7 +202,7 @@ class _Series:
         """Count one more duration (until the flush)."""
         self.count += 1
         self.seconds += seconds
-        self.buckets[bisect.bisect_left(self.bounds, seconds)] += 1
+        self.buckets[bisect_left(self.bounds, seconds)] += 1
 
     def flush(self) -> None:
         """Add the pending counts to the children (on the event loop's thread)."""
@@ -213,14 +221,6 @@ class _Series:
                 buckets[index] = 0
         self.count = 0
         self.seconds = 0.0
-
-
-def outcome_label(record: CallRecord) -> str:
-    """The record's outcome as a label: a middleware's own code is `middleware`."""
-    outcome = record.outcome
-    if outcome in OUTCOMES:
-        return outcome
-    return "middleware" if record.refused else "rpc_error"
 
 
 TEXT_FORMAT: Final = "text/plain; version=0.0.4; charset=utf-8"
@@ -307,6 +307,9 @@ class Metrics:
             registry=own,
         )
         self._series: dict[tuple[str, str, str, str, str, bool], _Series] = {}
+        """The series of each label set (bounded: the labels are)."""
+        self._by_fields: dict[_Fields, _Series] = {}
+        """The series of the fields of records seen (`_labelled` says which)."""
         self._pending: list[_Series] = []
         """The series counted since the last flush."""
         self._body_bytes = 0
@@ -351,16 +354,10 @@ class Metrics:
             multiprocess_mode="livemax",
         )
         self._broker_series: dict[tuple[str, str], _Series] = {}
-
-    # ------------------------------------------------------------- labels
-
-    def _tool_labels(self, record: CallRecord) -> tuple[str, str]:
-        tool = record.tool if record.known_tool and record.tool else UNKNOWN
-        if record.action is None:
-            action = NONE if record.known_tool else UNKNOWN
-        else:
-            action = record.action if record.known_action else UNKNOWN
-        return tool, action
+        self._error_children: dict[tuple[int, str], Any] = {}
+        """The `http_errors` children by (status, reason) (`_http_error`)."""
+        self._session_children: dict[str, Any] = {}
+        """The `session_duration` children by revision label (bounded)."""
 
     # ------------------------------------------------------------ observe
 
@@ -369,27 +366,87 @@ class Metrics:
     ) -> None:
         """Count one answered request (what its record says, and its status).
 
-        The series a label set updates are looked up once and kept: the label
-        sets are bounded, so is what is kept. The counts wait in plain
-        integers for `flush`.
+        The series of a record's fields as they are (`_by_fields`) is found
+        in one lookup; a record seen the first time goes through `_labelled`.
+        The counts wait in plain integers for `flush`; the duration is added
+        here (`_Series.add`, inline: this runs once per request).
         """
-        method = record.method if record.method in METHODS else UNKNOWN
-        revision = record.revision if record.revision in SUPPORTED else NONE
-        outcome = outcome_label(record)
-        tool, action = self._tool_labels(record) if method == "tools/call" else ("", "")
-        key = (method, revision, outcome, tool, action, record.refused)
-        series = self._series.get(key)
+        fields = (
+            record.method,
+            record.revision,
+            record.outcome,
+            record.refused,
+            record.tool,
+            record.known_tool,
+            record.action,
+            record.known_action,
+        )
+        series = self._by_fields.get(fields)
         if series is None:
-            series = self._series[key] = self._make_series(key)
+            series = self._labelled(fields)
         if not series.count:
             self._pending.append(series)
-        series.add(seconds)
+        series.count += 1
+        series.seconds += seconds
+        series.buckets[bisect_left(series.bounds, seconds)] += 1
         if status >= 400:  # noqa: PLR2004 - 4xx/5xx
             reason = record.reason
             if reason not in LIMITS:
                 reason = REASONS.get(status, "other")
-            self.http_errors.labels(str(status), reason).inc()
+            self._http_error(status, reason).inc()
         self._body_bytes += body_bytes
+
+    def _labelled(self, fields: _Fields) -> _Series:
+        """The series of a record's `fields`, by their labels.
+
+        The label values come from the catalogue and fixed vocabularies (an
+        unknown name is `unknown`), and the series are kept by label set:
+        bounded. The fields themselves are kept as a shortcut only when they
+        are these labels' (a tool of the catalogue, a method, revision and
+        outcome of the vocabularies), up to `FIELD_SETS`: a client sending
+        new names fills neither.
+        """
+        method, revision, outcome, refused, tool, known_tool, action, known_action = (
+            fields
+        )
+        bounded = method in METHODS and revision in SUPPORTED and outcome in OUTCOMES
+        if method not in METHODS:
+            method = UNKNOWN
+        if revision not in SUPPORTED:
+            revision = NONE
+        if outcome not in OUTCOMES:  # a middleware's own code
+            outcome = "middleware" if refused else "rpc_error"
+        if method == "tools/call":
+            bounded = bounded and known_tool and (action is None or known_action)
+            tool = tool if known_tool and tool else UNKNOWN
+            if action is None:
+                action = NONE if known_tool else UNKNOWN
+            elif not known_action:
+                action = UNKNOWN
+        else:
+            bounded = bounded and tool is None and action is None
+            tool = action = ""
+        key = (method, revision, outcome, tool, action, refused)
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = self._make_series(key)
+        if bounded and len(self._by_fields) < FIELD_SETS:
+            self._by_fields[fields] = series
+        return series
+
+    def _http_error(self, status: int, reason: str) -> Any:
+        """The `wymcp_http_errors` child of (status, reason), made once.
+
+        `status` is an answer's (at most 1000 values), `reason` one of the
+        fixed vocabularies: what is kept is bounded.
+        """
+        key = (status, reason)
+        child = self._error_children.get(key)
+        if child is None:
+            child = self._error_children[key] = self.http_errors.labels(
+                str(status), reason
+            )
+        return child
 
     def flush(self) -> None:
         """Add what was counted since the last flush to the series.
@@ -453,11 +510,14 @@ class Metrics:
     def session_ended(self, revision: str, seconds: float) -> None:
         """Observe the duration of a session that ended (the engine's hook)."""
         label = revision if revision in SUPPORTED else NONE
-        self.session_duration.labels(label).observe(seconds)
+        child = self._session_children.get(label)
+        if child is None:
+            child = self._session_children[label] = self.session_duration.labels(label)
+        child.observe(seconds)
 
     def refused_connection(self) -> None:
         """Count a connection refused 503 at MAX_CONNECTIONS (before any request)."""
-        self.http_errors.labels("503", "max_connections").inc()
+        self._http_error(503, "max_connections").inc()
 
     def live(self, engine: object) -> None:
         """Set the gauges of what `engine` holds now (its `live()`, if it has one)."""

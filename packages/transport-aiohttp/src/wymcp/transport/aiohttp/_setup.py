@@ -39,7 +39,7 @@ def mount(app: web.Application, settings: Settings, engine: ServedEngine) -> End
     app.router.add_route(
         "*",
         settings.PATH,
-        endpoint.observed if endpoint.observing else endpoint.handle,
+        endpoint.handle,
         expect_handler=endpoint.expect,
     )
     health = endpoint.health
