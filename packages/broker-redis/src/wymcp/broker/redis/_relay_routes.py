@@ -1,10 +1,8 @@
 """Where a client's answer or cancel for a call on another worker goes (`BROKER`).
 
-An answer goes only to the worker whose registered question it answers (body
-in a short-lived key, a head on that worker's channel); a short cancel goes to
-all. A session, and a client's cancels, relay ≤ `RELAY_BUDGET` bytes in any
-`RELAY_WINDOW_MS` span (`MIN_CHARGE` each at least; counted in 1 s slices,
-so no window edge doubles it); all bodies keep within a share of Redis.
+An answer goes only to the worker whose registered question it answers, a
+short cancel to all; a session, and a client's cancels, relay at most
+`RELAY_BUDGET` bytes in any `RELAY_WINDOW_MS` span (counted in 1 s slices).
 """
 
 from __future__ import annotations
