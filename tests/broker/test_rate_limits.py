@@ -140,6 +140,33 @@ async def test_failed_releases_are_logged_once_per_outage(
     assert not store._release_failing  # a release that worked ends the outage
 
 
+async def test_an_outage_s_local_limits_count_the_calls_held_in_redis(redis_url: str):
+    # a worker running one call under a Redis slot admitted another past a
+    # cap of 1 once Redis failed (attack 8, LOW 6)
+    rule = RateRule(concurrency=1)
+    checks = _checks(rule, "{outage-held}")
+    store = RedisRates(redis_url, lease=60, on_error="open")
+    acquire = store._acquire
+
+    async def failing(**_: object) -> None:
+        raise RedisConnectionError("Connection refused")
+
+    try:
+        assert await store.acquire(checks, "running") is None  # held in Redis
+        store._acquire = failing  # type: ignore[assignment]
+        during = await store.acquire(checks, "second")
+        store._acquire = acquire
+        await store.release(checks, "running")
+        store._acquire = failing  # type: ignore[assignment]
+        freed = await store.acquire(checks, "third")
+        await store.release(checks, "third")
+    finally:
+        await store.client.delete(f"{PREFIX}{checks[0].key}:c")
+        await store.aclose()
+    assert during is not None  # the running call fills the cap of 1
+    assert freed is None  # its release freed the local count too
+
+
 async def test_redis_down_open_falls_back_to_this_workers_limits(caplog):
     down = f"redis://127.0.0.1:{free_port()}/0"
     store = RedisRates(down, lease=60, on_error="open")

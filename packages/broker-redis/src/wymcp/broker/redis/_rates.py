@@ -138,6 +138,9 @@ class RedisRates:
                 self._renewing[token] = asyncio.create_task(
                     self._keep(keys, token), name="wymcp-rate-lease"
                 )
+                # counted here too, so an outage's local decisions see the
+                # calls this worker already runs under a Redis slot
+                self.local.hold(checks)
             return None
         return float(waited) / 1000
 
@@ -186,6 +189,7 @@ class RedisRates:
             return
         renewal = self._renewing.pop(token, None)
         if renewal is not None:
+            self.local.free(checks)
             renewal.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewal

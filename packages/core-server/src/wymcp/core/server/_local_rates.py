@@ -68,6 +68,12 @@ class LocalRates:
                 self._running[check.key] = self._running.get(check.key, 0) + 1
         return None
 
+    def hold(self, checks: Sequence[RateCheck]) -> None:
+        """Count a call admitted elsewhere (a Redis slot) as running here."""
+        for check in checks:
+            if check.rule.concurrency is not None:
+                self._running[check.key] = self._running.get(check.key, 0) + 1
+
     async def release(self, checks: Sequence[RateCheck], token: str) -> None:  # noqa: ARG002 - the RateStore signature
         """Free the concurrency slots `acquire` took."""
         self.free(checks)
