@@ -2,15 +2,18 @@
 
 A thread in C code (the `json` scanner building lists) keeps the GIL until it
 returns: the loop waits for all of it. Python code run at each collection lets
-the GIL pass to the loop; `OffLoopLane` runs such steps one at a time.
+the GIL pass to the loop; `OffLoopLane` runs such steps one at a time, clients
+in turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import functools
 import gc
+from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -41,39 +44,110 @@ class OffLoopLane:
     call cancelled while its job runs leaves the lane held until the thread
     ends, so never more than one thread runs. One per engine (and one per
     HTTP endpoint, for bodies).
+
+    Waiting jobs are served by client in turn (round-robin), not first come
+    first served: `of(client)` is the lane as one client's jobs take it, and
+    a client with many jobs waiting gets one, then waits for every other
+    waiting client's next job. A client's job so waits for at most one job
+    of each other client, however many they queued.
     """
 
     def __init__(self) -> None:
-        self._lock: asyncio.Lock | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._turns = _LoopTurns()
+        self._client = ""
+
+    def of(self, client: str) -> OffLoopLane:
+        """This lane, taking the jobs of `client` (a `client_key`) in their turn."""
+        lane = copy.copy(self)  # shares the turns
+        lane._client = client  # noqa: SLF001 - its own class
+        return lane
 
     async def run(self, work: Callable[[], T]) -> T:
-        """Return `work()` run in a worker thread, after the jobs queued before."""
+        """Return `work()` run in a worker thread, once its turn came."""
         return await asyncio.shield(await self.start(work))
 
     async def start(self, work: Callable[[], T]) -> asyncio.Future[T]:
-        """Start `work()` in a worker thread once the jobs before it ended.
+        """Start `work()` in a worker thread once its turn came.
 
         The lane is held until the returned future is done, whoever awaits it.
         """
         loop = asyncio.get_running_loop()
-        if self._lock is None or self._loop is not loop:  # a lock serves one loop
-            self._lock, self._loop = asyncio.Lock(), loop
-        lock = self._lock
-        await lock.acquire()
+        turns = self._turns.on(loop)
+        await turns.take(self._client)
         try:
             job = loop.run_in_executor(
                 None, functools.partial(contextvars.copy_context().run, yielding, work)
             )
         except BaseException:
-            lock.release()
+            turns.give_back()
             raise
-        job.add_done_callback(functools.partial(_release, lock))
+        job.add_done_callback(functools.partial(_release, turns))
         return job
 
 
-def _release(lock: asyncio.Lock, job: asyncio.Future[Any]) -> None:
+class _LoopTurns:
+    """The turns of one lane and its client views, on the loop it serves."""
+
+    def __init__(self) -> None:
+        self._turns: Turns | None = None
+
+    def on(self, loop: asyncio.AbstractEventLoop) -> Turns:
+        """The turns on `loop` (new ones when the lane moved to another loop)."""
+        turns = self._turns
+        if turns is None or turns.loop is not loop:  # futures serve one loop
+            turns = self._turns = Turns(loop)
+        return turns
+
+
+class Turns:
+    """Whose job runs next: one at a time, the waiting clients in turn.
+
+    Each waiting client has its queue of jobs; the clients wait in the order
+    they came. A turn goes to the first client's first job, and that client
+    (if it has more) goes to the back, behind every other waiting client.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.busy = False
+        self.waiting: dict[str, deque[asyncio.Future[None]]] = {}
+
+    async def take(self, client: str) -> None:
+        """Return once `client` holds the lane (give it back with `give_back`)."""
+        if not self.busy:  # a free lane has nobody waiting: give_back hands on
+            self.busy = True
+            return
+        turn = self.loop.create_future()
+        queue = self.waiting.setdefault(client, deque())
+        queue.append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.give_back()  # handed the lane as it was cancelled: pass it on
+            elif turn in queue:
+                queue.remove(turn)
+                if not queue and self.waiting.get(client) is queue:
+                    del self.waiting[client]
+            raise
+
+    def give_back(self) -> None:
+        """Hand the lane to the next client's next job, or free it."""
+        waiting = self.waiting
+        while waiting:
+            client = next(iter(waiting))
+            queue = waiting.pop(client)
+            turn = queue.popleft()
+            if queue:
+                waiting[client] = queue  # its next job waits for the others'
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self.busy = False
+
+
+def _release(turns: Turns, job: asyncio.Future[Any]) -> None:
     """Free the lane once the thread ended; its outcome is the caller's to read."""
-    lock.release()
+    turns.give_back()
     if not job.cancelled():
         job.exception()  # read, so an abandoned job's error is not logged later
