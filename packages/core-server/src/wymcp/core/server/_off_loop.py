@@ -17,6 +17,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import attrs
+
 T = TypeVar("T")
 
 
@@ -45,11 +47,12 @@ class OffLoopLane:
     ends, so never more than one thread runs. One per engine (and one per
     HTTP endpoint, for bodies).
 
-    Waiting jobs are served by client in turn (round-robin), not first come
-    first served: `of(client)` is the lane as one client's jobs take it, and
-    a client with many jobs waiting gets one, then waits for every other
-    waiting client's next job. A client's job so waits for at most one job
-    of each other client, however many they queued.
+    Waiting jobs are served by client in turn (`Turns`), not first come
+    first served: `of(client)` is the lane as one client's jobs take it. A
+    client with many jobs waiting gets one, then waits for every other
+    waiting client's next job; a client that comes while another's jobs
+    run waits for the running one only. A client's job so waits for at most
+    one job of each other client, however many they queued.
     """
 
     def __init__(self) -> None:
@@ -99,35 +102,53 @@ class _LoopTurns:
         return turns
 
 
+@attrs.define
+class _Queue:
+    """One client's waiting jobs, and the turn it last had (-1: none of late)."""
+
+    last: int
+    jobs: deque[asyncio.Future[None]] = attrs.field(factory=deque)
+
+
 class Turns:
     """Whose job runs next: one at a time, the waiting clients in turn.
 
-    Each waiting client has its queue of jobs; the clients wait in the order
-    they came. A turn goes to the first client's first job, and that client
-    (if it has more) goes to the back, behind every other waiting client.
+    Each waiting client has its queue of jobs. A turn goes to the first job
+    of the client whose last turn is the oldest: a client that had none
+    while it waited (or holds none now) first, in the order they came, then
+    the one served longest ago. So a client that comes while another's jobs
+    run and wait is served right after the running job, and a client with
+    many jobs gets one turn in each round of the waiting clients.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.busy = False
-        self.waiting: dict[str, deque[asyncio.Future[None]]] = {}
+        self.holder: str | None = None
+        """The client whose job holds the lane (None: free)."""
+        self.turns = 0
+        """Turns handed out: each client's `last` is one of them."""
+        self.waiting: dict[str, _Queue] = {}
 
     async def take(self, client: str) -> None:
         """Return once `client` holds the lane (give it back with `give_back`)."""
         if not self.busy:  # a free lane has nobody waiting: give_back hands on
-            self.busy = True
+            self._hand(client)
             return
+        queue = self.waiting.get(client)
+        if queue is None:  # the holder's own job waits for a full round
+            last = self.turns if client == self.holder else -1
+            queue = self.waiting[client] = _Queue(last)
         turn = self.loop.create_future()
-        queue = self.waiting.setdefault(client, deque())
-        queue.append(turn)
+        queue.jobs.append(turn)
         try:
             await turn
         except asyncio.CancelledError:
             if turn.done() and not turn.cancelled():
                 self.give_back()  # handed the lane as it was cancelled: pass it on
-            elif turn in queue:
-                queue.remove(turn)
-                if not queue and self.waiting.get(client) is queue:
+            elif turn in queue.jobs:
+                queue.jobs.remove(turn)
+                if not queue.jobs and self.waiting.get(client) is queue:
                     del self.waiting[client]
             raise
 
@@ -135,15 +156,27 @@ class Turns:
         """Hand the lane to the next client's next job, or free it."""
         waiting = self.waiting
         while waiting:
-            client = next(iter(waiting))
+            # the first (in the order they came) of those served longest ago
+            client = min(waiting, key=lambda name: waiting[name].last)
             queue = waiting.pop(client)
-            turn = queue.popleft()
-            if queue:
-                waiting[client] = queue  # its next job waits for the others'
-            if not turn.done():
-                turn.set_result(None)
-                return
+            turn = queue.jobs.popleft()
+            if turn.done():  # cancelled as it was handed over: the next one
+                if queue.jobs:
+                    waiting[client] = queue
+                continue
+            self._hand(client)
+            if queue.jobs:  # its next job waits for the others' turns
+                queue.last = self.turns
+                waiting[client] = queue
+            turn.set_result(None)
+            return
         self.busy = False
+        self.holder = None
+
+    def _hand(self, client: str) -> None:
+        self.busy = True
+        self.holder = client
+        self.turns += 1
 
 
 def _release(turns: Turns, job: asyncio.Future[Any]) -> None:
