@@ -182,3 +182,37 @@ async def test_one_client_s_queued_jobs_do_not_run_ahead_of_another_s(
     print(f"valid calls waited {[round(w, 2) for w in waits]} s; hostile {statuses}")  # noqa: T201 - the figure
     assert max(waits) <= WAIT_BOUND
     assert all(status == 200 for each in statuses for status in each)
+
+
+async def test_a_body_waiting_its_turn_is_not_timed_out_as_a_slow_body(
+    serve: Serve,
+) -> None:
+    # BODY_TIMEOUT counts the client's sending, not the wait for its turn:
+    # part of the body comes, then the rest while it waits; the wait takes
+    # it past BODY_TIMEOUT from its first byte, and it is still served (not 408)
+    timeout = 1.4
+    wire = await serve(TOOLS=[Walk, Total], BODY_TIMEOUT=timeout)
+    hostile = call_bytes(wire, "walk", "read", {"v": [0] * VALUES})
+    valid = call_bytes(wire, "total", "add", {"v": [1] * VALUES})
+    wire = await serve(
+        TOOLS=[Walk, Total],
+        BODY_MEMORY_BUDGET=len(hostile) + len(valid) // 2,
+        BODY_TIMEOUT=timeout,
+    )
+    attack = asyncio.ensure_future(send_from(wire, HOSTILE, hostile))
+    await walking()
+    head = valid.index(b"\r\n\r\n") + 4
+    reader, writer = await wire.connect()
+    try:
+        writer.write(valid[: head + 1024])  # not counted yet: no wait
+        await writer.drain()
+        await asyncio.sleep(1.0)
+        writer.write(valid[head + 1024 :])  # counted: waits for the hostile walk
+        await writer.drain()
+        answer = await wire.read(reader)
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    assert answer.status == 200, answer
+    assert answer.json()["result"]["isError"] is False
+    assert (await attack).status == 200

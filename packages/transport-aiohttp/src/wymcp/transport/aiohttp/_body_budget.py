@@ -54,16 +54,20 @@ class BodyBudget:
         """Whether `more` bytes fit in what the budget has left."""
         return self.budget is None or self.held + more <= self.budget
 
-    async def admit(self, reservation: Reservation, wants: int) -> bool:
-        """Hold `wants` bytes for a body holding none yet; False: refuse it.
+    async def admit(self, reservation: Reservation, size: int, expected: int) -> bool:
+        """Hold `size` bytes for a body holding none yet; False: refuse it.
 
         At once when it fits and nobody waits; else after its turn (when its
         client holds nothing, has no body waiting, and the bytes come within
-        `wait` seconds).
+        `wait` seconds). A body let in after its turn holds `expected` bytes
+        (its whole size when known) at once: it is never refused part way
+        for bytes another body took since. One let in at once holds what
+        arrived, so a body that trickles holds no more than it sent.
         """
-        if not self.waiting and self.fits(wants):
-            reservation.take(wants)
+        if not self.waiting and self.fits(size):
+            reservation.take(size)
             return True
+        wants = max(size, expected)
         client = reservation.client
         if (
             self.wait <= 0
@@ -143,13 +147,12 @@ class Reservation:
     async def hold(self, size: int, expected: int = 0) -> bool:
         """`grow_to(size)`, the first counted bytes waiting their turn if need be.
 
-        `expected`: the body's whole size when known (its `Content-Length`):
-        the first counted bytes then hold all of it at once, so a body let in
-        after its turn is never refused part way for bytes another took.
+        `expected`: the body's whole size when known (its `Content-Length`),
+        held at once by a body let in after its turn (`BodyBudget.admit`).
         """
         if size <= COUNTED_FROM or size <= self._held or self._held:
             return self.grow_to(size)
-        return await self._budget.admit(self, max(size, expected))
+        return await self._budget.admit(self, size, expected)
 
     def take(self, size: int) -> None:
         """Hold `size` bytes in all (the budget checked they fit)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Mapping
-from time import perf_counter
 from typing import Any
 
 from aiohttp import web
@@ -211,11 +210,15 @@ class BodyReader:
             if not reservation.grow_to(held):
                 raise self._full()
             return
-        waited = perf_counter()
-        await self._hold(reservation, held, expected)
         when = sending.when()
-        if when is not None:
-            sending.reschedule(when + perf_counter() - waited)
+        sending.reschedule(None)  # no BODY_TIMEOUT while it waits (wait bounds it)
+        loop = asyncio.get_running_loop()
+        waited = loop.time()
+        try:
+            await self._hold(reservation, held, expected)
+        finally:
+            if when is not None:
+                sending.reschedule(when + loop.time() - waited)
 
     def _full(self) -> Refused:
         return Refused(
