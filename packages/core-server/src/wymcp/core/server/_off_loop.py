@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import copy
 import functools
 import gc
 from collections import deque
@@ -57,12 +56,17 @@ class OffLoopLane:
 
     def __init__(self) -> None:
         self._turns = _LoopTurns()
-        self._client = ""
+        self._client: str | Callable[[], str] = ""
 
-    def of(self, client: str) -> OffLoopLane:
-        """This lane, taking the jobs of `client` (a `client_key`) in their turn."""
-        lane = copy.copy(self)  # shares the turns
-        lane._client = client  # noqa: SLF001 - its own class
+    def of(self, client: str | Callable[[], str]) -> OffLoopLane:
+        """This lane, taking the jobs of `client` (a `client_key`) in their turn.
+
+        `client` may be a function giving the key: called only when a job
+        comes (most calls have none, and a key costs a few microseconds).
+        """
+        lane = object.__new__(OffLoopLane)
+        lane._turns = self._turns  # shared by every view
+        lane._client = client
         return lane
 
     async def run(self, work: Callable[[], T]) -> T:
@@ -76,7 +80,8 @@ class OffLoopLane:
         """
         loop = asyncio.get_running_loop()
         turns = self._turns.on(loop)
-        await turns.take(self._client)
+        client = self._client
+        await turns.take(client if isinstance(client, str) else client())
         try:
             job = loop.run_in_executor(
                 None, functools.partial(contextvars.copy_context().run, yielding, work)

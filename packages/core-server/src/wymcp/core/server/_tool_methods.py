@@ -6,6 +6,7 @@ A call is checked against its `Mcp-Param-*` headers, run at once or as a task
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Mapping
 from typing import Any
@@ -83,7 +84,7 @@ class ToolMethods:
         if call.checks_params:
             check_params(call.headers, spec.header_annotations, arguments)
         revision = call.revision
-        lane = self._lane.of(client_key(call.principal, call.peer))
+        lane = self._lane.of(functools.partial(client_key, call.principal, call.peer))
         opened = (
             await self._as_task(call, spec, arguments, lane)
             if revision.stateless and spec.may_run_as_task
