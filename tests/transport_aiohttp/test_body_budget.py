@@ -156,7 +156,7 @@ async def test_a_cancelled_waiting_body_holds_nothing_and_passes_its_turn() -> N
     budget = BodyBudget(100_000, wait=5.0)
     full = budget.reserve("a")
     assert full.grow_to(100_000)
-    gone = asyncio.ensure_future(budget.reserve("b").hold(90_000))
+    gone = asyncio.ensure_future(budget.reserve("b").hold(5_000, expected=90_000))
     behind = budget.reserve("c")
     after = asyncio.ensure_future(behind.hold(20_000))
     await asyncio.sleep(0)
@@ -188,3 +188,20 @@ async def test_a_body_let_in_at_once_holds_only_what_arrived() -> None:
     body = budget.reserve("a")
     assert await body.hold(COUNTED_FROM + 1, expected=100_000)
     assert budget.held == COUNTED_FROM + 1
+
+
+async def test_the_bytes_waiting_bodies_have_read_stay_within_the_budget() -> None:
+    budget = BodyBudget(100_000, wait=5.0)
+    full = budget.reserve("a")
+    assert full.grow_to(100_000)
+    first = asyncio.ensure_future(budget.reserve("b").hold(60_000))
+    await asyncio.sleep(0)
+    assert budget.waiting_read == 60_000
+    assert not await budget.reserve("c").hold(50_000)  # 110,000 read: at once
+    second = asyncio.ensure_future(budget.reserve("d").hold(40_000))
+    await asyncio.sleep(0)
+    assert budget.waiting_read == 100_000
+    full.release()
+    assert await first
+    assert await second
+    assert budget.waiting_read == 0

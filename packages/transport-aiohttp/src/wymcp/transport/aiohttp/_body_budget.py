@@ -35,6 +35,7 @@ class BodyBudget:
     other client's body is admitted ahead of a waiting one. A client that
     already holds bytes is refused at once instead, so the bytes one client's
     body frees go to the clients that were waiting before its next body.
+    The bytes the waiting bodies have read stay within the budget too.
     """
 
     def __init__(self, budget: int | None, *, wait: float = 0.0) -> None:
@@ -45,6 +46,8 @@ class BodyBudget:
         """The bytes each client holds now (no entry: none)."""
         self.waiting: dict[str, _Waiter] = {}
         """The body each waiting client waits with, in their turns' order."""
+        self.waiting_read = 0
+        """Bytes the waiting bodies have read: at most the budget between them."""
 
     def reserve(self, client: str = "") -> Reservation:
         """A reservation of nothing yet, for one request's body from `client`."""
@@ -74,16 +77,19 @@ class BodyBudget:
             or (self.budget is not None and wants > self.budget)
             or client in self.holding
             or client in self.waiting
+            or (self.budget is not None and self.waiting_read + size > self.budget)
         ):
             return False
         waiter = _Waiter(reservation, wants, asyncio.get_running_loop().create_future())
         self.waiting[client] = waiter
+        self.waiting_read += size
         try:
             async with asyncio.timeout(self.wait):
                 await waiter.turn
         except TimeoutError:
             pass  # refused below, unless the turn came as the time ran out
         finally:
+            self.waiting_read -= size
             if self.waiting.get(client) is waiter:  # never served: its turn is lost
                 del self.waiting[client]
                 self.serve()
