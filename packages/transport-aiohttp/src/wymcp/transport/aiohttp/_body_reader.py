@@ -206,8 +206,8 @@ class BodyReader:
         A wait for its turn is the server's time, not the client's: the
         deadline moves on by as long as the body waited.
         """
-        if reservation.holds:  # a body let in grows or is refused: no wait
-            if not reservation.grow_to(held):
+        if reservation.holds or held <= COUNTED_FROM:  # never waits
+            if not reservation.grow_to(held):  # a body let in grows or is refused
                 raise self._full()
             return
         when = sending.when()
