@@ -82,6 +82,7 @@ EXPECTED = [
     "ToolResult",
     "answered_or_cancelled",
     "audio",
+    "client_key",
     "decode_by_policy",
     "echoable_id",
     "embedded_resource",

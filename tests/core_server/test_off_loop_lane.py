@@ -9,6 +9,7 @@ import time
 import pytest
 
 from wymcp.core.server import OffLoopLane
+from wymcp.core.server._off_loop import Turns
 
 
 class Recorder:
@@ -76,3 +77,106 @@ def test_a_lane_serves_each_loop_it_is_used_on() -> None:
     for _ in range(2):
         assert asyncio.run(two_at_once()) == ["a", "b"]
     assert recorder.most == 1
+
+
+async def queue_behind_a_running_job(
+    lane: OffLoopLane, jobs: list[tuple[str, str]]
+) -> list[str]:
+    """Run `jobs` ((client, name) in the order they come) while a job runs.
+
+    Returns the names in the order their jobs started.
+    """
+    started: list[str] = []
+    go, ready = threading.Event(), threading.Event()
+
+    def first() -> None:
+        ready.set()
+        go.wait()
+
+    running = asyncio.ensure_future(lane.of("first").run(first))
+    assert await asyncio.to_thread(ready.wait, 5)  # the lane is held
+    waiting = []
+    for client, name in jobs:
+        waiting.append(
+            asyncio.ensure_future(lane.of(client).run(lambda n=name: started.append(n)))
+        )
+        await asyncio.sleep(0)  # each reaches the lane in this order
+    go.set()
+    await asyncio.gather(running, *waiting)
+    return started
+
+
+async def test_waiting_jobs_are_served_by_client_in_turn() -> None:
+    # one client's queue of jobs no longer runs ahead of another client's one
+    order = await queue_behind_a_running_job(
+        OffLoopLane(),
+        [
+            ("addr:10.0.0.1", "a1"),
+            ("addr:10.0.0.1", "a2"),
+            ("addr:10.0.0.1", "a3"),
+            ("addr:10.0.0.2", "b1"),
+            ("addr:10.0.0.2", "b2"),
+            ("sub:carol", "c1"),
+        ],
+    )
+    assert order == ["a1", "b1", "c1", "a2", "b2", "a3"]
+
+
+async def test_one_client_s_jobs_keep_their_order() -> None:
+    names = [f"job{n}" for n in range(5)]
+    order = await queue_behind_a_running_job(
+        OffLoopLane(), [("addr:10.0.0.1", name) for name in names]
+    )
+    assert order == names
+
+
+async def test_a_client_coming_later_waits_for_the_running_job_only() -> None:
+    lane = OffLoopLane()
+    started: list[str] = []
+    go = threading.Event()
+    running = asyncio.ensure_future(lane.of("a").run(go.wait))
+    await asyncio.sleep(0.05)
+    hostile = [
+        asyncio.ensure_future(lane.of("a").run(lambda n=n: started.append(f"a{n}")))
+        for n in range(10)
+    ]
+    await asyncio.sleep(0)
+    honest = asyncio.ensure_future(lane.of("b").run(lambda: started.append("b")))
+    await asyncio.sleep(0)
+    go.set()
+    await asyncio.gather(running, honest, *hostile)
+    # a's ten jobs came first, but a holds the lane: b is next
+    assert started == ["b"] + [f"a{n}" for n in range(10)]
+
+
+async def test_a_cancelled_waiting_job_takes_no_turn() -> None:
+    lane = OffLoopLane()
+    started: list[str] = []
+    go = threading.Event()
+    running = asyncio.ensure_future(lane.of("a").run(go.wait))
+    await asyncio.sleep(0.05)
+    gone = asyncio.ensure_future(lane.of("b").run(lambda: started.append("b")))
+    stays = asyncio.ensure_future(lane.of("c").run(lambda: started.append("c")))
+    await asyncio.sleep(0)
+    gone.cancel()
+    go.set()
+    await asyncio.gather(running, stays)
+    assert gone.cancelled()
+    assert started == ["c"]
+    assert await lane.of("b").run(lambda: "free") == "free"
+
+
+async def test_a_job_cancelled_as_its_turn_comes_hands_the_lane_on() -> None:
+    turns = Turns(asyncio.get_running_loop())
+    await turns.take("a")
+    handed = asyncio.ensure_future(turns.take("b"))
+    after = asyncio.ensure_future(turns.take("c"))
+    await asyncio.sleep(0)
+    turns.give_back()  # the lane goes to b's turn ...
+    handed.cancel()  # ... which is cancelled before it could run
+    await asyncio.wait_for(after, 5)  # c got the lane b could not use
+    assert handed.cancelled()
+    assert turns.busy
+    assert not turns.waiting
+    turns.give_back()
+    assert not turns.busy

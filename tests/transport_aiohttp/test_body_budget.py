@@ -80,3 +80,128 @@ def test_yielding_returns_the_work_and_removes_its_hook() -> None:
     before = list(gc.callbacks)
     assert yielding(lambda: [[] for _ in range(10_000)])[:1] == [[]]
     assert gc.callbacks == before
+
+
+async def test_a_body_that_does_not_fit_waits_its_turn_instead_of_a_503() -> None:
+    budget = BodyBudget(100_000, wait=5.0)
+    hostile = budget.reserve("addr:10.0.0.66")
+    assert hostile.grow_to(90_000)
+    honest = budget.reserve("addr:10.0.0.1")
+    waiting = asyncio.ensure_future(honest.hold(30_000))
+    await asyncio.sleep(0.01)
+    assert not waiting.done()
+    assert budget.held == 90_000
+    # the hostile client's next body may not pass the waiting one
+    again = budget.reserve("addr:10.0.0.66")
+    assert not await again.hold(5_000)
+    hostile.release()
+    assert await waiting
+    assert budget.held == 30_000
+    assert budget.holding == {"addr:10.0.0.1": 30_000}
+    honest.release()
+    assert budget.held == 0
+    assert budget.holding == {}
+
+
+async def test_waiting_clients_are_served_in_the_order_they_came() -> None:
+    budget = BodyBudget(100_000, wait=5.0)
+    full = budget.reserve("addr:10.0.0.66")
+    assert full.grow_to(100_000)
+    served: list[str] = []
+
+    async def wait(client: str, size: int) -> None:
+        reservation = budget.reserve(client)
+        assert await reservation.hold(size)
+        served.append(client)
+
+    # the first one asks more than what frees first: those behind it wait too
+    waiting = [
+        asyncio.ensure_future(wait(client, size))
+        for client, size in (("b", 80_000), ("c", 10_000), ("d", 10_000))
+    ]
+    await asyncio.sleep(0.01)
+    assert budget.waiting.keys() == {"b", "c", "d"}
+    full.release()
+    await asyncio.gather(*waiting)
+    assert served == ["b", "c", "d"]
+    assert budget.held == 100_000
+
+
+async def test_one_waiting_body_per_client_none_for_a_client_holding_bytes() -> None:
+    budget = BodyBudget(100_000, wait=5.0)
+    first = budget.reserve("addr:10.0.0.66")
+    assert first.grow_to(70_000)
+    # the client holding bytes is refused at once: its own bodies free them
+    assert not await budget.reserve("addr:10.0.0.66").hold(40_000)
+    waiting = asyncio.ensure_future(budget.reserve("addr:10.0.0.1").hold(40_000))
+    await asyncio.sleep(0)
+    assert not await budget.reserve("addr:10.0.0.1").hold(40_000)  # one waits
+    assert not await budget.reserve("x").hold(200_000)  # never fits: at once
+    first.release()
+    assert await waiting
+
+
+async def test_a_body_waits_at_most_its_bound_then_the_next_one_is_served() -> None:
+    budget = BodyBudget(100_000, wait=0.1)
+    held = budget.reserve("a")
+    assert held.grow_to(60_000)
+    late = budget.reserve("b")
+    assert not await late.hold(50_000)  # nothing freed within `wait`: a 503
+    assert not late.holds
+    assert not budget.waiting
+    assert await budget.reserve("c").hold(40_000)  # what fits is let in at once
+
+
+async def test_a_cancelled_waiting_body_holds_nothing_and_passes_its_turn() -> None:
+    budget = BodyBudget(100_000, wait=5.0)
+    full = budget.reserve("a")
+    assert full.grow_to(100_000)
+    gone = asyncio.ensure_future(budget.reserve("b").hold(5_000, expected=90_000))
+    behind = budget.reserve("c")
+    after = asyncio.ensure_future(behind.hold(20_000))
+    await asyncio.sleep(0)
+    gone.cancel()
+    await asyncio.sleep(0)
+    full.release()
+    assert await after
+    assert budget.holding == {"c": 20_000}
+
+
+async def test_a_body_let_in_after_its_turn_holds_its_declared_size() -> None:
+    # never refused part way for bytes another body took since its turn came
+    budget = BodyBudget(100_000, wait=5.0)
+    full = budget.reserve("a")
+    assert full.grow_to(100_000)
+    body = budget.reserve("b")
+    waiting = asyncio.ensure_future(body.hold(COUNTED_FROM + 1, expected=60_000))
+    await asyncio.sleep(0)
+    full.release()
+    assert await waiting
+    assert budget.held == 60_000
+    assert await body.hold(60_000)  # the rest of it arrives: already held
+    assert budget.held == 60_000
+
+
+async def test_a_body_let_in_at_once_holds_only_what_arrived() -> None:
+    # a body that declares much and trickles holds no more than it sent
+    budget = BodyBudget(100_000, wait=5.0)
+    body = budget.reserve("a")
+    assert await body.hold(COUNTED_FROM + 1, expected=100_000)
+    assert budget.held == COUNTED_FROM + 1
+
+
+async def test_the_bytes_waiting_bodies_have_read_stay_within_the_budget() -> None:
+    budget = BodyBudget(100_000, wait=5.0)
+    full = budget.reserve("a")
+    assert full.grow_to(100_000)
+    first = asyncio.ensure_future(budget.reserve("b").hold(60_000))
+    await asyncio.sleep(0)
+    assert budget.waiting_read == 60_000
+    assert not await budget.reserve("c").hold(50_000)  # 110,000 read: at once
+    second = asyncio.ensure_future(budget.reserve("d").hold(40_000))
+    await asyncio.sleep(0)
+    assert budget.waiting_read == 100_000
+    full.release()
+    assert await first
+    assert await second
+    assert budget.waiting_read == 0

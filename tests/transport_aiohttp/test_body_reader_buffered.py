@@ -51,7 +51,7 @@ async def test_a_body_still_arriving_is_left_whole_for_read_json() -> None:
     reader = _reader()
     request = _request(b'{"jsonrpc": "2.0",', whole=False)
     assert reader.read_buffered(request, _index(request)) is NOT_BUFFERED
-    reservation = reader.reserve()
+    reservation = reader.reserve("addr:127.0.0.1")
     request.content.feed_data(b' "id": 1, "method": "ping"}')
     request.content.feed_eof()
     value = await reader.read_json(request, reservation)
@@ -60,7 +60,7 @@ async def test_a_body_still_arriving_is_left_whole_for_read_json() -> None:
 
 async def test_a_compressed_or_oversized_body_is_left_for_read_json() -> None:
     reader = _reader(BODY_LIMIT=100)
-    reservation = reader.reserve()
+    reservation = reader.reserve("addr:127.0.0.1")
     gzipped = _request(b"x" * 50, headers={"Content-Encoding": "gzip"})
     assert reader.read_buffered(gzipped, _index(gzipped)) is NOT_BUFFERED
     identity = _request(b"[1]", headers={"content-encoding": "identity"})
@@ -85,7 +85,7 @@ async def test_a_body_the_budget_counts_is_left_for_read_json_and_refused_there(
     request = _request(body)
     assert reader.read_buffered(request, _index(request)) is NOT_BUFFERED
     with pytest.raises(Refused) as refused:
-        await reader.read_json(request, reader.reserve())
+        await reader.read_json(request, reader.reserve("addr:127.0.0.1"))
     assert refused.value.response.status == 503
     assert reader.bodies.held == 0
 

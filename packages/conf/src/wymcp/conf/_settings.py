@@ -190,9 +190,17 @@ class Settings:
             "The most bytes of large request bodies (over 4 KiB each, counted as "
             "read and, if compressed, as inflated) the process holds at once, from "
             "the first byte read until the request's answer is sent (a call in "
-            "flight holds its body). A body that would take the total past it is "
-            "answered at once `503` with `Retry-After: {RETRY_AFTER}`, "
-            "`Connection: close` and "
+            "flight holds its body). It is shared per client (the key "
+            "`RATE_LIMITS` counts: token subject, else address, IPv6 by /64): a "
+            "body that does not fit, of a client holding none of the budget, "
+            "waits its turn, unread, up to `BODY_TIMEOUT` seconds (not counted "
+            "as its sending time), one body per client, the clients in the order "
+            "they came and ahead of any later body (the bytes the waiting bodies "
+            "have read stay within the budget too); a body let in after its turn "
+            "holds its whole `Content-Length` at once. A body that still does not "
+            "fit, or that comes while its client holds bytes of the budget and "
+            "it is full or others wait, is answered `503` with "
+            "`Retry-After: {RETRY_AFTER}`, `Connection: close` and "
             'a -32603 "large request bodies being served fill BODY_MEMORY_BUDGET" '
             "body, and is read no further; bodies of at most 4 KiB are never "
             "counted nor refused by it. Decoded, a body costs up to about 38 times "
@@ -211,7 +219,8 @@ class Settings:
         (
             "Seconds a client may take to send the whole body, counted from the "
             "first read after the headers; a body that trickles in is answered 408 "
-            "and the connection closes."
+            "and the connection closes. A wait for its turn of "
+            "`BODY_MEMORY_BUDGET` is not counted, and lasts at most as long."
         ),
     )
     HEADER_TIMEOUT: float = setting(

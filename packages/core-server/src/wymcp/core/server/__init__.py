@@ -9,6 +9,7 @@ from wymcp.core.gates import ECHO_LIMIT
 from wymcp.core.schema import Prompt, PromptArgument, Resource, ResourceNotFoundError
 from wymcp.core.server._authorization import InvalidToken, Principal, TokenValidator
 from wymcp.core.server._challenge import BearerChallenge
+from wymcp.core.server._client_key import client_key
 from wymcp.core.server._content import (
     Content,
     ToolResult,
@@ -191,6 +192,7 @@ __all__ = [
     "ToolResult",
     "answered_or_cancelled",
     "audio",
+    "client_key",
     "decode_by_policy",
     "echoable_id",
     "embedded_resource",

@@ -18,10 +18,9 @@ from typing import Final, Protocol
 import attrs
 
 from wymcp.core.schema import RESERVED_NAME
+from wymcp.core.server._client_key import client_key
 from wymcp.core.server._jsonrpc import INVALID_REQUEST, RpcError
 from wymcp.core.server._middleware import CallRecord, CallRefused, Next, Result
-from wymcp.core.server._peer_group import peer_group
-from wymcp.core.server._session import principal_key
 from wymcp.core.server._work_holds import hold_work, release_work
 
 RATE_LIMITED: Final = "rate_limited"
@@ -136,16 +135,10 @@ class RateStore(Protocol):
 def principal_of(record: CallRecord) -> str:
     """Whom the limits count: the token's subject, else the client address.
 
-    An IPv6 address counts by its /64 (`peer_group`, as the tasks count it):
-    one host is commonly given a whole /64.
+    An IPv6 address counts by its /64 (`client_key`, as the tasks, the body
+    budget and the off-loop lane count it): one host is commonly given a /64.
     """
-    subject = record.subject
-    if subject is not None:
-        return f"sub:{subject}"
-    key = principal_key(record.principal)
-    if key is not None:
-        return f"principal:{key}"
-    return f"addr:{peer_group(record.peer)}" if record.peer is not None else "anonymous"
+    return client_key(record.principal, record.peer)
 
 
 class RateLimiter:

@@ -6,6 +6,7 @@ A call is checked against its `Mcp-Param-*` headers, run at once or as a task
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Mapping
 from typing import Any
@@ -26,6 +27,7 @@ from wymcp.core.server._call_tool import (
     unknown_tool,
 )
 from wymcp.core.server._catalogue import Catalogue
+from wymcp.core.server._client_key import client_key
 from wymcp.core.server._help import HelpAnswer, answer_help, help_arguments
 from wymcp.core.server._jsonrpc import invalid_params
 from wymcp.core.server._listing import Listing
@@ -55,7 +57,7 @@ class ToolMethods:
         self._listing = listing
         self._options = options
         self._deadlines = deadlines
-        self._lane = OffLoopLane()  # a call's large jobs, one at a time
+        self._lane = OffLoopLane()  # calls' large jobs, one at a time, clients in turn
         self._tasks = tasks
 
     async def list(self, call: Call) -> dict[str, Any]:
@@ -82,8 +84,9 @@ class ToolMethods:
         if call.checks_params:
             check_params(call.headers, spec.header_annotations, arguments)
         revision = call.revision
+        lane = self._lane.of(functools.partial(client_key, call.principal, call.peer))
         opened = (
-            await self._as_task(call, spec, arguments)
+            await self._as_task(call, spec, arguments, lane)
             if revision.stateless and spec.may_run_as_task
             else None
         )
@@ -91,7 +94,7 @@ class ToolMethods:
         options = self._options
         try:
             if opened is not None:
-                return await self._task(call, spec, arguments, ctx, opened)
+                return await self._task(call, spec, arguments, ctx, opened, lane)
             return await call_tool(
                 spec,
                 arguments,
@@ -99,7 +102,7 @@ class ToolMethods:
                 revision=revision,
                 options=options,
                 deadlines=self._deadlines,
-                lane=self._lane,
+                lane=lane,
                 call_timeout=options.call_timeout,
                 record=call.record,
             )
@@ -108,13 +111,14 @@ class ToolMethods:
         except TaskFailedError as failed:
             raise failed.rpc_error() from None
 
-    async def _task(
+    async def _task(  # noqa: PLR0917 - the call's parts and its lane
         self,
         call: Call,
         spec: ToolSpec,
         arguments: dict[str, Any],
         ctx: ToolContext,
         opened: tuple[str | None, Verdict],
+        lane: OffLoopLane,
     ) -> dict[str, Any]:
         """Run a call that may be a task; its arguments passed the gates already."""
 
@@ -128,7 +132,7 @@ class ToolMethods:
                 revision=call.revision,
                 options=self._options,
                 deadlines=self._deadlines,
-                lane=self._lane,
+                lane=lane,
                 call_timeout=None,  # a task is bound by its TTL, not CALL_TIMEOUT
                 opened=(action, fresh),
             )
@@ -143,7 +147,11 @@ class ToolMethods:
         )
 
     async def _as_task(
-        self, call: Call, spec: ToolSpec, arguments: dict[str, Any]
+        self,
+        call: Call,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        lane: OffLoopLane,
     ) -> tuple[str | None, Verdict] | None:
         """The gates' accepted verdict when this call runs as a task, else None.
 
@@ -164,7 +172,7 @@ class ToolMethods:
             arguments,
             strict=self._options.strict,
             record=call.record,
-            lane=self._lane,
+            lane=lane,
         )
         return None if isinstance(opened, dict) else opened
 

@@ -57,14 +57,21 @@ class BodyReader:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.bodies = BodyBudget(settings.BODY_MEMORY_BUDGET)
+        # a body that does not fit waits its turn at most BODY_TIMEOUT seconds
+        self.bodies = BodyBudget(
+            settings.BODY_MEMORY_BUDGET, wait=settings.BODY_TIMEOUT
+        )
         self._buffered_limit = min(settings.BODY_LIMIT, COUNTED_FROM)
         self._depth_limit = settings.JSON_DEPTH_LIMIT
-        self._decoding = OffLoopLane()  # one large body decoded at a time
+        self._decoding = OffLoopLane()  # one large body decoded at a time, in turn
 
-    def reserve(self) -> Reservation:
-        """A reservation one request's body grows in (release it when done)."""
-        return self.bodies.reserve()
+    def reserve(self, client: str) -> Reservation:
+        """A reservation one request's body grows in (release it when done).
+
+        `client` is the caller's `client_key`: its share of the budget and
+        its turns in the decoding lane.
+        """
+        return self.bodies.reserve(client)
 
     def read_buffered(
         self, request: web.Request, headers: Mapping[str, list[str]]
@@ -95,6 +102,8 @@ class BodyReader:
         """The JSON value of the request's body, or `Refused` saying why not."""
         limit = self.settings.BODY_LIMIT
         inflater = self._inflater(request)
+        # as sent, the body is its Content-Length (at most BODY_LIMIT: admitted)
+        expected = (request.content_length or 0) if inflater is None else 0
         chunks: list[bytes] = []
         size = held = 0
         content = request.content
@@ -106,11 +115,11 @@ class BodyReader:
             if len(chunk) > limit:
                 raise Refused(too_large(limit))
             chunks.append(self._take(inflater, chunk))
-            self._hold(reservation, len(chunks[0]))
+            await self._hold(reservation, len(chunks[0]), expected)
             return await self._decode(chunks, inflater, reservation)
         framing = Framing()
         try:
-            async with asyncio.timeout(self.settings.BODY_TIMEOUT):
+            async with asyncio.timeout(self.settings.BODY_TIMEOUT) as sending:
                 while True:
                     chunk, ended = await content.readchunk()
                     if ended and not framing.count(size + len(chunk)):
@@ -127,7 +136,7 @@ class BodyReader:
                         raise Refused(too_large(limit))
                     chunks.append(self._take(inflater, chunk))
                     held += len(chunks[-1])
-                    self._hold(reservation, held)
+                    await self._hold_sent(reservation, held, expected, sending)
         except (PayloadEncodingError, web.RequestPayloadError) as exc:
             # aiohttp failed to read the body: chunks that are not chunked
             # encoding, or (under a runner that inflates) data that is not
@@ -177,19 +186,51 @@ class BodyReader:
         except InvalidCoding:
             raise Refused(_bad_coding()) from None
 
-    def _hold(self, reservation: Reservation, held: int) -> None:
-        """Count `held` bytes of body (inflated) against the budget, or refuse it."""
-        if not reservation.grow_to(held):
-            raise Refused(
-                error_response(
-                    503,
-                    INTERNAL_ERROR,
-                    "Service unavailable: large request bodies being served fill "
-                    f"BODY_MEMORY_BUDGET ({self.bodies.budget} bytes). Retry later.",
-                    headers={"Retry-After": str(RETRY_AFTER)},
-                    close=True,
-                )
+    async def _hold(self, reservation: Reservation, held: int, expected: int) -> None:
+        """Count `held` bytes (`expected` in all) against the budget, or refuse.
+
+        The first counted bytes of a body may wait their turn for the budget.
+        """
+        if not await reservation.hold(held, expected):
+            raise self._full()
+
+    async def _hold_sent(
+        self,
+        reservation: Reservation,
+        held: int,
+        expected: int,
+        sending: asyncio.Timeout,
+    ) -> None:
+        """`_hold` for a body still arriving under its BODY_TIMEOUT, `sending`.
+
+        A wait for its turn is the server's time, not the client's: the
+        deadline moves on by as long as the body waited.
+        """
+        if reservation.holds or held <= COUNTED_FROM:  # never waits
+            if not reservation.grow_to(held):  # a body let in grows or is refused
+                raise self._full()
+            return
+        when = sending.when()
+        sending.reschedule(None)  # no BODY_TIMEOUT while it waits (wait bounds it)
+        loop = asyncio.get_running_loop()
+        waited = loop.time()
+        try:
+            await self._hold(reservation, held, expected)
+        finally:
+            if when is not None:
+                sending.reschedule(when + loop.time() - waited)
+
+    def _full(self) -> Refused:
+        return Refused(
+            error_response(
+                503,
+                INTERNAL_ERROR,
+                "Service unavailable: large request bodies being served fill "
+                f"BODY_MEMORY_BUDGET ({self.bodies.budget} bytes). Retry later.",
+                headers={"Retry-After": str(RETRY_AFTER)},
+                close=True,
             )
+        )
 
     async def _decode(
         self, chunks: list[bytes], inflater: Inflater | None, reservation: Reservation
@@ -211,7 +252,7 @@ class BodyReader:
             # Off the loop: the hooks of `json` run Python code, so the GIL
             # passes back to the loop while the thread decodes. One at a time:
             # eight decoding threads at once kept the GIL from the loop longer.
-            work = await self._decoding.start(decode)
+            work = await self._decoding.of(reservation.client).start(decode)
             try:
                 return await asyncio.shield(work)
             except asyncio.CancelledError:

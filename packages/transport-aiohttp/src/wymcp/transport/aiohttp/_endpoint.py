@@ -23,6 +23,7 @@ from wymcp.core.server import (
     Exchange,
     Headers,
     ServedEngine,
+    client_key,
     error_message,
 )
 from wymcp.transport.aiohttp._access_log import AccessLog
@@ -124,7 +125,7 @@ class Endpoint:
                 body = reader.read_buffered(request, headers.index)
                 if body is NOT_BUFFERED:
                     # a large body counts against the budget till the answer is sent
-                    reservation = reader.reserve()
+                    reservation = reader.reserve(client_key(principal, request.remote))
                     body = await reader.read_json(request, reservation)
             exchange = Exchange(
                 request.method,

@@ -1,0 +1,218 @@
+"""One client may not monopolise the large-call path (issue 29, attack 8 MEDIUM 3).
+
+A hostile client (from 127.0.0.2) sends large calls whose data takes long in
+the off-loop lane (`HOSTILE_WALK` seconds of a typed read, refused at its end)
+one after another, while a valid client (127.0.0.1) sends large valid calls.
+Before, the hostile body held BODY_MEMORY_BUDGET (the valid call got 503) and
+its queued jobs ran first come first served (the valid call waited for all of
+them). Now the valid call is answered, after about one hostile item at most;
+pings alongside stay answered and the loop watchdog (autouse) is on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import pytest
+
+from hardening.conftest import ANSWER_WAIT, Answer, Wire, read_answer
+from wymcp.core.schema import Context, Tool, ToolError, action
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from hardening.conftest import Serve
+
+HOSTILE_WALK = 2.0
+"""Seconds one hostile call holds the lane (the attack measured 11-12 CPU-s)."""
+WAIT_BOUND = HOSTILE_WALK + 1.5
+"""Seconds a valid large call may wait: one hostile item, room for a busy machine."""
+VALUES = 5000
+"""Values of each call's data: past the 4,096 the gates and readers take on the loop."""
+HOSTILE = "127.0.0.2"
+WALKING = threading.Event()
+"""Set by a hostile call's read as it starts (in the lane's thread)."""
+
+
+def read_slowly(instance: object, attribute: object, value: list[int]) -> None:
+    """The hostile data's read: long in the lane (the tool then refuses it)."""
+    del instance, attribute, value
+    WALKING.set()
+    time.sleep(HOSTILE_WALK)
+
+
+@attrs.frozen
+class Slow:
+    v: list[int] = attrs.field(validator=read_slowly)
+
+
+class Walk(Tool):
+    name = "walk"
+    description = "Take data whose reading takes long."
+
+    @action(description="Read the values slowly")
+    async def read(self, data: Slow, ctx: Context) -> None:
+        del data, ctx
+        message = "refused after a long walk"
+        raise ToolError(message)
+
+
+@attrs.frozen
+class Values:
+    v: list[int]
+
+
+class Total(Tool):
+    name = "total"
+    description = "Add many integers."
+
+    @action(description="Add the values")
+    async def add(self, data: Values, ctx: Context) -> dict[str, int]:
+        del ctx
+        return {"total": sum(data.v)}  # read in the lane, as the hostile data
+
+
+@pytest.fixture(autouse=True)
+def _fresh_signal() -> Iterator[None]:
+    WALKING.clear()
+    yield
+    WALKING.clear()
+
+
+def call_bytes(wire: Wire, name: str, act: str, data: Any) -> bytes:
+    params = {"name": name, "arguments": {"action": act, "data": data}}
+    body = json.dumps(wire.body("tools/call", params)).encode()
+    return wire.request_bytes(body, wire.headers("tools/call", name))
+
+
+async def send_from(wire: Wire, source: str, data: bytes) -> Answer:
+    """Send `data` on a new connection from the address `source`."""
+    reader, writer = await asyncio.open_connection(
+        "127.0.0.1", wire.port, local_addr=(source, 0)
+    )
+    try:
+        writer.write(data)
+        await writer.drain()
+        return await asyncio.wait_for(read_answer(reader), ANSWER_WAIT)
+    finally:
+        writer.close()
+        await writer.wait_closed()
+
+
+async def hostile_loop(wire: Wire, data: bytes, stop: asyncio.Event) -> list[int]:
+    """Send `data` from HOSTILE one call after another until `stop`."""
+    statuses = []
+    while not stop.is_set():
+        answer = await send_from(wire, HOSTILE, data)
+        statuses.append(answer.status)
+        if answer.status == 200:  # the walk ran, and was refused
+            result = answer.json()["result"]
+            assert result["isError"] is True, result
+    return statuses
+
+
+async def walking() -> None:
+    """Return once a hostile call's read runs in the lane."""
+    assert await asyncio.to_thread(WALKING.wait, ANSWER_WAIT)
+
+
+async def valid_large_call(wire: Wire, data: bytes) -> float:
+    """Send the valid large call; assert it was answered; its wait."""
+    started = time.monotonic()
+    answer = await wire.send(data)
+    took = time.monotonic() - started
+    assert answer.status == 200, answer  # not 503: the budget is shared
+    result = answer.json()["result"]
+    assert result["isError"] is False, result
+    assert json.loads(result["content"][0]["text"]) == {"total": VALUES}
+    return took
+
+
+async def test_a_body_holding_the_budget_does_not_shut_out_another_client(
+    serve: Serve,
+) -> None:
+    # the budget fits one hostile body, not also the valid one: today's main
+    # answered the valid call 503 for as long as hostile bodies came
+    wire = await serve(TOOLS=[Walk, Total], BODY_TIMEOUT=4 * HOSTILE_WALK)
+    hostile = call_bytes(wire, "walk", "read", {"v": [0] * VALUES})
+    valid = call_bytes(wire, "total", "add", {"v": [1] * VALUES})
+    budget = len(hostile) + len(valid) // 2
+    wire = await serve(
+        TOOLS=[Walk, Total],
+        BODY_MEMORY_BUDGET=budget,
+        BODY_TIMEOUT=4 * HOSTILE_WALK,
+    )
+    stop = asyncio.Event()
+    attack = asyncio.ensure_future(hostile_loop(wire, hostile, stop))
+    try:
+        await walking()  # the hostile body holds the budget, its read runs
+        waits = [await wire.alongside(valid_large_call(wire, valid)) for _ in range(2)]
+    finally:
+        stop.set()
+        statuses = await attack
+    print(f"valid calls waited {[round(w, 2) for w in waits]} s; hostile {statuses}")  # noqa: T201 - the figure
+    assert max(waits) <= WAIT_BOUND
+    assert 200 in statuses  # the hostile client was served too, in its turn
+
+
+async def test_one_client_s_queued_jobs_do_not_run_ahead_of_another_s(
+    serve: Serve,
+) -> None:
+    # three hostile calls wait in the lane; first come first served, the
+    # valid call waited for all three (about 3 x HOSTILE_WALK)
+    wire = await serve(TOOLS=[Walk, Total], BODY_TIMEOUT=4 * HOSTILE_WALK)
+    hostile = call_bytes(wire, "walk", "read", {"v": [0] * VALUES})
+    valid = call_bytes(wire, "total", "add", {"v": [1] * VALUES})
+    stop = asyncio.Event()
+    attacks = [
+        asyncio.ensure_future(hostile_loop(wire, hostile, stop)) for _ in range(3)
+    ]
+    try:
+        await walking()
+        await asyncio.sleep(0.2)  # the other hostile calls wait in the lane
+        waits = [await wire.alongside(valid_large_call(wire, valid)) for _ in range(2)]
+    finally:
+        stop.set()
+        statuses = await asyncio.gather(*attacks)
+    print(f"valid calls waited {[round(w, 2) for w in waits]} s; hostile {statuses}")  # noqa: T201 - the figure
+    assert max(waits) <= WAIT_BOUND
+    assert all(status == 200 for each in statuses for status in each)
+
+
+async def test_a_body_waiting_its_turn_is_not_timed_out_as_a_slow_body(
+    serve: Serve,
+) -> None:
+    # BODY_TIMEOUT counts the client's sending, not the wait for its turn:
+    # part of the body comes, then the rest while it waits; the wait takes
+    # it past BODY_TIMEOUT from its first byte, and it is still served (not 408)
+    timeout = 1.4
+    wire = await serve(TOOLS=[Walk, Total], BODY_TIMEOUT=timeout)
+    hostile = call_bytes(wire, "walk", "read", {"v": [0] * VALUES})
+    valid = call_bytes(wire, "total", "add", {"v": [1] * VALUES})
+    wire = await serve(
+        TOOLS=[Walk, Total],
+        BODY_MEMORY_BUDGET=len(hostile) + len(valid) // 2,
+        BODY_TIMEOUT=timeout,
+    )
+    attack = asyncio.ensure_future(send_from(wire, HOSTILE, hostile))
+    await walking()
+    head = valid.index(b"\r\n\r\n") + 4
+    reader, writer = await wire.connect()
+    try:
+        writer.write(valid[: head + 1024])  # not counted yet: no wait
+        await writer.drain()
+        await asyncio.sleep(1.0)
+        writer.write(valid[head + 1024 :])  # counted: waits for the hostile walk
+        await writer.drain()
+        answer = await wire.read(reader)
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    assert answer.status == 200, answer
+    assert answer.json()["result"]["isError"] is False
+    assert (await attack).status == 200
