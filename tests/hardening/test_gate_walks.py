@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import sys
+import tracemalloc
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
@@ -21,7 +22,7 @@ from wymcp.core.gates._check import FAST_VALUES, FAST_WORK
 from wymcp.core.gates._engine_reads import values_in
 from wymcp.core.gates._slices import SLICE, cost
 from wymcp.core.gates._value_gate import WALK_FLOOR, WALK_WORK
-from wymcp.core.schema import prepare, spend_work, work_budget
+from wymcp.core.schema import Action, Tool, prepare, spend_work, work_budget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
@@ -259,7 +260,8 @@ async def test_a_refused_4_mib_deep_tree_is_asked_in_runs(
     assert result["isError"] is True
     refusal = json.loads(result["content"][0]["text"])
     assert refusal["errors"][0]["path"] == "data.tree[20000]"
-    assert "counting stopped early" in refusal["message"]  # 32 levels, then partial
+    assert refusal["error_count"] == 90  # every level walked: each array, the leaf
+    assert "counting stopped early" not in refusal["message"]
 
 
 @ENGINE_RUNS
@@ -598,7 +600,7 @@ def test_a_refused_deep_tree_reads_a_bounded_multiple_of_its_values(
     # The walk asked the engine about each subtree at each level under the
     # recursive anyOf: the values read grew with depth (~100 CPU-s for 4 MiB 90
     # deep). Now they are at most WALK_WORK per value of the data (past a floor),
-    # whatever the depth (within the walk's DEPTH, 32, and past it).
+    # whatever the depth.
     for depth in (8, 32, 90):
         data = _deep_tree(depth, 7.5, 400_000 // depth)
         values = values_in(data, 1 << 62)
@@ -623,3 +625,100 @@ def test_a_refusal_past_its_read_budget_says_its_count_is_partial(
     assert "counting stopped early" not in within["message"]
     monkeypatch.setattr(_value_gate, "WALK_FLOOR", 10**12)
     assert check(Ledger, "tree", small).refusal == within
+
+
+class _Nested(Tool):
+    """Recursive schemas a refused deep value is walked through."""
+
+    name = "nested"
+    description = "Lists of lists."
+    actions: ClassVar[dict[str, Action]] = {
+        "tree": Action(  # the recursive anyOf of Ledger's tree
+            description="Sevens in lists of lists",
+            properties={
+                "t": {
+                    "type": "array",
+                    "items": {
+                        "anyOf": [
+                            {"$ref": "#/properties/t"},
+                            {"type": "integer", "multipleOf": 7},
+                        ]
+                    },
+                }
+            },
+        ),
+        "pairs": Action(  # no combinator: every level refuses on its own
+            description="Lists of at least two lists",
+            properties={
+                "t": {
+                    "type": "array",
+                    "minItems": 2,
+                    "items": {"$ref": "#/properties/t"},
+                }
+            },
+        ),
+    }
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        del action, ctx
+        return data
+
+
+_DEEP = 90
+MIB = 1 << 20
+
+
+def _string_leaf(size: int) -> list[Any]:
+    """One string of `size` characters 90 arrays deep."""
+    value: list[Any] = ["q" * size]
+    for _ in range(_DEEP - 1):
+        value = [value]
+    return value
+
+
+def _ladder(size: int) -> list[Any]:
+    """90 levels, each a string beside the next level (the strings: `size` in all)."""
+    value: list[Any] = ["q" * (size // _DEEP)]
+    for _ in range(_DEEP - 1):
+        value = ["q" * (size // _DEEP), value]
+    return value
+
+
+def _refusal_peak(action: str, data: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """The peak of Python memory `check` allocates for a refusal, and the refusal."""
+    spec = prepare(_Nested)
+    tracemalloc.start()
+    try:
+        refusal = check(spec, action, data).refusal
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert refusal is not None
+    return peak, refusal
+
+
+@pytest.mark.parametrize(
+    ("action", "make", "count"),
+    [
+        ("tree", _string_leaf, _DEEP),  # each array below the top, the string
+        ("tree", _ladder, 2 * _DEEP - 1),  # each string, each array below the top
+        ("pairs", _string_leaf, _DEEP + 1),  # each array (one item), the string
+    ],
+)
+def test_a_refused_deep_string_costs_a_bounded_multiple_of_its_bytes(
+    action: str, make: Any, count: int
+) -> None:
+    # Past 32 levels the walk asked the engine for its errors, each a copy of the
+    # value it refuses and a message quoting it, every level's errors holding the
+    # levels below: one wrong string 90 deep under the recursive anyOf cost ~490 x
+    # its bytes (1 MiB: 491 MiB; 4 MiB: 1.96 GiB), the minItems chain ~255 x. Now
+    # every level is walked: at most 3 x the string, the same for twice the string.
+    peaks = []
+    for size in (MIB, 2 * MIB):
+        peak, refusal = _refusal_peak(action, {"t": make(size)})
+        assert peak < 3 * size, (size, peak / size)
+        assert refusal["error_count"] == count
+        assert "counting stopped early" not in refusal["message"]
+        assert "qqqq" not in json.dumps(refusal)  # quotes no sent value
+        peaks.append(peak)
+    assert peaks[1] < 2.5 * peaks[0]  # twice the string: about twice the peak
