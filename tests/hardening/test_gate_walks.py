@@ -20,6 +20,8 @@ from hardening.test_linearity import assert_linear, frozen_heap
 from wymcp.core.gates import _value_gate, check, check_fast
 from wymcp.core.gates._check import FAST_VALUES, FAST_WORK
 from wymcp.core.gates._engine_reads import values_in
+from wymcp.core.gates._error_cost import ERRORS_WEIGHT, errors_fit
+from wymcp.core.gates._problem_texts import UNNAMED
 from wymcp.core.gates._slices import SLICE, cost
 from wymcp.core.gates._value_gate import WALK_FLOOR, WALK_WORK
 from wymcp.core.schema import Action, Tool, prepare, spend_work, work_budget
@@ -657,6 +659,32 @@ class _Nested(Tool):
                 }
             },
         ),
+        "closed": Action(  # the tree again, every level closed by unevaluatedItems
+            description="Sevens in closed lists of lists",
+            properties={
+                "t": {
+                    "type": "array",
+                    "items": {
+                        "anyOf": [
+                            {"$ref": "#/properties/t"},
+                            {"type": "integer", "multipleOf": 7},
+                        ]
+                    },
+                    "unevaluatedItems": False,
+                }
+            },
+        ),
+        "strings": Action(  # a position the walk cannot split, one level
+            description="A count, then names",
+            properties={
+                "t": {
+                    "type": "array",
+                    "prefixItems": [{"type": "integer"}],
+                    "items": {"type": "string"},
+                    "unevaluatedItems": False,
+                }
+            },
+        ),
     }
 
     async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
@@ -722,3 +750,49 @@ def test_a_refused_deep_string_costs_a_bounded_multiple_of_its_bytes(
         assert "qqqq" not in json.dumps(refusal)  # quotes no sent value
         peaks.append(peak)
     assert peaks[1] < 2.5 * peaks[0]  # twice the string: about twice the peak
+
+
+def _ones(size: int) -> list[Any]:
+    """`size` bytes of `1,` (each item after the first refused)."""
+    return [1] * (size // 2)
+
+
+@pytest.mark.parametrize(
+    ("action", "make"), [("closed", _string_leaf), ("strings", _ones)]
+)
+def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_bytes(
+    action: str, make: Any
+) -> None:
+    # Under unevaluatedItems the engine's errors were asked for whatever the value:
+    # the closed tree with one string 90 deep cost ~720 x its bytes, a megabyte of
+    # `1,` ~320 x and 11.7 CPU-s (one error object per item). A value whose
+    # errors would weigh more than ERRORS_WEIGHT is now named, not explained.
+    peaks = []
+    for size in (MIB, 2 * MIB):
+        peak, refusal = _refusal_peak(action, {"t": make(size)})
+        assert peak < 3 * size, (size, peak / size)
+        assert refusal["errors"] == [{"path": "data.t", "problems": [UNNAMED]}]
+        assert "counting stopped early" in refusal["message"]
+        peaks.append(peak)
+    assert peaks[1] < 2.5 * peaks[0] + MIB
+
+
+@pytest.mark.parametrize(
+    ("action", "make", "first"),
+    [
+        ("closed", _string_leaf, "value matches no schema of anyOf"),
+        ("strings", _ones, "value is not of type string"),
+    ],
+)
+def test_a_value_the_walk_cannot_split_is_explained_within_its_error_weight(
+    action: str, make: Any, first: str
+) -> None:
+    # Just within ERRORS_WEIGHT the engine is asked, and its errors stay within
+    # 16 x that weight (8 MiB): measured 5.3-7.7 MiB for six shapes at the limit.
+    size = 1
+    while errors_fit({"t": make(size * 2)}["t"]):
+        size *= 2
+    peak, refusal = _refusal_peak(action, {"t": make(size)})
+    assert peak < 16 * ERRORS_WEIGHT, peak / ERRORS_WEIGHT
+    assert first in json.dumps(refusal["errors"])
+    assert UNNAMED not in json.dumps(refusal)

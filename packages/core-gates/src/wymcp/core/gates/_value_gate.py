@@ -22,7 +22,13 @@ import attrs
 from wymcp.core.gates._bound import FIRST, Path, echo, token_key
 from wymcp.core.gates._copy_on_write import replaced
 from wymcp.core.gates._engine_reads import read_budget, spend_reading, values_in
-from wymcp.core.gates._problem_texts import UNCHECKABLE, keyword_text, problem_text
+from wymcp.core.gates._error_cost import errors_fit
+from wymcp.core.gates._problem_texts import (
+    UNCHECKABLE,
+    UNNAMED,
+    keyword_text,
+    problem_text,
+)
 from wymcp.core.gates._slices import (
     assertion_holds,
     children_accept,
@@ -225,7 +231,9 @@ def _deep(
     report.partial = True
     texts: list[Callable[[], list[str]]] = []
     _expand(nodes, value, texts, {}, report, engine=False)
-    report.add(path, lambda: _bounded([t for thunk in texts for t in thunk()]))
+    report.add(
+        path, lambda: _bounded([t for thunk in texts for t in thunk()] or [UNNAMED])
+    )
 
 
 def _lacks(schema: dict[str, Any], value: dict[Any, Any]) -> bool:
@@ -668,10 +676,19 @@ def _engine_errors(
     The engine spells an all-digit object key as an integer; the instance says which
     it is. An `unevaluatedProperties`/`unevaluatedItems` schema's error names
     the object or array; each value the schema refused gets its own path instead (as
-    under `additionalProperties`), with its own problems.
+    under `additionalProperties`), with its own problems. A value whose errors
+    would weigh more than `ERRORS_WEIGHT` is not asked about: the position gets
+    its own failing keywords and the count is said partial.
     """
     leaf = _Leaf(extras, report)
     spend_reading(value)
+    if not errors_fit(value):
+        report.partial = True
+        texts: list[Callable[[], list[str]]] = []
+        _own(node, value, texts)
+        found = [text for thunk in texts for text in thunk()]
+        extras.setdefault((), []).extend(found or [UNNAMED])
+        return
     try:
         errors = itertools.islice(node.validator.iter_errors(value), LEAF_ERRORS + 1)
         for seen, error in enumerate(errors):
@@ -781,7 +798,11 @@ def _json_text(item: object) -> str | None:
 
 
 def _child_errors(child: ValueNode, sub: object, at: Path, leaf: _Leaf) -> None:
-    """The problems of one refused value, at its path and below (bounded)."""
+    """The problems of one refused value, at its path and below (bounded).
+
+    `sub` is inside a value `errors_fit` let the engine be asked about, so its
+    errors weigh less.
+    """
     spend_reading(sub)
     errors = itertools.islice(child.validator.iter_errors(sub), max(leaf.budget, 1))
     for error in errors:
