@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pytest
 
 from hardening.test_linearity import assert_linear, frozen_heap
-from wymcp.core.gates import _value_gate, check, check_fast
+from wymcp.core.gates import _slices, _value_gate, check, check_fast
 from wymcp.core.gates._check import FAST_VALUES, FAST_WORK
 from wymcp.core.gates._engine_reads import values_in
 from wymcp.core.gates._error_cost import ERRORS_WEIGHT, errors_fit
@@ -608,6 +608,33 @@ def test_a_refused_deep_tree_reads_a_bounded_multiple_of_its_values(
         values = values_in(data, 1 << 62)
         bound = WALK_FLOOR + (WALK_WORK + 2) * values  # + the root's passes
         assert _engine_reads(monkeypatch, "tree", data) <= bound, depth
+
+
+def test_the_walk_sizes_each_value_it_asks_about_once_per_position(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each engine call of the walk sized its value twice in Python (the split's
+    # units, the read budget's values), and a position asks about the same value
+    # for each branch, assertion and its children: ~8 passes over each subtree per
+    # position, 90% of a refused deep tree's CPU (4 MiB 90 deep: 25 CPU-s, now
+    # 6.3). The walk remembers the sizes it counted: about one pass per position.
+    sized, visits = [0], [0]
+    cost, visit = _slices.cost, _value_gate._visit
+
+    def counted_cost(value: object, cap: int) -> int:
+        sized[0] += 1
+        return cost(value, cap)
+
+    def counted_visit(*args: Any) -> None:
+        visits[0] += 1
+        visit(*args)
+
+    monkeypatch.setattr(_slices, "cost", counted_cost)
+    monkeypatch.setattr(_value_gate, "_visit", counted_visit)
+    refusal = check(Ledger, "tree", _deep_tree(60, 7.5, 200)).refusal
+    assert refusal is not None
+    assert refusal["error_count"] > 10 * 60
+    assert sized[0] <= 2 * visits[0], (sized[0], visits[0])
 
 
 def test_a_refusal_past_its_read_budget_says_its_count_is_partial(

@@ -35,6 +35,7 @@ from wymcp.core.gates._slices import (
     node_accepts,
     runs,
 )
+from wymcp.core.gates._walk_sizes import remembered, spend_small
 from wymcp.core.schema import (
     OverBudgetError,
     ValueNode,
@@ -103,20 +104,36 @@ def is_valid(validator: Any, value: object) -> bool:
 
 
 def is_valid_at(node: ValueNode, value: object) -> bool:
-    """What `is_valid(node.validator, value)` answers, asked in bounded runs."""
-    spend_reading(value)
+    """What `is_valid(node.validator, value)` answers, asked in bounded runs.
+
+    A container whose size the walk remembers (`spend_small`) and that fits one
+    run is asked whole, as `node_accepts` would, without being counted again.
+    """
+    small = spend_small(value)
+    if small:
+        return accepts(node.validator, value)
+    if small is None:
+        spend_reading(value)
     return node_accepts(node, value)
 
 
 def holds(node: ValueNode, keyword: str, check: Any, value: object) -> bool:
     """What `is_valid(check, value)` answers for one of `node.assertions`, in runs."""
-    spend_reading(value)
+    small = spend_small(value)
+    if small:
+        return accepts(check, value)
+    if small is None:
+        spend_reading(value)
     return assertion_holds(node, keyword, check, value)
 
 
 def children_hold(node: ValueNode, value: object) -> bool:
     """What `is_valid(node.children_valid, value)` answers, in bounded runs."""
-    spend_reading(value)
+    small = spend_small(value)
+    if small:
+        return accepts(node.children_valid, value)
+    if small is None:
+        spend_reading(value)
     return children_accept(node, value)
 
 
@@ -144,7 +161,7 @@ def value_errors(root: ValueNode, data: object) -> ValueReport | None:
     report = ValueReport()
     units = WALK_FLOOR + WALK_WORK * values_in(data, _UNBOUNDED)
     try:
-        with read_budget(units):
+        with read_budget(units), remembered():
             _visit([root], data, (), report, {})
     except (RecursionError, OverBudgetError):
         report.partial = True
