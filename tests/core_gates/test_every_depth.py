@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from wymcp.core.gates import check
+from wymcp.core.gates import _value_gate, check
 from wymcp.core.schema import Action, Tool, prepare
 
 
@@ -26,6 +26,9 @@ def tool_of(properties, *, defaults=None, required=()):
             return data
 
     return prepare(Edge)
+
+
+UNNAMED = _value_gate.UNNAMED
 
 
 def paths(refusal):
@@ -400,7 +403,8 @@ def test_many_values_unevaluated_items_refuses_are_all_counted():
     assert paths(refusal) == [f"data.l[{i}]" for i in range(1, 11)]
 
 
-# Past the walk's depth, the engine names the real paths.
+# Every level a body can have is walked; past the walk's DEPTH, each path it
+# reaches is named with its own problems and the count is said partial.
 
 
 def test_wrong_leaves_forty_levels_deep_each_get_their_path():
@@ -417,3 +421,30 @@ def test_wrong_leaves_forty_levels_deep_each_get_their_path():
     ] * 3
     assert "counting stopped early" not in refusal["message"]
     assert len(json.dumps(refusal["errors"])) < 4096
+
+
+def test_past_the_walks_depth_each_path_reached_is_named_and_the_count_is_partial(
+    monkeypatch,
+):
+    monkeypatch.setattr(_value_gate, "DEPTH", 4)
+    assert UNNAMED.startswith("value does not match the schema; it is too large")
+    schema = {"type": "integer"}
+    for _ in range(8):
+        schema = {"type": "array", "items": schema}
+    leaf = ["x"]
+    for _ in range(7):
+        leaf = [leaf]
+    refusal = check(tool_of({"d": schema}), "go", {"d": [leaf] * 12}).refusal
+    assert refusal["error_count"] == 12  # ten walked, two counted, none below
+    assert paths(refusal)[0] == "data.d[0][0][0][0]"  # DEPTH + 1 tokens, "d" the first
+    assert refusal["errors"][0]["problems"] == [UNNAMED]  # the wrong is below
+    assert "counting stopped early" in refusal["message"]
+    tree = {"type": "array", "items": {"anyOf": [{"$ref": "#/properties/t"}, {}]}}
+    tree["items"]["anyOf"][1] = {"type": "integer"}
+    refusal = check(tool_of({"t": tree}), "go", {"t": leaf}).refusal
+    assert paths(refusal)[-1] == "data.t[0][0][0][0]"  # the fourth level, reached
+    assert refusal["errors"][-1]["problems"] == [
+        "value is not of type integer",
+        "value matches no schema of anyOf",
+    ]
+    assert "counting stopped early" in refusal["message"]

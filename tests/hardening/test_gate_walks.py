@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import json
 import sys
+import tracemalloc
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
 from hardening.test_linearity import assert_linear, frozen_heap
-from wymcp.core.gates import _value_gate, check, check_fast
+from wymcp.core.gates import _slices, _value_gate, check, check_fast
 from wymcp.core.gates._check import FAST_VALUES, FAST_WORK
 from wymcp.core.gates._engine_reads import values_in
+from wymcp.core.gates._error_cost import ERRORS_WEIGHT, errors_fit
+from wymcp.core.gates._problem_texts import UNNAMED
 from wymcp.core.gates._slices import SLICE, cost
 from wymcp.core.gates._value_gate import WALK_FLOOR, WALK_WORK
-from wymcp.core.schema import prepare, spend_work, work_budget
+from wymcp.core.schema import Action, Tool, prepare, spend_work, work_budget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
@@ -259,7 +262,8 @@ async def test_a_refused_4_mib_deep_tree_is_asked_in_runs(
     assert result["isError"] is True
     refusal = json.loads(result["content"][0]["text"])
     assert refusal["errors"][0]["path"] == "data.tree[20000]"
-    assert "counting stopped early" in refusal["message"]  # 32 levels, then partial
+    assert refusal["error_count"] == 90  # every level walked: each array, the leaf
+    assert "counting stopped early" not in refusal["message"]
 
 
 @ENGINE_RUNS
@@ -598,12 +602,39 @@ def test_a_refused_deep_tree_reads_a_bounded_multiple_of_its_values(
     # The walk asked the engine about each subtree at each level under the
     # recursive anyOf: the values read grew with depth (~100 CPU-s for 4 MiB 90
     # deep). Now they are at most WALK_WORK per value of the data (past a floor),
-    # whatever the depth (within the walk's DEPTH, 32, and past it).
+    # whatever the depth.
     for depth in (8, 32, 90):
         data = _deep_tree(depth, 7.5, 400_000 // depth)
         values = values_in(data, 1 << 62)
         bound = WALK_FLOOR + (WALK_WORK + 2) * values  # + the root's passes
         assert _engine_reads(monkeypatch, "tree", data) <= bound, depth
+
+
+def test_the_walk_sizes_each_value_it_asks_about_once_per_position(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each engine call of the walk sized its value twice in Python (the split's
+    # units, the read budget's values), and a position asks about the same value
+    # for each branch, assertion and its children: ~8 passes over each subtree per
+    # position, 90% of a refused deep tree's CPU (4 MiB 90 deep: 25 CPU-s, now
+    # 6.3). The walk remembers the sizes it counted: about one pass per position.
+    sized, visits = [0], [0]
+    cost, visit = _slices.cost, _value_gate._visit
+
+    def counted_cost(value: object, cap: int) -> int:
+        sized[0] += 1
+        return cost(value, cap)
+
+    def counted_visit(*args: Any) -> None:
+        visits[0] += 1
+        visit(*args)
+
+    monkeypatch.setattr(_slices, "cost", counted_cost)
+    monkeypatch.setattr(_value_gate, "_visit", counted_visit)
+    refusal = check(Ledger, "tree", _deep_tree(60, 7.5, 200)).refusal
+    assert refusal is not None
+    assert refusal["error_count"] > 10 * 60
+    assert sized[0] <= 2 * visits[0], (sized[0], visits[0])
 
 
 def test_a_refusal_past_its_read_budget_says_its_count_is_partial(
@@ -623,3 +654,172 @@ def test_a_refusal_past_its_read_budget_says_its_count_is_partial(
     assert "counting stopped early" not in within["message"]
     monkeypatch.setattr(_value_gate, "WALK_FLOOR", 10**12)
     assert check(Ledger, "tree", small).refusal == within
+
+
+class _Nested(Tool):
+    """Recursive schemas a refused deep value is walked through."""
+
+    name = "nested"
+    description = "Lists of lists."
+    actions: ClassVar[dict[str, Action]] = {
+        "tree": Action(  # the recursive anyOf of Ledger's tree
+            description="Sevens in lists of lists",
+            properties={
+                "t": {
+                    "type": "array",
+                    "items": {
+                        "anyOf": [
+                            {"$ref": "#/properties/t"},
+                            {"type": "integer", "multipleOf": 7},
+                        ]
+                    },
+                }
+            },
+        ),
+        "pairs": Action(  # no combinator: every level refuses on its own
+            description="Lists of at least two lists",
+            properties={
+                "t": {
+                    "type": "array",
+                    "minItems": 2,
+                    "items": {"$ref": "#/properties/t"},
+                }
+            },
+        ),
+        "closed": Action(  # the tree again, every level closed by unevaluatedItems
+            description="Sevens in closed lists of lists",
+            properties={
+                "t": {
+                    "type": "array",
+                    "items": {
+                        "anyOf": [
+                            {"$ref": "#/properties/t"},
+                            {"type": "integer", "multipleOf": 7},
+                        ]
+                    },
+                    "unevaluatedItems": False,
+                }
+            },
+        ),
+        "strings": Action(  # a position the walk cannot split, one level
+            description="A count, then names",
+            properties={
+                "t": {
+                    "type": "array",
+                    "prefixItems": [{"type": "integer"}],
+                    "items": {"type": "string"},
+                    "unevaluatedItems": False,
+                }
+            },
+        ),
+    }
+
+    async def run_action(self, action: str, data: dict[str, Any], ctx: Any) -> object:
+        del action, ctx
+        return data
+
+
+_DEEP = 90
+MIB = 1 << 20
+
+
+def _string_leaf(size: int) -> list[Any]:
+    """One string of `size` characters 90 arrays deep."""
+    value: list[Any] = ["q" * size]
+    for _ in range(_DEEP - 1):
+        value = [value]
+    return value
+
+
+def _ladder(size: int) -> list[Any]:
+    """90 levels, each a string beside the next level (the strings: `size` in all)."""
+    value: list[Any] = ["q" * (size // _DEEP)]
+    for _ in range(_DEEP - 1):
+        value = ["q" * (size // _DEEP), value]
+    return value
+
+
+def _refusal_peak(action: str, data: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """The peak of Python memory `check` allocates for a refusal, and the refusal."""
+    spec = prepare(_Nested)
+    tracemalloc.start()
+    try:
+        refusal = check(spec, action, data).refusal
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert refusal is not None
+    return peak, refusal
+
+
+@pytest.mark.parametrize(
+    ("action", "make", "count"),
+    [
+        ("tree", _string_leaf, _DEEP),  # each array below the top, the string
+        ("tree", _ladder, 2 * _DEEP - 1),  # each string, each array below the top
+        ("pairs", _string_leaf, _DEEP + 1),  # each array (one item), the string
+    ],
+)
+def test_a_refused_deep_string_costs_a_bounded_multiple_of_its_bytes(
+    action: str, make: Any, count: int
+) -> None:
+    # Past 32 levels the walk asked the engine for its errors, each a copy of the
+    # value it refuses and a message quoting it, every level's errors holding the
+    # levels below: one wrong string 90 deep under the recursive anyOf cost ~490 x
+    # its bytes (1 MiB: 491 MiB; 4 MiB: 1.96 GiB), the minItems chain ~255 x. Now
+    # every level is walked: at most 3 x the string, the same for twice the string.
+    peaks = []
+    for size in (MIB, 2 * MIB):
+        peak, refusal = _refusal_peak(action, {"t": make(size)})
+        assert peak < 3 * size, (size, peak / size)
+        assert refusal["error_count"] == count
+        assert "counting stopped early" not in refusal["message"]
+        assert "qqqq" not in json.dumps(refusal)  # quotes no sent value
+        peaks.append(peak)
+    assert peaks[1] < 2.5 * peaks[0]  # twice the string: about twice the peak
+
+
+def _ones(size: int) -> list[Any]:
+    """`size` bytes of `1,` (each item after the first refused)."""
+    return [1] * (size // 2)
+
+
+@pytest.mark.parametrize(
+    ("action", "make"), [("closed", _string_leaf), ("strings", _ones)]
+)
+def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_bytes(
+    action: str, make: Any
+) -> None:
+    # Under unevaluatedItems the engine's errors were asked for whatever the value:
+    # the closed tree with one string 90 deep cost ~720 x its bytes, a megabyte of
+    # `1,` ~320 x and 11.7 CPU-s (one error object per item). A value whose
+    # errors would weigh more than ERRORS_WEIGHT is now named, not explained.
+    peaks = []
+    for size in (MIB, 2 * MIB):
+        peak, refusal = _refusal_peak(action, {"t": make(size)})
+        assert peak < 3 * size, (size, peak / size)
+        assert refusal["errors"] == [{"path": "data.t", "problems": [UNNAMED]}]
+        assert "counting stopped early" in refusal["message"]
+        peaks.append(peak)
+    assert peaks[1] < 2.5 * peaks[0] + MIB
+
+
+@pytest.mark.parametrize(
+    ("action", "make", "first"),
+    [
+        ("closed", _string_leaf, "value matches no schema of anyOf"),
+        ("strings", _ones, "value is not of type string"),
+    ],
+)
+def test_a_value_the_walk_cannot_split_is_explained_within_its_error_weight(
+    action: str, make: Any, first: str
+) -> None:
+    # Just within ERRORS_WEIGHT the engine is asked, and its errors stay within
+    # 16 x that weight (8 MiB): measured 5.3-7.7 MiB for six shapes at the limit.
+    size = 1
+    while errors_fit({"t": make(size * 2)}["t"]):
+        size *= 2
+    peak, refusal = _refusal_peak(action, {"t": make(size)})
+    assert peak < 16 * ERRORS_WEIGHT, peak / ERRORS_WEIGHT
+    assert first in json.dumps(refusal["errors"])
+    assert UNNAMED not in json.dumps(refusal)

@@ -85,6 +85,16 @@ def spend_reading(value: object) -> None:
         raise OverBudgetError
 
 
+def spend_values(count: int) -> None:
+    """Spend `count` values read, counted by the caller (none without a budget)."""
+    reads = _READS.get()
+    if reads is None:
+        return
+    reads.left -= count
+    if reads.left < 0:
+        raise OverBudgetError
+
+
 def spend_wide_ints(data: object) -> None:
     """Spend one unit per 64 bits of each int past `WIDE` inside `data`.
 

@@ -13,6 +13,12 @@ from typing import Any
 from wymcp.core.gates._bound import echo
 
 UNCHECKABLE = "value could not be checked against the schema"
+UNNAMED = (
+    "value does not match the schema; it is too large or too deep for its"
+    " problems to be named"
+)
+"""A refused value the walk does not read below (past `DEPTH` levels, or an
+unsplittable position's value whose engine errors would weigh too much)."""
 
 
 def problem_text(error: Any) -> str:

@@ -7,7 +7,7 @@ apply there; each offending path is counted once, and only the first ten get tex
 
 from __future__ import annotations
 
-import functools
+import hashlib
 import heapq
 import itertools
 import json
@@ -19,16 +19,23 @@ from typing import Any
 
 import attrs
 
-from wymcp.core.gates._bound import FIRST, Path, echo, path_key, token_key
+from wymcp.core.gates._bound import FIRST, Path, echo, token_key
 from wymcp.core.gates._copy_on_write import replaced
 from wymcp.core.gates._engine_reads import read_budget, spend_reading, values_in
-from wymcp.core.gates._problem_texts import UNCHECKABLE, keyword_text, problem_text
+from wymcp.core.gates._error_cost import errors_fit
+from wymcp.core.gates._problem_texts import (
+    UNCHECKABLE,
+    UNNAMED,
+    keyword_text,
+    problem_text,
+)
 from wymcp.core.gates._slices import (
     assertion_holds,
     children_accept,
     node_accepts,
     runs,
 )
+from wymcp.core.gates._walk_sizes import remembered, spend_small
 from wymcp.core.schema import (
     OverBudgetError,
     ValueNode,
@@ -45,8 +52,11 @@ _EXACT = float(2**53)
 _UNEVALUATED = frozenset({"unevaluatedProperties", "unevaluatedItems"})
 _HOLDERS = frozenset({float, dict, list})
 """The kinds of value a cast can change (a float) or look inside."""
-DEPTH = 32
-"""How deep the walk reads a refused value (the engine checks every depth)."""
+DEPTH = 128
+"""How deep the walk reads a refused value (the engine checks every depth).
+
+Deeper than `JSON_DEPTH_LIMIT`'s default (100), so every level of a body the
+transport lets through is walked; one level costs the walk about four frames."""
 CAST_MEMO = 4096
 """Most casts of equal floats one array remembers; past it the memory starts empty."""
 WALK_WORK = 16
@@ -94,20 +104,36 @@ def is_valid(validator: Any, value: object) -> bool:
 
 
 def is_valid_at(node: ValueNode, value: object) -> bool:
-    """What `is_valid(node.validator, value)` answers, asked in bounded runs."""
-    spend_reading(value)
+    """What `is_valid(node.validator, value)` answers, asked in bounded runs.
+
+    A container whose size the walk remembers (`spend_small`) and that fits one
+    run is asked whole, as `node_accepts` would, without being counted again.
+    """
+    small = spend_small(value)
+    if small:
+        return accepts(node.validator, value)
+    if small is None:
+        spend_reading(value)
     return node_accepts(node, value)
 
 
 def holds(node: ValueNode, keyword: str, check: Any, value: object) -> bool:
     """What `is_valid(check, value)` answers for one of `node.assertions`, in runs."""
-    spend_reading(value)
+    small = spend_small(value)
+    if small:
+        return accepts(check, value)
+    if small is None:
+        spend_reading(value)
     return assertion_holds(node, keyword, check, value)
 
 
 def children_hold(node: ValueNode, value: object) -> bool:
     """What `is_valid(node.children_valid, value)` answers, in bounded runs."""
-    spend_reading(value)
+    small = spend_small(value)
+    if small:
+        return accepts(node.children_valid, value)
+    if small is None:
+        spend_reading(value)
     return children_accept(node, value)
 
 
@@ -125,15 +151,17 @@ def value_errors(root: ValueNode, data: object) -> ValueReport | None:
     Time is linear in the data: the walk's engine calls may read at most
     `WALK_WORK` values per value of the data (past `WALK_FLOOR`); past them the
     report keeps what it found and says its count is partial. Memory beyond the
-    data is the keys of the objects along one path, 4,096 item flags and at most
-    `LEAF_ERRORS` engine texts.
+    data is the keys of the objects along one path, 4,096 item flags and a 32-byte
+    digest per level, and one transient `marshal` copy of a refused item; the
+    engine's errors (each a copy of its value) are asked for only at a position
+    that cannot be split (`_engine_errors`).
     """
     if node_accepts(root, data):
         return None
     report = ValueReport()
     units = WALK_FLOOR + WALK_WORK * values_in(data, _UNBOUNDED)
     try:
-        with read_budget(units):
+        with read_budget(units), remembered():
             _visit([root], data, (), report, {})
     except (RecursionError, OverBudgetError):
         report.partial = True
@@ -156,7 +184,7 @@ def _visit(
     """Report the offending paths at and under `value`, in path order.
 
     `nodes` are the schema positions that apply here and refuse `value`. Past
-    `DEPTH` levels the engine's errors name the paths below (`_deep`).
+    `DEPTH` levels the position is reported with its own problems (`_deep`).
     """
     if len(path) > DEPTH:
         _deep(nodes, value, path, report)
@@ -191,7 +219,8 @@ def _count_plain(
     """
     schema = node.schema
     if len(path) > DEPTH:
-        return len(_deep_errors([node], value, report))
+        report.partial = True  # nothing below is read, as in `_deep`
+        return 1
     if schema.__class__ is not dict:
         return 1
     own = any(not holds(node, k, check, value) for k, check in node.assertions)
@@ -209,48 +238,19 @@ def _count_plain(
 def _deep(
     nodes: list[ValueNode], value: object, path: Path, report: ValueReport
 ) -> None:
-    """A refused value past `DEPTH` levels: the engine's paths below it, in order.
+    """A refused value past `DEPTH` levels: its path and its own problems.
 
-    The walk recurses in Python; the engine does not, so its errors (at most
-    `LEAF_ERRORS`) give the real paths and problems, and each path is counted.
-    Under `anyOf`/`oneOf` the engine names the combinator, not its causes: the
-    count is then said partial.
+    Nothing below it is read, so the count is said partial. No engine error is
+    asked for: each one carries a copy of the value it refuses and a message
+    quoting it, and under a recursive `anyOf` every level's errors hold the
+    levels below (about 490 x the body for one string 90 levels deep).
     """
-    found = _deep_errors(nodes, value, report)
-    if not found:
-        report.add(path, lambda: [UNCHECKABLE])
-        return
-    for relative in sorted(found, key=path_key):
-        report.add((*path, *relative), functools.partial(_bounded, found[relative]))
-
-
-def _deep_errors(
-    nodes: list[ValueNode], value: object, report: ValueReport
-) -> dict[Path, list[str]]:
-    """The engine's texts for a refused value, by path below it (bounded)."""
-    found: dict[Path, list[str]] = {}
-    budget = LEAF_ERRORS
-    for node in nodes:
-        spend_reading(value)
-        try:
-            errors = itertools.islice(node.validator.iter_errors(value), budget + 1)
-            for error in errors:
-                if budget == 0:
-                    report.partial = True
-                    break
-                budget -= 1
-                if str(error.kind.name) in _SUMMARISED:
-                    report.partial = True  # the walk would have read the causes
-                relative = instance_path(value, error.instance_path)
-                found.setdefault(relative, []).append(problem_text(error))
-        except _CHECK_ERRORS:  # deeper than the engine reads: nothing below is known
-            report.partial = True
-            found.setdefault((), []).append(UNCHECKABLE)
-    return found
-
-
-_SUMMARISED = frozenset({"anyOf", "oneOf", *_UNEVALUATED})
-"""Engine errors that stand for errors below them the walk would have counted."""
+    report.partial = True
+    texts: list[Callable[[], list[str]]] = []
+    _expand(nodes, value, texts, {}, report, engine=False)
+    report.add(
+        path, lambda: _bounded([t for thunk in texts for t in thunk()] or [UNNAMED])
+    )
 
 
 def _lacks(schema: dict[str, Any], value: dict[Any, Any]) -> bool:
@@ -317,12 +317,16 @@ def _expand(
     texts: list[Callable[[], list[str]]],
     extras: Extras,
     report: ValueReport,
+    *,
+    engine: bool = True,
 ) -> list[ValueNode]:
     """Every refusing position that applies here; each one's own failures to `texts`.
 
     `allOf` branches and `$ref` targets apply here too; so does every branch of an
     `anyOf`/`oneOf` none of whose branches accepts `value` (their causes are the
-    ones a caller must read), and the `then`/`else` the `if` chose.
+    ones a caller must read), and the `then`/`else` the `if` chose. A position
+    that cannot be split gives the engine's texts to `extras`, unless `engine` is
+    false (past `DEPTH`: its errors would copy the value once per level below).
     """
     stack = list(nodes)
     seen: set[int] = set()
@@ -336,7 +340,8 @@ def _expand(
             texts.append(lambda: ["no value is allowed here"])
             continue
         if node.opaque:
-            _engine_errors(node, value, extras, report)
+            if engine:
+                _engine_errors(node, value, extras, report)
             continue
         applying.append(node)
         _own(node, value, texts)
@@ -574,7 +579,9 @@ def _visit_tail(
 
     Once ten paths are kept, a refused scalar item (whose only offending path is
     itself) is just counted, so the cost per item is one engine call made from C;
-    a refused container equal to one already counted in the chunk adds that count.
+    a refused container equal to one already counted in the chunk adds that count
+    (told by a digest of its `marshal` bytes: the walk below it holds 32 bytes per
+    level, not a copy of the container; a chunk of one item needs none).
     """
     for offset in range(start, len(value), _CHUNK):
         chunk = value[offset : offset + _CHUNK]
@@ -584,7 +591,7 @@ def _visit_tail(
             if report.full and isinstance(item, _SCALARS):
                 report.count += 1
                 continue
-            key = _frozen(item) if report.full else None
+            key = _digest(item) if report.full and len(chunk) > 1 else None
             if key is not None and key in counted:
                 report.count += counted[key]
                 continue
@@ -597,6 +604,12 @@ def _visit_tail(
             _visit(refusing, item, (*path, offset + index), report, {})
             if key is not None:
                 counted[key] = report.count - before
+
+
+def _digest(item: object) -> bytes | None:
+    """A digest of `_frozen(item)`: equal for equal containers (None if unwritable)."""
+    frozen = _frozen(item)
+    return None if frozen is None else hashlib.blake2b(frozen, digest_size=32).digest()
 
 
 def _refused(tail: list[ValueNode], chunk: list[Any]) -> list[int]:
@@ -680,10 +693,19 @@ def _engine_errors(
     The engine spells an all-digit object key as an integer; the instance says which
     it is. An `unevaluatedProperties`/`unevaluatedItems` schema's error names
     the object or array; each value the schema refused gets its own path instead (as
-    under `additionalProperties`), with its own problems.
+    under `additionalProperties`), with its own problems. A value whose errors
+    would weigh more than `ERRORS_WEIGHT` is not asked about: the position gets
+    its own failing keywords and the count is said partial.
     """
     leaf = _Leaf(extras, report)
     spend_reading(value)
+    if not errors_fit(value):
+        report.partial = True
+        texts: list[Callable[[], list[str]]] = []
+        _own(node, value, texts)
+        found = [text for thunk in texts for text in thunk()]
+        extras.setdefault((), []).extend(found or [UNNAMED])
+        return
     try:
         errors = itertools.islice(node.validator.iter_errors(value), LEAF_ERRORS + 1)
         for seen, error in enumerate(errors):
@@ -793,7 +815,11 @@ def _json_text(item: object) -> str | None:
 
 
 def _child_errors(child: ValueNode, sub: object, at: Path, leaf: _Leaf) -> None:
-    """The problems of one refused value, at its path and below (bounded)."""
+    """The problems of one refused value, at its path and below (bounded).
+
+    `sub` is inside a value `errors_fit` let the engine be asked about, so its
+    errors weigh less.
+    """
     spend_reading(sub)
     errors = itertools.islice(child.validator.iter_errors(sub), max(leaf.budget, 1))
     for error in errors:
