@@ -74,6 +74,16 @@ class Ledger(Tool):
                 }
             },
         ),
+        "rows": Action(
+            description="Keep distinct rows",
+            properties={
+                "rows": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "uniqueItems": True,
+                }
+            },
+        ),
         "tags": Action(
             description="Keep counters and series",
             properties={
