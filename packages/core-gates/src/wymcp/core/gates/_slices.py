@@ -24,6 +24,9 @@ SLICE = 16_384
 """Units one engine call may read (a few milliseconds): a JSON value is one; an int
 past 2**64 costs 1 + w**2 // 16 more, for its w 64-bit words (its conversion grows
 with the square of its digits: 4,299 digits, ~0.5 ms under `multipleOf`)."""
+_CONTAINERS = (dict, list)
+_IS_INT = int.__instancecheck__
+"""Whether a value is an int (or a bool: never wide), asked in C by `filter`."""
 _ERRORS = (ValueError, TypeError, OverflowError, RecursionError, AttributeError)
 _SPLIT = frozenset(
     {
@@ -121,24 +124,34 @@ def children_accept(node: ValueNode, value: object) -> bool:
 
 
 def cost(value: object, cap: int) -> int:
-    """The units of `value` (see `SLICE`), counted until they pass `cap`."""
+    """The units of `value` (see `SLICE`), counted until they pass `cap`.
+
+    Read a level at a time: the objects (or arrays) of one level are counted
+    together in C (their sizes, then their values listed once the count allows),
+    so many small objects cost no Python step each (`check_fast` counts every
+    call's data this way).
+    """
     seen = 1 + (_wide(value) if value.__class__ is int else 0)
-    stack: list[Any] = [value]
-    while stack:
-        node = stack.pop()
-        kind = node.__class__
-        if kind is not dict and kind is not list:
+    groups: list[list[Any]] = [[value]] if value.__class__ in _CONTAINERS else []
+    while groups:
+        group = groups.pop()
+        kinds = set(map(type, group))
+        if len(kinds) > 1:
+            groups.append([c for c in group if c.__class__ is dict])
+            groups.append([c for c in group if c.__class__ is list])
             continue
-        seen += len(node)
+        seen += sum(map(len, group))
         if seen > cap:
-            return seen  # before a large object's values are listed
-        children: Any = list(node.values()) if kind is dict else node
+            return seen  # before the values are listed
+        children = list(
+            chain.from_iterable(map(dict.values, group) if dict in kinds else group)
+        )
         kinds = set(map(type, children))
         if int in kinds:
             seen += _wide_in(children, kinds)
         if dict in kinds or list in kinds:
-            stack.extend(
-                c for c in children if c.__class__ is dict or c.__class__ is list
+            groups.append(
+                [c for c in children if c.__class__ is dict or c.__class__ is list]
             )
     return seen
 
@@ -153,7 +166,7 @@ def _wide(number: int) -> int:
 
 def _wide_in(children: Any, kinds: set[type]) -> int:
     """The units the ints among `children` cost past their one each."""
-    ints = children if len(kinds) == 1 else [c for c in children if c.__class__ is int]
+    ints = children if len(kinds) == 1 else list(filter(_IS_INT, children))
     if max(ints) < WIDE and min(ints) > -WIDE:  # in C
         return 0
     return sum(map(_wide, ints))
@@ -191,7 +204,6 @@ def runs(items: list[Any], start: int) -> Iterator[tuple[int, int, bool]]:
 
 _FLAT = 4 * SLICE
 """Units of flat containers `_flat` weighs at once (their values listed: 0.5 MiB)."""
-_CONTAINERS = (dict, list)
 
 
 def _flat(window: list[Any], kinds: set[type]) -> list[int] | None:
