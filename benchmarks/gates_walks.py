@@ -74,6 +74,16 @@ class Ledger(Tool):
                 }
             },
         ),
+        "rows": Action(
+            description="Keep distinct rows",
+            properties={
+                "rows": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "uniqueItems": True,
+                }
+            },
+        ),
         "tags": Action(
             description="Keep counters and series",
             properties={
@@ -209,6 +219,12 @@ def cases() -> list[tuple[str, str, str, bytes]]:
         ("sevens", "counts", "4 MiB of 4,299-digit 7N", wide_sevens(4299)),
         ("wholes", "wholes", "4 MiB of distinct Ne300", distinct_e300()),
         ("tree", "tree", "4 MiB of 7N 90 deep", nested(90, lambda i: b"%d" % (7 * i))),
+        (
+            "rows",
+            "rows",
+            '4 MiB of distinct {"a":N}',
+            distinct(lambda i: b'{"a":%d}' % i),
+        ),
         ("tags", "tags", "300,000 keys of 1", tags(b"1")),
         ("tags", "tags", "300,000 keys of 2.0", tags(b"2.0")),
         ("tags", "tags", "4 MiB of keys of 1.5", tags_filled(b"1.5")),

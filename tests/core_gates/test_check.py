@@ -2,8 +2,7 @@ import json
 
 import pytest
 
-from wymcp.core.gates import Verdict, check, check_fast
-from wymcp.core.gates._check import FAST_WORK
+from wymcp.core.gates import Verdict, _check, check, check_fast
 from wymcp.core.schema import Action, ConfigurationError, Tool, prepare
 
 ITEM = {
@@ -372,9 +371,12 @@ def test_check_fast_accepts_what_check_accepts_and_leaves_the_rest_to_it():
     assert check_fast(Orders, "place", [1]) is None
 
 
-def test_check_fast_leaves_a_long_cast_to_the_thread():
-    # 30,000 keys to cast under patternProperties: past FAST_WORK on the loop, so
-    # check_fast answers None and check (the worker thread's) casts them all.
+def test_check_fast_leaves_a_long_cast_to_the_thread(monkeypatch):
+    # 3,000 keys to cast under patternProperties: past FAST_WORK on the loop
+    # (made smaller: data past SLICE units is the thread's anyway), so check_fast
+    # answers None and check (the worker thread's) casts them all.
+    monkeypatch.setattr(_check, "FAST_WORK", 1_000)
+
     class Counters(Tool):
         name = "counters"
         description = "d"
@@ -393,9 +395,9 @@ def test_check_fast_leaves_a_long_cast_to_the_thread():
         async def run_action(self, action, data, ctx):
             return data
 
-    many = {"m": {f"k{i}": 2.0 for i in range(FAST_WORK + 10_000)}}
+    many = {"m": {f"k{i}": 2.0 for i in range(3_000)}}
     assert check_fast(Counters, "set", many) is None
     assert set(check(Counters, "set", many).data["m"].values()) == {2}
     assert all(type(v) is int for v in check(Counters, "set", many).data["m"].values())
-    ints = {"m": {f"k{i}": 2 for i in range(FAST_WORK + 10_000)}}
+    ints = {"m": {f"k{i}": 2 for i in range(3_000)}}
     assert check_fast(Counters, "set", ints).accepted  # nothing to cast: no work

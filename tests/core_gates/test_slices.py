@@ -218,3 +218,94 @@ def test_runs_cover_every_item_once_within_the_slice() -> None:
             assert large == (weight > 8)
             assert large or weight <= 8
             assert not large or b == a + 1
+
+
+PLAIN_SCALARS = st.sampled_from([0, 1, -1, 7, 2**64, 10**400, True, False, None, "a"])
+NUMBERS = st.sampled_from([0.0, -0.0, 1.0, 1.5, 2.0**64, 1e30, 0.1 + 0.2, 0.3, 1e308])
+FLAT_ITEMS = (
+    st.lists(PLAIN_SCALARS | NUMBERS, max_size=3)
+    | st.dictionaries(st.sampled_from("abc"), PLAIN_SCALARS | NUMBERS, max_size=3)
+    | PLAIN_SCALARS
+    | NUMBERS
+)
+
+
+@SETTINGS
+@given(
+    st.lists(FLAT_ITEMS, min_size=2, max_size=10),
+    st.sampled_from([1, 2, 5]),
+)
+def test_unique_items_of_one_plain_shape_told_in_c_are_the_engines_verdict(
+    items: list[Any], units: int
+) -> None:
+    # Arrays of plain scalars, of floats, of flat arrays or objects: told apart
+    # in C (`_distinct`), in runs of `units`; key order, 1 and 1.0, true and 1.
+    node = prepare(Unique).actions["keep"].root.properties["items"]
+    with sliced(units):
+        assert node_accepts(node, items) == engine(node.validator, items), items
+        if _slices._distinct(items):
+            assert engine(node.validator, items), items
+
+
+@pytest.mark.parametrize(
+    ("items", "unique"),
+    [
+        ([{"a": 1, "b": 2}, {"b": 2, "a": 1}], False),  # key order ignored
+        ([{"a": 1}, {"a": True}], True),
+        ([{"a": 1}, {"a": 1.0}], False),
+        ([[1], [True]], True),
+        ([[1, "x"], [1, "x"]], False),
+        ([True, 1], True),
+        ([-0.0, 0.0], False),
+        ([2.0**64, 2**64], True),
+        ([1e30, 10**30], False),
+    ],
+)
+def test_unique_items_of_plain_shapes_equal_as_json(
+    items: list[Any], unique: bool
+) -> None:
+    node = prepare(Unique).actions["keep"].root.properties["items"]
+    with sliced():
+        assert node_accepts(node, items) is unique
+
+
+def test_distinct_plain_items_are_keyed_in_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `uniqueItems` over 100,000 objects built a key per item in Python (`_key`,
+    # ~0.9 s per 4 MiB); one plain shape is now told apart in C, in runs.
+    keyed: list[object] = []
+    key = _slices._key
+    monkeypatch.setattr(
+        _slices, "_key", lambda value: keyed.append(value) or key(value)
+    )
+    node = prepare(Unique).actions["keep"].root.properties["items"]
+    for items in (
+        [{"a": i, "b": "x", "c": i % 2 == 0} for i in range(100_000)],
+        [[i, None] for i in range(100_000)],
+        [i + 0.5 for i in range(100_000)],
+        [f"s{i}" for i in range(100_000)],
+    ):
+        assert cost(items, 1 << 62) > 4 * _slices.SLICE
+        assert node_accepts(node, items) is True
+        assert keyed == []
+    twice = [{"a": i % 50_000} for i in range(100_000)]
+    assert node_accepts(node, twice) is False  # a duplicate: keyed and confirmed
+    assert keyed
+
+
+def test_runs_weigh_flat_objects_in_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each object (or array) of a run was weighed by `cost`, a Python call per
+    # item (~1.5 s per 4 MiB of `{"a": N}`); objects holding no container are
+    # now weighed in C, with the same runs.
+    weighed: list[object] = []
+    monkeypatch.setattr(
+        _slices, "cost", lambda value, cap: weighed.append(value) or cost(value, cap)
+    )
+    for items in ([{"a": i} for i in range(100_000)], [[i, i] for i in range(100_000)]):
+        found = list(runs(items, 3))
+        assert weighed == []
+        per_run = _slices.SLICE // (1 + len(items[0]))  # the item and its values
+        assert found[0][0] == 3
+        assert all(b == a + per_run for a, b, _ in found[:-1])
+        assert found[-1][1] == len(items)
+        assert [a for a, _, _ in found[1:]] == [b for _, b, _ in found[:-1]]
+        assert not any(large for _, _, large in found)

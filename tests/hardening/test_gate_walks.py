@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pytest
 
 from hardening.test_linearity import assert_linear, frozen_heap
-from wymcp.core.gates import _slices, _value_gate, check, check_fast
-from wymcp.core.gates._check import FAST_VALUES, FAST_WORK
+from wymcp.core.gates import _check, _slices, _value_gate, check, check_fast
+from wymcp.core.gates._check import FAST_VALUES
 from wymcp.core.gates._engine_reads import values_in
 from wymcp.core.gates._error_cost import ERRORS_WEIGHT, errors_fit
 from wymcp.core.gates._problem_texts import UNNAMED
@@ -32,6 +32,7 @@ from gates_walks import (  # one place for the tool and the bodies
     BODY,
     Ledger,
     array,
+    distinct,
     distinct_cents,
     distinct_e280,
     distinct_e300,
@@ -89,6 +90,22 @@ async def test_an_accepted_array_of_zeros_against_cents(serve: Serve) -> None:
     wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
     said = _said(await _answer(wire, "cents", "amounts", array(b"0")))
     assert said["count"] > 2_000_000
+
+
+async def test_4_mib_of_distinct_objects_under_unique_items(serve: Serve) -> None:
+    # check_fast made one engine call over the whole array on the loop (67-135 ms,
+    # 466 ms served under load); now the thread decides, in runs, in C.
+    wire = await serve(TOOLS=[Ledger], BODY_LIMIT=BODY)
+    raw = distinct(lambda i: b'{"a":%d}' % i)
+    said = _said(await _answer(wire, "rows", "rows", raw))
+    assert said["count"] > 300_000
+    twice = raw[:-1] + b',{"a":7}]'
+    refused = json.loads(
+        (await _answer(wire, "rows", "rows", twice))["content"][0]["text"]
+    )
+    assert refused["errors"] == [
+        {"path": "data.rows", "problems": ["value must contain unique items"]}
+    ]
 
 
 async def test_an_accepted_array_of_one_decimal_against_cents(serve: Serve) -> None:
@@ -345,10 +362,14 @@ def test_equal_refused_batches_are_decided_once_per_chunk() -> None:
     assert verdict.refusal["error_count"] == 40_000
 
 
-def test_check_fast_counts_whole_floats_before_the_engine() -> None:
+def test_check_fast_counts_whole_floats_before_the_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # The engine decided a whole float under multipleOf itself, uncounted; now
-    # Python does: past FAST_WORK of them check_fast leaves the call to the thread.
-    data = {"amounts": [1e280] * (2 * FAST_WORK)}
+    # Python does: past FAST_WORK of them check_fast leaves the call to the thread
+    # (FAST_WORK made smaller: data past SLICE units goes to the thread first).
+    monkeypatch.setattr(_check, "FAST_WORK", 1_000)
+    data = {"amounts": [1e280] * 2_000}
     assert check_fast(Ledger, "cents", data) is None
     assert check(Ledger, "cents", data).accepted
     few = {"amounts": [1e280] * 100}
@@ -372,11 +393,16 @@ def test_check_fast_leaves_a_large_tree_under_anyof_to_the_thread() -> None:
     assert fast.data["tree"][0][1].__class__ is int
 
 
-def test_check_fast_counts_wide_ints_before_the_engine() -> None:
+def test_check_fast_counts_wide_ints_before_the_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # Each int past 2**64 under multipleOf spends a unit per 64 bits: past
-    # FAST_WORK of them check_fast leaves the call to the thread.
+    # FAST_WORK of them check_fast leaves the call to the thread (made smaller:
+    # five such ints are within SLICE units, 4,000 digits ~207 units of work each).
+    monkeypatch.setattr(_check, "FAST_WORK", 1_000)
     wide = 7 * 10**4000
-    data = {"counts": [wide + 7 * i for i in range(FAST_WORK // 200 + 1)]}
+    data = {"counts": [wide + 7 * i for i in range(5)]}
+    assert cost(data, 1 << 62) <= SLICE
     assert check_fast(Ledger, "sevens", data) is None
     assert check(Ledger, "sevens", data).accepted
     few = {"counts": [wide, 2**70 * 7, 14]}
@@ -550,8 +576,10 @@ class _Largest:
         return self.validator.iter_errors(value)
 
 
-def _largest_call(monkeypatch: pytest.MonkeyPatch, action: str, data: Any) -> int:
-    """The most units one engine call of `check` read (node validators patched)."""
+def _largest_call(
+    monkeypatch: pytest.MonkeyPatch, action: str, data: Any, gate: Any = check
+) -> int:
+    """The most units one engine call of `gate` read (node validators patched)."""
     largest = [0]
     stack = [prepare(Ledger).actions[action].root]
     seen: set[int] = set()
@@ -568,7 +596,7 @@ def _largest_call(monkeypatch: pytest.MonkeyPatch, action: str, data: Any) -> in
         )
         monkeypatch.setattr(node, "assertions", checks)
         stack.extend(node.links())
-    check(Ledger, action, data)
+    gate(Ledger, action, data)
     monkeypatch.undo()
     return largest[0]
 
@@ -594,6 +622,34 @@ def test_no_engine_call_of_check_reads_more_than_a_slice(
     data = make()
     assert cost(data, 1 << 62) > 10 * SLICE
     assert _largest_call(monkeypatch, action, data) <= SLICE + 1
+
+
+@pytest.mark.parametrize(
+    ("action", "make"),
+    [
+        ("rows", lambda n: {"rows": [{"a": i} for i in range(n)]}),
+        ("sevens", lambda n: {"counts": [7 * i for i in range(n)]}),
+        ("cents", lambda n: {"amounts": [0] * n}),
+        ("batches", lambda n: {"batches": [[i, 0] for i in range(n)]}),
+    ],
+)
+def test_no_engine_call_of_check_fast_reads_more_than_a_slice(
+    monkeypatch: pytest.MonkeyPatch, action: str, make: Any
+) -> None:
+    # check_fast, on the event loop, asked the engine about the whole value in
+    # one call: uniqueItems over 4 MiB of objects held the loop 67-135 ms (466 ms
+    # served under load). Past SLICE units it now answers None first: the
+    # thread asks in runs. What it still decides reads at most SLICE units.
+    data = make(200_000)
+    assert cost(data, 1 << 62) > 10 * SLICE
+    assert _largest_call(monkeypatch, action, data, check_fast) <= SLICE
+    assert check_fast(Ledger, action, data) is None
+    assert check(Ledger, action, data).accepted
+    small = make(SLICE // 4)
+    fast = check_fast(Ledger, action, small)
+    assert fast is not None
+    assert fast.accepted
+    assert 0 < _largest_call(monkeypatch, action, small, check_fast) <= SLICE
 
 
 def test_a_refused_deep_tree_reads_a_bounded_multiple_of_its_values(

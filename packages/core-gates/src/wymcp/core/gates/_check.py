@@ -30,7 +30,7 @@ from wymcp.core.gates._key_gate import KeyReport, unknown_keys
 from wymcp.core.gates._paths import render_path
 from wymcp.core.gates._problem_texts import UNCHECKABLE
 from wymcp.core.gates._refusal import REQUEST_PART, help_pointer, request_part_size
-from wymcp.core.gates._slices import node_accepts
+from wymcp.core.gates._slices import SLICE, cost, node_accepts
 from wymcp.core.gates._value_gate import (
     ValueReport,
     accepts,
@@ -114,10 +114,12 @@ def check_fast(tool: object, action: str | None, data: object) -> Verdict | None
     event loop should be held. So is the Python work some accepted data needs (the
     decimal `multipleOf` of many numbers, casts under `patternProperties`): past
     `FAST_WORK` units of it, the answer is None too. So is it, before any engine
-    pass, for a key outside a closed root's key set, for data of over
-    `FAST_VALUES` values under a root whose engine pass may read a value more
-    than once (`anyOf`, a recursive `$ref` in a branch, ...), and for ints past
-    2**64 under numeric keywords past the budget.
+    pass, for data of over `SLICE` units (what one engine call in the thread may
+    read: its one call here would hold the loop longer, `uniqueItems` over a
+    large array most), for a key outside a closed root's key set, for data of
+    over `FAST_VALUES` values under a root whose engine pass may read a value
+    more than once (`anyOf`, a recursive `$ref` in a branch, ...), and for ints
+    past 2**64 under numeric keywords past the budget.
     """
     spec = prepare(tool)
     target = _target(spec, action)
@@ -126,6 +128,8 @@ def check_fast(tool: object, action: str | None, data: object) -> Verdict | None
     root = target.root
     if data is None:
         data = {}
+    if cost(data, SLICE) > SLICE:
+        return None
     if root.branching and values_in(data, FAST_VALUES) > FAST_VALUES:
         return None
     try:
@@ -144,7 +148,8 @@ def _fast(
 
     `sliced` (`check`, in a worker thread when the data is large): the engine is
     asked in runs (`node_accepts`), so the thread lets the event loop run between
-    them; on the loop itself (`check_fast`) one call is cheaper.
+    them; on the loop itself (`check_fast`, data of at most `SLICE` units) one
+    call reads no more than one run.
     """
     root = target.root
     if (

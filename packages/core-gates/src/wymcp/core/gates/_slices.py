@@ -8,9 +8,13 @@ and returning to Python between them, where the interpreter can pass to the loop
 
 from __future__ import annotations
 
+import marshal
 import math
-from collections.abc import Iterator
+import operator
+from bisect import bisect_right
+from collections.abc import Generator, Iterator
 from decimal import Decimal
+from itertools import accumulate, chain, count, repeat
 from typing import Any
 
 from wymcp.core.gates._engine_reads import WIDE
@@ -20,6 +24,9 @@ SLICE = 16_384
 """Units one engine call may read (a few milliseconds): a JSON value is one; an int
 past 2**64 costs 1 + w**2 // 16 more, for its w 64-bit words (its conversion grows
 with the square of its digits: 4,299 digits, ~0.5 ms under `multipleOf`)."""
+_CONTAINERS = (dict, list)
+_IS_INT = int.__instancecheck__
+"""Whether a value is an int (or a bool: never wide), asked in C by `filter`."""
 _ERRORS = (ValueError, TypeError, OverflowError, RecursionError, AttributeError)
 _SPLIT = frozenset(
     {
@@ -117,27 +124,34 @@ def children_accept(node: ValueNode, value: object) -> bool:
 
 
 def cost(value: object, cap: int) -> int:
-    """The units of `value` (see `SLICE`), counted until they pass `cap`."""
+    """The units of `value` (see `SLICE`), counted until they pass `cap`.
+
+    Read a level at a time: the objects (or arrays) of one level are counted
+    together in C (their sizes, then their values listed once the count allows),
+    so many small objects cost no Python step each (`check_fast` counts every
+    call's data this way).
+    """
     seen = 1 + (_wide(value) if value.__class__ is int else 0)
-    stack: list[Any] = [value]
-    while stack:
-        node = stack.pop()
-        kind = node.__class__
-        if kind is dict:
-            children: Any = list(node.values())
-        elif kind is list:
-            children = node
-        else:
+    groups: list[list[Any]] = [[value]] if value.__class__ in _CONTAINERS else []
+    while groups:
+        group = groups.pop()
+        kinds = set(map(type, group))
+        if len(kinds) > 1:
+            groups.append([c for c in group if c.__class__ is dict])
+            groups.append([c for c in group if c.__class__ is list])
             continue
-        seen += len(children)
+        seen += sum(map(len, group))
         if seen > cap:
-            return seen
+            return seen  # before the values are listed
+        children = list(
+            chain.from_iterable(map(dict.values, group) if dict in kinds else group)
+        )
         kinds = set(map(type, children))
         if int in kinds:
             seen += _wide_in(children, kinds)
         if dict in kinds or list in kinds:
-            stack.extend(
-                c for c in children if c.__class__ is dict or c.__class__ is list
+            groups.append(
+                [c for c in children if c.__class__ is dict or c.__class__ is list]
             )
     return seen
 
@@ -152,7 +166,7 @@ def _wide(number: int) -> int:
 
 def _wide_in(children: Any, kinds: set[type]) -> int:
     """The units the ints among `children` cost past their one each."""
-    ints = children if len(kinds) == 1 else [c for c in children if c.__class__ is int]
+    ints = children if len(kinds) == 1 else list(filter(_IS_INT, children))
     if max(ints) < WIDE and min(ints) > -WIDE:  # in C
         return 0
     return sum(map(_wide, ints))
@@ -162,7 +176,8 @@ def runs(items: list[Any], start: int) -> Iterator[tuple[int, int, bool]]:
     """(a, b, large): runs of `items[start:]` costing at most `SLICE` together.
 
     `large` marks a lone item costing more, to be split itself. Items holding no
-    container are weighed `SLICE` at a time in C; others one by one.
+    container are weighed `SLICE` at a time in C, and so are objects (or arrays)
+    holding none (`_flat`); others one by one.
     """
     first, total, index, end = start, 0, start, len(items)
     while index < end:
@@ -178,22 +193,68 @@ def runs(items: list[Any], start: int) -> Iterator[tuple[int, int, bool]]:
                 total += weight
                 index = stop
                 continue
-        for at in range(index, stop):
-            item = items[at]
-            weight = cost(item, SLICE)
-            if weight > SLICE:
-                if first < at:
-                    yield first, at, False
-                yield at, at + 1, True
-                first, total = at + 1, 0
-                continue
-            if total + weight > SLICE:
-                yield first, at, False
-                first, total = at, 0
-            total += weight
-        index = stop
+        totals = _flat(window, kinds)
+        if totals is None:
+            totals = list(accumulate(cost(item, SLICE) for item in window))
+        first, total = yield from _packed(totals, index, first, total)
+        index += len(totals)
     if first < end:
         yield first, end, False
+
+
+_FLAT = 4 * SLICE
+"""Units of flat containers `_flat` weighs at once (their values listed: 0.5 MiB)."""
+
+
+def _flat(window: list[Any], kinds: set[type]) -> list[int] | None:
+    """Running units of the leading items of `window`, if they hold no container.
+
+    For a window of objects only (or arrays only): the units of its first k
+    items (each 1 + its values, `_FLAT` at most in all), all counted in C; None
+    if one of them holds a container or an int past `WIDE`, or the first alone
+    passes `_FLAT` (then `runs` weighs them one by one).
+    """
+    if len(kinds) != 1 or (kind := next(iter(kinds))) not in _CONTAINERS:
+        return None
+    totals = list(map(operator.add, accumulate(map(len, window)), count(1)))
+    head = bisect_right(totals, _FLAT)
+    if head == 0:
+        return None
+    del totals[head:]
+    held = window[:head]
+    values = list(chain.from_iterable(map(dict.values, held) if kind is dict else held))
+    inner = set(map(type, values))
+    if dict in inner or list in inner or (int in inner and _wide_in(values, inner)):
+        return None
+    return totals
+
+
+def _packed(
+    totals: list[int], index: int, first: int, total: int
+) -> Generator[tuple[int, int, bool], None, tuple[int, int]]:
+    """The runs `runs` yields over flat items from `index` (running units `totals`).
+
+    `first`, `total`: the run open before them; returns the one open after.
+    Each run is found by bisection (no Python step per item).
+    """
+    done, at, end = 0, 0, len(totals)
+    while at < end:
+        stop = bisect_right(totals, SLICE - total + done, at)
+        if stop > at:
+            total += totals[stop - 1] - done
+            done, at = totals[stop - 1], stop
+            continue
+        weight = totals[at] - done
+        if weight > SLICE:
+            if first < index + at:
+                yield first, index + at, False
+            yield index + at, index + at + 1, True
+            first, total = index + at + 1, 0
+        else:
+            yield first, index + at, False
+            first, total = index + at, weight
+        done, at = totals[at], at + 1
+    return first, total
 
 
 def _holds(node: ValueNode, value: Any) -> bool:
@@ -283,9 +344,13 @@ def _unique(items: list[Any], check: Any) -> bool:
     The engine compares numbers as the decimals JSON writes (`1` and `1.0`,
     `1e30` and `10**30` are equal; `2.0**64` and `2**64` are not), objects
     whatever their key order, and never a boolean with a number; `_key` says the
-    same. Two equal keys are confirmed by the engine on that pair; data `_key`
-    cannot read is asked of the engine whole.
+    same. Items of one plain shape are told apart in C first (`_distinct`);
+    otherwise, or when two may be equal, each gets its `_key`. Two equal keys are
+    confirmed by the engine on that pair; data `_key` cannot read is asked of the
+    engine whole.
     """
+    if _distinct(items):
+        return True
     seen: dict[Any, Any] = {}
     for item in items:
         key = _key(item)
@@ -298,6 +363,57 @@ def _unique(items: list[Any], check: Any) -> bool:
 
 
 _EXACT = 2.0**53
+_PLAIN = frozenset({str, int, bool, type(None)})
+"""Scalars equal in Python only where the engine calls them equal (but `True == 1`:
+they are told apart by type, or the array takes `_key`), and which `marshal`
+(version 0: no references, no interning marks) writes one way each."""
+
+
+def _distinct(items: list[Any]) -> bool:
+    """Whether no two items are equal, told in C for arrays of one plain shape.
+
+    The shapes: scalars of `_PLAIN` (the items are their keys; a boolean beside
+    an int makes two keys equal, which only sends the array to `_key`); finite
+    floats alone (equal floats are equal decimals); arrays, or objects with
+    string keys, holding `_PLAIN` values only: the `marshal` bytes of each, its
+    keys in the order every object with those keys has (an order that differs
+    between two objects of the same keys sends the array to `_key`). False when
+    unsure: two items may be equal, or the shape is another. Read in `runs`, so
+    each C call reads at most `SLICE` units.
+    """
+    seen: set[Any] = set()
+    every: set[type] = set()
+    orders: set[tuple[Any, ...]] = set()
+    for first, end, large in runs(items, 0):
+        run = items[first:end]
+        every.update(map(type, run))
+        if large or (len(every) > 1 and not every <= _PLAIN):
+            return False
+        if every <= _PLAIN:
+            seen.update(run)
+        elif every == {float}:
+            if not all(map(math.isfinite, run)):
+                return False
+            seen.update(run)
+        elif every in ({list}, {dict}):
+            if not _plain_inside(run, orders):
+                return False
+            seen.update(map(marshal.dumps, run, repeat(0)))
+        else:
+            return False
+        if len(seen) < end:
+            return False  # two may be equal: `_key` finds them
+    return len(set(map(frozenset, orders))) == len(orders)
+
+
+def _plain_inside(run: list[Any], orders: set[tuple[Any, ...]]) -> bool:
+    """Whether arrays (or objects: string keys, orders kept) hold `_PLAIN` only."""
+    if run[0].__class__ is list:
+        return set(map(type, chain.from_iterable(run))) <= _PLAIN
+    if not set(map(type, chain.from_iterable(run))) <= {str}:
+        return False
+    orders.update(map(tuple, run))
+    return set(map(type, chain.from_iterable(map(dict.values, run)))) <= _PLAIN
 
 
 def _key(value: Any) -> Any:
