@@ -38,6 +38,7 @@ from wymcp.core.server._jsonrpc import classify
 from wymcp.core.server._stateless_ladder import open_stateless, takes_stateless_path
 from wymcp.transport.aiohttp._admission import Admission
 from wymcp.transport.aiohttp._answers import reply_response
+from wymcp.transport.aiohttp._body_budget import COUNTED_FROM
 from wymcp.transport.aiohttp._body_reader import BodyReader
 from wymcp.transport.aiohttp._json_body import decode_json
 
@@ -116,7 +117,14 @@ def wymcp_stages(tool: str) -> dict[str, Callable[[], object]]:
     request = make_mocked_request("POST", "/mcp", headers=headers)
     index = Headers.of(request.headers.items()).index
     message = decode_json(body, depth_limit=depth)
-    exchange = Exchange("POST", Headers.of(request.headers.items()), message)
+    # as the endpoint: a body read whole as sent tells its JSON text's length
+    buffered = len(body) <= COUNTED_FROM
+    exchange = Exchange(
+        "POST",
+        Headers.of(request.headers.items()),
+        message,
+        json_bytes=len(body) if buffered else None,
+    )
     sink = _Sink()
     versions = engine.options.protocol_versions
     loop = asyncio.new_event_loop()

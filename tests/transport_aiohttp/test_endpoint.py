@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 
 import pytest
@@ -360,3 +361,21 @@ async def test_under_a_runner_that_inflates_the_limits_still_hold(stub_client):
     bomb = gzip.compress(b" " * 100_000)
     response = await client.post("/mcp", data=bomb, headers=coded)
     assert response.status == 413
+
+
+async def test_a_small_body_tells_the_engine_its_json_length_a_large_one_does_not(
+    stub_client,
+):
+    # the gates skip counting the values of data from a small text (check_fast)
+    client, engine = await stub_client(ACCEPT_CONTENT_ENCODING=("gzip",))
+    small = b'{"id": 1, "method": "x", "n": [1, 2, 3]}'
+    large = b'{"id": 2, "method": "x", "n": [' + b"1, " * 3000 + b"1]}"
+    gzipped = gzip.compress(small)
+    for data, extra in (
+        (small, {}),
+        (large, {}),
+        (gzipped, {"Content-Encoding": "gzip"}),
+    ):
+        response = await client.post("/mcp", data=data, headers={**JSON, **extra})
+        assert response.status == 200
+    assert [e.json_bytes for e in engine.exchanges] == [len(small), None, None]

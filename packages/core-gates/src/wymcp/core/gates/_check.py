@@ -59,6 +59,12 @@ which branch accepted a value) may read in all; past them, None."""
 FAST_VALUES = 4096
 """Most JSON values `check_fast` hands the engine under a `branching` root (one
 whose engine pass may read a value more than once); past them, None."""
+SMALL_JSON = 4096
+"""Data decoded from a JSON text of at most this many bytes is not counted by
+`check_fast`: every value takes a byte, so it holds at most `FAST_VALUES`
+values, and at most `SMALL_JSON` + 2,810 `SLICE` units (the widest int such a
+text can hold, 4,096 digits or 212 64-bit words, costs 1 + 212**2 // 16 units
+past its own): under `SLICE`. Its wide ints are at most 213 words in all."""
 
 
 def check(
@@ -105,7 +111,9 @@ def gated(
     return _slow(spec, target, data, strict=strict)
 
 
-def check_fast(tool: object, action: str | None, data: object) -> Verdict | None:
+def check_fast(
+    tool: object, action: str | None, data: object, *, json_bytes: int | None = None
+) -> Verdict | None:
     """The verdict of a call the gates accept at the cost of one engine call, else None.
 
     What it accepts `check` accepts, with the same data. A server calls it on its
@@ -120,6 +128,10 @@ def check_fast(tool: object, action: str | None, data: object) -> Verdict | None
     over `FAST_VALUES` values under a root whose engine pass may read a value
     more than once (`anyOf`, a recursive `$ref` in a branch, ...), and for ints
     past 2**64 under numeric keywords past the budget.
+
+    `json_bytes`, the length of the JSON text `data` was decoded from (within a
+    larger text) when the caller knows it: data of at most `SMALL_JSON` bytes,
+    the usual call, is under those counts by its size, so is not counted.
     """
     spec = prepare(tool)
     target = _target(spec, action)
@@ -128,13 +140,15 @@ def check_fast(tool: object, action: str | None, data: object) -> Verdict | None
     root = target.root
     if data is None:
         data = {}
-    if cost(data, SLICE) > SLICE:
-        return None
-    if root.branching and values_in(data, FAST_VALUES) > FAST_VALUES:
-        return None
+    small = json_bytes is not None and json_bytes <= SMALL_JSON
+    if not small:
+        if cost(data, SLICE) > SLICE:
+            return None
+        if root.branching and values_in(data, FAST_VALUES) > FAST_VALUES:
+            return None
     try:
         with work_budget(FAST_WORK), read_budget(FAST_READS):
-            if root.numeric:
+            if root.numeric and not small:
                 spend_wide_ints(data)
             return _fast(spec, target, data)
     except OverBudgetError:

@@ -40,6 +40,8 @@ class Call:
     """The client's network address, if the transport knows one."""
     record: CallRecord | None = None
     """What the middleware, metrics and access log see of it (None: unobserved)."""
+    json_bytes: int | None = None
+    """The length of the JSON text the request came in, if the transport knows it."""
 
 
 def build_call(
@@ -67,6 +69,7 @@ def build_call(
         capabilities=capabilities,
         session=session,
         peer=exchange.peer,
+        json_bytes=exchange.json_bytes,
     )
 
 

@@ -112,6 +112,7 @@ def gate_arguments(
     strict: bool,
     record: CallRecord | None = None,
     lane: OffLoopLane | None = None,
+    json_bytes: int | None = None,
 ) -> Coroutine[Any, Any, Opened]:
     """The action and the accepted verdict of a call, or the refusal to answer.
 
@@ -121,11 +122,15 @@ def gate_arguments(
     on a large body than the event loop may be held, so it runs in a thread
     (through the engine's `lane` for data of over `ON_LOOP_VALUES` values).
     Traced (`record.spans`), they run in a `gates` child span; untraced,
-    this returns `_gate`'s coroutine itself (no extra await).
+    this returns `_gate`'s coroutine itself (no extra await). `json_bytes`,
+    the length of the JSON text the arguments came in if known, spares
+    `check_fast` counting the data of a small one.
     """
     if record is not None and record.spans is not None:
-        return _traced_gate(spec, arguments, strict, record, lane)
-    return _gate(spec, arguments, strict, record, lane)
+        return _traced_gate(
+            spec, arguments, strict, record, lane, json_bytes=json_bytes
+        )
+    return _gate(spec, arguments, strict, record, lane, json_bytes=json_bytes)
 
 
 async def _traced_gate(
@@ -134,10 +139,12 @@ async def _traced_gate(
     strict: bool,  # noqa: FBT001 - private, positional as gate_arguments passes it
     record: CallRecord,
     lane: OffLoopLane | None,
+    *,
+    json_bytes: int | None,
 ) -> Opened:
     assert record.spans is not None  # noqa: S101 - gate_arguments checked it
     with record.spans.child("gates"):
-        return await _gate(spec, arguments, strict, record, lane)
+        return await _gate(spec, arguments, strict, record, lane, json_bytes=json_bytes)
 
 
 async def _gate(
@@ -146,6 +153,8 @@ async def _gate(
     strict: bool,  # noqa: FBT001 - private, positional as gate_arguments passes it
     record: CallRecord | None,
     lane: OffLoopLane | None,
+    *,
+    json_bytes: int | None,
 ) -> Opened:
     action = arguments.get("action")
     data = arguments.get("data")
@@ -163,7 +172,7 @@ async def _gate(
         if isinstance(split, dict):
             return split
         action, data = split
-    verdict = check_fast(spec, action, data)
+    verdict = check_fast(spec, action, data, json_bytes=json_bytes)
     if verdict is None:
         walk = functools.partial(check, spec, action, data, strict=strict)
         if lane is not None and more_values_than(data, ON_LOOP_VALUES):
@@ -318,6 +327,7 @@ async def call_tool(
     call_timeout: float | None,
     opened: tuple[str | None, Verdict] | None = None,
     record: CallRecord | None = None,
+    json_bytes: int | None = None,
     lane: OffLoopLane | None = None,
 ) -> dict[str, Any]:
     """Gate the arguments, run the tool and shape its answer, whatever it did.
@@ -333,7 +343,12 @@ async def call_tool(
     """
     if opened is None:
         gated_call = await gate_arguments(
-            spec, arguments, strict=options.strict, record=record, lane=lane
+            spec,
+            arguments,
+            strict=options.strict,
+            record=record,
+            lane=lane,
+            json_bytes=json_bytes,
         )
         if isinstance(gated_call, dict):
             return gated_call

@@ -97,6 +97,9 @@ class Exchange:
     client without a principal is counted by it (`max_streams_per_client`).
     `record`, when the transport observes requests (metrics, access log), is
     filled by the engine with the request's method, tool and outcome.
+    `json_bytes` is the length of the JSON text `body` was decoded from, when
+    the transport knows it: the gates need not count the values of data that
+    came from a small text (`check_fast`'s `json_bytes`).
     """
 
     method: str
@@ -107,6 +110,7 @@ class Exchange:
     challenge: BearerChallenge | None = None
     peer: str | None = None
     record: CallRecord | None = None
+    json_bytes: int | None = None
 
 
 @attrs.define

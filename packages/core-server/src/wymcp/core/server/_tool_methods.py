@@ -105,6 +105,7 @@ class ToolMethods:
                 lane=lane,
                 call_timeout=options.call_timeout,
                 record=call.record,
+                json_bytes=call.json_bytes,
             )
         except (InputRequired, MissingCapabilityError) as asked:
             return _asked(call, asked)
@@ -173,6 +174,7 @@ class ToolMethods:
             strict=self._options.strict,
             record=call.record,
             lane=lane,
+            json_bytes=call.json_bytes,
         )
         return None if isinstance(opened, dict) else opened
 

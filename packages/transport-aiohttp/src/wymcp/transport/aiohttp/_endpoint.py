@@ -120,6 +120,7 @@ class Endpoint:
             else:
                 principal = await admission.admit(request)
             body: Any = None
+            json_bytes: int | None = None
             if request.method == "POST":
                 reader = self.reader
                 body = reader.read_buffered(request, headers.index)
@@ -127,6 +128,8 @@ class Endpoint:
                     # a large body counts against the budget till the answer is sent
                     reservation = reader.reserve(client_key(principal, request.remote))
                     body = await reader.read_json(request, reservation)
+                else:  # read whole as sent (no Content-Encoding): its JSON text
+                    json_bytes = request.content.total_bytes
             exchange = Exchange(
                 request.method,
                 headers,
@@ -135,6 +138,7 @@ class Endpoint:
                 challenge=(None if principal is None else admission.challenge(request)),
                 peer=request.remote,
                 record=record,
+                json_bytes=json_bytes,
             )
             response = _closing(request, await self._serve(request, exchange))
         except Refused as refused:
