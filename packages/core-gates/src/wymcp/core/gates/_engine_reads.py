@@ -15,6 +15,7 @@ from wymcp.core.schema import OverBudgetError, spend_work
 
 WIDE = 2**64
 """Ints at least this large (in magnitude) cost one unit per 64 bits."""
+_MINUS_WIDE = -WIDE
 
 
 def values_in(value: object, cap: int) -> int:
@@ -101,29 +102,33 @@ def spend_wide_ints(data: object) -> None:
     time; a list of numbers is looked at by `min`/`max` in C first, other
     values one by one (a dict's few values cost less so than sorting them
     by type: this pass runs on every call of a schema with numeric keywords).
+    Types are read with `type()`, not `.__class__` (an attribute lookup per
+    value), and the bounds are constants: ~30k instructions of the 50-item
+    order's ~230k.
     """
     stack: list[Any] = [data]
+    push = stack.append
     units = 0
     while stack:
         node = stack.pop()
-        kind = node.__class__
+        kind = type(node)
         if kind is dict:
             children: Any = node.values()
         elif kind is list:
             children = node
-            if node and node[0].__class__ is int and _narrow(node):
+            if node and type(node[0]) is int and _narrow(node):
                 units += 1  # numbers only, none wide
                 continue
         else:
             continue
         units += 1
         for child in children:
-            child_kind = child.__class__
-            if child_kind is int:
-                if not -WIDE < child < WIDE:
+            kind = type(child)
+            if kind is int:
+                if child >= WIDE or child <= _MINUS_WIDE:
                     units += child.bit_length() // 64
-            elif child_kind is dict or child_kind is list:
-                stack.append(child)
+            elif kind is dict or kind is list:
+                push(child)
         if units >= _SPEND_EVERY:
             spend_work(units)
             units = 0
@@ -138,7 +143,7 @@ context-variable lookup): the pass overruns its budget by less than this."""
 def _narrow(numbers: list[Any]) -> bool:
     """Whether a list holds numbers only, none past `WIDE` (`max`/`min` in C)."""
     try:
-        return bool(min(numbers) > -WIDE and max(numbers) < WIDE)
+        return bool(min(numbers) > _MINUS_WIDE and max(numbers) < WIDE)
     except TypeError:  # something other than a number
         return False
 
