@@ -33,7 +33,7 @@ STAGES = (
     ("admission", "admission (Headers, Host/Origin/type/length checks)"),
     ("decode", "JSON decode"),
     ("classify", "classify (JSON-RPC, stateless ladder, `_meta`)"),
-    ("gates", "gates (`wymcp.core.gates.check`)"),
+    ("gates", "gates (`wymcp.core.gates.check_fast`, as engine.post runs them)"),
     ("tool", "tool and its result (`engine.post` less classify and gates)"),
     ("encode", "encode (the JSON body and its `web.Response`)"),
     ("rest", "write, event loop, aiohttp dispatch (load total less the above)"),
