@@ -158,7 +158,9 @@ def wymcp_stages(tool: str) -> dict[str, Callable[[], object]]:
         "classify": opened,
         # what engine.post runs on the loop: `check` is the thread's path, whose
         # sliced engine calls cost the 50-item order ~650k more than this
-        "gates": lambda: check_fast(gated, action, data),
+        "gates": lambda: check_fast(
+            gated, action, data, json_bytes=exchange.json_bytes
+        ),
         "encode": lambda: reply_response(reply),
         # whole batches: engine.post (classify, gates, tool, result) in a task
         "@engine": lambda: loop.run_until_complete(posts(NUMBER[0])),
