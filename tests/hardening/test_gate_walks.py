@@ -20,7 +20,7 @@ from hardening.test_linearity import assert_linear, frozen_heap
 from wymcp.core.gates import _check, _slices, _value_gate, check, check_fast
 from wymcp.core.gates._check import FAST_VALUES
 from wymcp.core.gates._engine_reads import values_in
-from wymcp.core.gates._error_cost import ERRORS_WEIGHT, errors_fit
+from wymcp.core.gates._error_cost import ERRORS_WEIGHT, errors_fit, errors_per_place
 from wymcp.core.gates._problem_texts import UNNAMED
 from wymcp.core.gates._slices import SLICE, cost
 from wymcp.core.gates._value_gate import WALK_FLOOR, WALK_WORK
@@ -757,6 +757,17 @@ class _Nested(Tool):
                 }
             },
         ),
+        "branches": Action(  # attack 9: one place, 40 errors quoting the value
+            description="A name, then nothing, in an array of at least 2 to 41 items",
+            properties={
+                "t": {
+                    "type": "array",
+                    "prefixItems": [{"type": "string"}],
+                    "unevaluatedItems": False,
+                    "allOf": [{"minItems": 2 + i} for i in range(40)],
+                }
+            },
+        ),
         "strings": Action(  # a position the walk cannot split, one level
             description="A count, then names",
             properties={
@@ -835,13 +846,27 @@ def test_a_refused_deep_string_costs_a_bounded_multiple_of_its_bytes(
     assert peaks[1] < 2.5 * peaks[0]  # twice the string: about twice the peak
 
 
+def _shallow_leaf(size: int) -> list[Any]:
+    """One string of `size` characters 20 arrays deep (90 weigh past the limit)."""
+    value: list[Any] = ["q" * size]
+    for _ in range(19):
+        value = [value]
+    return value
+
+
+def _controls(size: int) -> list[Any]:
+    """One string of `size` bytes of `\\u0001` escapes (6 bytes each in JSON)."""
+    return ["\x01" * (size // 6)]
+
+
 def _ones(size: int) -> list[Any]:
     """`size` bytes of `1,` (each item after the first refused)."""
     return [1] * (size // 2)
 
 
 @pytest.mark.parametrize(
-    ("action", "make"), [("closed", _string_leaf), ("strings", _ones)]
+    ("action", "make"),
+    [("closed", _string_leaf), ("strings", _ones), ("branches", _controls)],
 )
 def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_bytes(
     action: str, make: Any
@@ -863,8 +888,9 @@ def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_byt
 @pytest.mark.parametrize(
     ("action", "make", "first"),
     [
-        ("closed", _string_leaf, "value matches no schema of anyOf"),
+        ("closed", _shallow_leaf, "value matches no schema of anyOf"),
         ("strings", _ones, "value is not of type string"),
+        ("branches", _controls, "at least"),
     ],
 )
 def test_a_value_the_walk_cannot_split_is_explained_within_its_error_weight(
@@ -872,8 +898,10 @@ def test_a_value_the_walk_cannot_split_is_explained_within_its_error_weight(
 ) -> None:
     # Just within ERRORS_WEIGHT the engine is asked, and its errors stay within
     # 16 x that weight (8 MiB): measured 5.3-7.7 MiB for six shapes at the limit.
+    root = prepare(_Nested).actions[action].root
+    copies = errors_per_place(root.properties["t"])
     size = 1
-    while errors_fit({"t": make(size * 2)}["t"]):
+    while errors_fit({"t": make(size * 2)}["t"], copies=copies):
         size *= 2
     peak, refusal = _refusal_peak(action, {"t": make(size)})
     assert peak < 16 * ERRORS_WEIGHT, peak / ERRORS_WEIGHT

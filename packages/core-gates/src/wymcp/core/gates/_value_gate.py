@@ -22,7 +22,7 @@ import attrs
 from wymcp.core.gates._bound import FIRST, Path, echo, token_key
 from wymcp.core.gates._copy_on_write import replaced
 from wymcp.core.gates._engine_reads import read_budget, spend_reading, values_in
-from wymcp.core.gates._error_cost import errors_fit
+from wymcp.core.gates._error_cost import errors_fit, errors_per_place
 from wymcp.core.gates._problem_texts import (
     UNCHECKABLE,
     UNNAMED,
@@ -694,12 +694,13 @@ def _engine_errors(
     it is. An `unevaluatedProperties`/`unevaluatedItems` schema's error names
     the object or array; each value the schema refused gets its own path instead (as
     under `additionalProperties`), with its own problems. A value whose errors
-    would weigh more than `ERRORS_WEIGHT` is not asked about: the position gets
+    would weigh more than `ERRORS_WEIGHT` (as many times as one place of the
+    schema can make errors) is not asked about: the position gets
     its own failing keywords and the count is said partial.
     """
     leaf = _Leaf(extras, report)
     spend_reading(value)
-    if not errors_fit(value):
+    if not errors_fit(value, copies=errors_per_place(node)):
         report.partial = True
         texts: list[Callable[[], list[str]]] = []
         _own(node, value, texts)
