@@ -8,6 +8,7 @@ their depth, times how many errors one place of the schema can make.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from wymcp.core.schema import ValueNode
@@ -63,38 +64,37 @@ def errors_per_place(node: ValueNode) -> int:
     references, the other combinators' branches, the conditional, dependent
     schemas): one per assertion keyword and one per node. Linear in the schema.
     """
-    most = 1
-    seen: set[int] = set()
-    pending = [node]
-    while pending:
-        top = pending.pop()
-        if id(top) in seen:
-            continue
-        seen.add(id(top))
-        place = _same_place(top)
-        most = max(most, sum(1 + len(n.assertions) for n in place))
-        for member in place:
-            pending.extend(member.links())
-            pending.extend(child for _, child in member.unevaluated)
-    return most
+    return max(
+        sum(1 + len(here.assertions) for here in _reach(top, _same_place))
+        for top in _reach(node, _anywhere)
+    )
 
 
 def _same_place(node: ValueNode) -> list[ValueNode]:
-    """The nodes that apply at the instance place `node` applies at (itself first)."""
-    found: list[ValueNode] = []
-    seen: set[int] = set()
+    """The nodes applying at the instance place `node` applies at."""
+    found = [*node.all_of, *node.any_of, *node.one_of]
+    found.extend(child for _, child in node.dependent)
+    found.extend(
+        child for child in (node.not_, node.if_, node.then, node.else_) if child
+    )
+    return found
+
+
+def _anywhere(node: ValueNode) -> list[ValueNode]:
+    """The nodes applying at `node`'s place or below it."""
+    return [*node.links(), *(child for _, child in node.unevaluated)]
+
+
+def _reach(
+    node: ValueNode, edges: Callable[[ValueNode], list[ValueNode]]
+) -> Iterator[ValueNode]:
+    """`node` and every node reached from it by `edges`, each once."""
+    seen = {id(node)}
     pending = [node]
     while pending:
         top = pending.pop()
-        if id(top) in seen:
-            continue
-        seen.add(id(top))
-        found.append(top)
-        pending.extend(top.all_of)
-        pending.extend(top.any_of)
-        pending.extend(top.one_of)
-        pending.extend(child for _, child in top.dependent)
-        pending.extend(
-            child for child in (top.not_, top.if_, top.then, top.else_) if child
-        )
-    return found
+        yield top
+        for child in edges(top):
+            if id(child) not in seen:
+                seen.add(id(child))
+                pending.append(child)
