@@ -305,3 +305,23 @@ async def test_a_body_whose_client_left_gives_back_its_bytes_and_its_turn(
     took = await wire.alongside(served_at_once(wire, big))
     print(f"the valid call waited {took:.2f} s")  # noqa: T201 - the figure
     assert took <= 2.0  # not the 20 s of BODY_TIMEOUT
+
+
+async def test_chunked_bodies_from_many_clients_at_once_each_wait_their_turn(
+    serve: Serve,
+) -> None:
+    # of unknown size, a body held what had arrived and grew: the bodies let
+    # in beside it were answered 503 part way. Now it holds the most it may
+    # be (BODY_LIMIT) till read, then its size, and the others wait their turn.
+    wire = await serve(TOOLS=[Total], BODY_MEMORY_BUDGET=2_000_000, BODY_TIMEOUT=10.0)
+    call = padded_call(wire, 700_000)
+    body = call[head_end(call) :]
+    pieces = [body[at : at + 64 * 1024] for at in range(0, len(body), 64 * 1024)]
+    framed = b"".join(b"%x\r\n%b\r\n" % (len(piece), piece) for piece in pieces)
+    headers = {**wire.headers("tools/call", "total"), "Transfer-Encoding": "chunked"}
+    data = wire.request_bytes(framed + b"0\r\n\r\n", headers, length=False)
+    sources = [f"127.0.0.{3 + i}" for i in range(4)]
+    answers = await wire.alongside(
+        asyncio.gather(*(send_from(wire, source, data) for source in sources))
+    )
+    assert [answer.status for answer in answers] == [200] * len(sources)

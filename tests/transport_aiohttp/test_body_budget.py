@@ -221,3 +221,17 @@ async def test_the_bytes_waiting_bodies_have_read_stay_within_the_budget() -> No
     assert await first
     assert await second
     assert budget.waiting_read == 0
+
+
+async def test_a_body_read_holds_its_size_and_gives_the_rest_to_a_waiting_one() -> None:
+    budget = BodyBudget(100_000, wait=5.0)
+    unknown = budget.reserve("a")
+    assert await unknown.hold(COUNTED_FROM + 1, expected=100_000)  # the most
+    waiting = asyncio.ensure_future(budget.reserve("b").hold(50_000))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    unknown.shrink_to(30_000)  # read: 30,000 bytes
+    assert await waiting
+    assert budget.holding == {"a": 30_000, "b": 50_000}
+    unknown.shrink_to(COUNTED_FROM)  # a body that small is not counted
+    assert budget.holding == {"b": 50_000}

@@ -102,8 +102,7 @@ class BodyReader:
         """The JSON value of the request's body, or `Refused` saying why not."""
         limit = self.settings.BODY_LIMIT
         inflater = self._inflater(request)
-        # as sent, the body is its Content-Length (at most BODY_LIMIT: admitted)
-        expected = (request.content_length or 0) if inflater is None else 0
+        expected = self._expected(request, inflater)
         chunks: list[bytes] = []
         size = held = 0
         content = request.content
@@ -115,7 +114,7 @@ class BodyReader:
             if len(chunk) > limit:
                 raise Refused(too_large(limit))
             chunks.append(self._take(inflater, chunk))
-            await self._hold(reservation, len(chunks[0]), expected)
+            await self._hold(reservation, len(chunks[0]), len(chunks[0]))
             return await self._decode(chunks, inflater, reservation)
         framing = Framing()
         try:
@@ -152,7 +151,25 @@ class BodyReader:
                     close=True,
                 )
             ) from None
+        reservation.shrink_to(held)  # read: what it holds is known now
         return await self._decode(chunks, inflater, reservation)
+
+    def _expected(self, request: web.Request, inflater: Inflater | None) -> int:
+        """The bytes a body may hold in all, held from its first counted byte.
+
+        As sent, the body is its Content-Length (at most BODY_LIMIT: admitted).
+        Chunked or compressed, it is known once read: till then the most it
+        can be (BODY_LIMIT inflated, within the budget), so that the bodies
+        let in never crowd out one another part way.
+        """
+        if inflater is None and request.content_length:
+            return request.content_length
+        budget = self.bodies.budget
+        return (
+            self.settings.BODY_LIMIT
+            if budget is None
+            else min(self.settings.BODY_LIMIT, budget)
+        )
 
     def _inflater(self, request: web.Request) -> Inflater | None:
         """An `Inflater` for a compressed body aiohttp does not inflate itself.
