@@ -15,6 +15,7 @@ import asyncio
 import json
 import threading
 import time
+import zlib
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -321,6 +322,30 @@ async def test_chunked_bodies_from_many_clients_at_once_each_wait_their_turn(
     headers = {**wire.headers("tools/call", "total"), "Transfer-Encoding": "chunked"}
     data = wire.request_bytes(framed + b"0\r\n\r\n", headers, length=False)
     sources = [f"127.0.0.{3 + i}" for i in range(4)]
+    answers = await wire.alongside(
+        asyncio.gather(*(send_from(wire, source, data) for source in sources))
+    )
+    assert [answer.status for answer in answers] == [200] * len(sources)
+
+
+async def test_compressed_bodies_from_many_clients_at_once_each_wait_their_turn(
+    serve: Serve,
+) -> None:
+    # attack 9 MEDIUM 1 (deflate): a whole compressed body waited holding its
+    # inflated bytes, which counted against what waiting bodies may have
+    # read, so all but one or two were answered 503 at once. Now it waits
+    # holding its compressed bytes, and is inflated again once let in.
+    wire = await serve(
+        TOOLS=[Total],
+        BODY_MEMORY_BUDGET=1_000_000,
+        BODY_TIMEOUT=10.0,
+        ACCEPT_CONTENT_ENCODING=("deflate",),
+    )
+    call = padded_call(wire, 700_000)
+    body = zlib.compress(call[head_end(call) :])
+    headers = {**wire.headers("tools/call", "total"), "Content-Encoding": "deflate"}
+    data = wire.request_bytes(body, headers)
+    sources = [f"127.0.0.{3 + i}" for i in range(6)]
     answers = await wire.alongside(
         asyncio.gather(*(send_from(wire, source, data) for source in sources))
     )
