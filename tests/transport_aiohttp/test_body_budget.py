@@ -182,11 +182,27 @@ async def test_a_body_let_in_after_its_turn_holds_its_declared_size() -> None:
     assert budget.held == 60_000
 
 
-async def test_a_body_let_in_at_once_holds_only_what_arrived() -> None:
-    # a body that declares much and trickles holds no more than it sent
+async def test_a_body_let_in_at_once_holds_its_declared_size() -> None:
+    # before, it held what arrived and grew: another client's body, let in
+    # beside it, was refused (503) part way once the first one's bytes came
+    budget = BodyBudget(100_000, wait=5.0)
+    first = budget.reserve("a")
+    assert await first.hold(COUNTED_FROM + 1, expected=60_000)
+    assert budget.held == 60_000
+    second = budget.reserve("b")
+    waiting = asyncio.ensure_future(second.hold(COUNTED_FROM + 1, expected=60_000))
+    await asyncio.sleep(0)
+    assert not waiting.done()  # 120,000 do not fit: it waits, not let in to fail
+    assert first.grow_to(60_000)  # the rest of the first body: already held
+    first.release()
+    assert await waiting
+    assert budget.holding == {"b": 60_000}
+
+
+async def test_a_body_of_unknown_size_let_in_at_once_holds_what_arrived() -> None:
     budget = BodyBudget(100_000, wait=5.0)
     body = budget.reserve("a")
-    assert await body.hold(COUNTED_FROM + 1, expected=100_000)
+    assert await body.hold(COUNTED_FROM + 1)
     assert budget.held == COUNTED_FROM + 1
 
 
@@ -205,3 +221,17 @@ async def test_the_bytes_waiting_bodies_have_read_stay_within_the_budget() -> No
     assert await first
     assert await second
     assert budget.waiting_read == 0
+
+
+async def test_a_body_read_holds_its_size_and_gives_the_rest_to_a_waiting_one() -> None:
+    budget = BodyBudget(100_000, wait=5.0)
+    unknown = budget.reserve("a")
+    assert await unknown.hold(COUNTED_FROM + 1, expected=100_000)  # the most
+    waiting = asyncio.ensure_future(budget.reserve("b").hold(50_000))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    unknown.shrink_to(30_000)  # read: 30,000 bytes
+    assert await waiting
+    assert budget.holding == {"a": 30_000, "b": 50_000}
+    unknown.shrink_to(COUNTED_FROM)  # a body that small is not counted
+    assert budget.holding == {"b": 50_000}

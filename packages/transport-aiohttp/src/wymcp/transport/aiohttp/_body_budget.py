@@ -29,12 +29,15 @@ class _Waiter:
 class BodyBudget:
     """Counts the bytes of the large bodies held now against one budget.
 
-    The share per client: a body that does not fit, of a client that holds
-    none of the budget, waits up to `wait` seconds for the bytes to free,
-    one waiting body per client and the clients in the order they came; no
-    other client's body is admitted ahead of a waiting one. A client that
-    already holds bytes is refused at once instead, so the bytes one client's
-    body frees go to the clients that were waiting before its next body.
+    A body holds all it may be from its first counted bytes (its
+    `Content-Length`; one of unknown size the most it may be, till read:
+    `Reservation.shrink_to`). The share per client: a body that does not
+    fit, of a client that holds none of the budget, waits up to `wait`
+    seconds for the bytes to free, one waiting body per client and the
+    clients in the order they came; no other client's body is admitted
+    ahead of a waiting one. A client that already holds bytes is refused at
+    once instead, so the bytes one client's body frees go to the clients
+    that were waiting before its next body.
     The bytes the waiting bodies have read stay within the budget too.
     """
 
@@ -62,15 +65,16 @@ class BodyBudget:
 
         At once when it fits and nobody waits; else after its turn (when its
         client holds nothing, has no body waiting, and the bytes come within
-        `wait` seconds). A body let in after its turn holds `expected` bytes
-        (its whole size when known) at once: it is never refused part way
-        for bytes another body took since. One let in at once holds what
-        arrived, so a body that trickles holds no more than it sent.
+        `wait` seconds). Either way it holds `expected` bytes (its whole
+        size when known) at once, and is let in only when they fit: it is
+        never refused part way for bytes another body took since, so the
+        bodies let in at once cannot crowd out one another or a waiting
+        one. Without `expected` (0) it holds what arrived.
         """
-        if not self.waiting and self.fits(size):
-            reservation.take(size)
-            return True
         wants = max(size, expected)
+        if not self.waiting and self.fits(wants):
+            reservation.take(wants)
+            return True
         client = reservation.client
         if (
             self.wait <= 0
@@ -154,11 +158,21 @@ class Reservation:
         """`grow_to(size)`, the first counted bytes waiting their turn if need be.
 
         `expected`: the body's whole size when known (its `Content-Length`),
-        held at once by a body let in after its turn (`BodyBudget.admit`).
+        held at once by a body let in (`BodyBudget.admit`).
         """
         if size <= COUNTED_FROM or size <= self._held or self._held:
             return self.grow_to(size)
         return await self._budget.admit(self, size, expected)
+
+    def shrink_to(self, size: int) -> None:
+        """Hold only `size` bytes of what the body holds (its size now known).
+
+        A body of unknown size is let in holding the most it may be; once
+        read, the rest goes to the bodies waiting their turn.
+        """
+        if size < self._held:
+            self.take(size if size > COUNTED_FROM else 0)
+            self._budget.serve()
 
     def take(self, size: int) -> None:
         """Hold `size` bytes in all (the budget checked they fit)."""

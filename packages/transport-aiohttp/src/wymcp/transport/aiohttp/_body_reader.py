@@ -102,21 +102,12 @@ class BodyReader:
         """The JSON value of the request's body, or `Refused` saying why not."""
         limit = self.settings.BODY_LIMIT
         inflater = self._inflater(request)
-        # as sent, the body is its Content-Length (at most BODY_LIMIT: admitted)
-        expected = (request.content_length or 0) if inflater is None else 0
+        expected = self._expected(request, inflater)
         chunks: list[bytes] = []
         size = held = 0
         content = request.content
         if content.is_eof():
-            # The whole body already sits in aiohttp's buffer: nothing can
-            # trickle, so no BODY_TIMEOUT timer is armed. At most one byte over
-            # the limit is copied out (below: at most one piece aiohttp holds).
-            chunk = content.read_nowait(limit + 1)
-            if len(chunk) > limit:
-                raise Refused(too_large(limit))
-            chunks.append(self._take(inflater, chunk))
-            await self._hold(reservation, len(chunks[0]), expected)
-            return await self._decode(chunks, inflater, reservation)
+            return await self._read_whole(request, reservation, inflater)
         framing = Framing()
         try:
             async with asyncio.timeout(self.settings.BODY_TIMEOUT) as sending:
@@ -152,7 +143,54 @@ class BodyReader:
                     close=True,
                 )
             ) from None
+        reservation.shrink_to(held)  # read: what it holds is known now
         return await self._decode(chunks, inflater, reservation)
+
+    async def _read_whole(
+        self,
+        request: web.Request,
+        reservation: Reservation,
+        inflater: Inflater | None,
+    ) -> Any:
+        """`read_json` of a body aiohttp holds whole: nothing can trickle.
+
+        No BODY_TIMEOUT timer is armed. At most one byte over the limit is
+        copied out (at most one piece aiohttp holds). A compressed body that
+        must wait its turn waits holding its compressed bytes only (its
+        inflated size asked for), and is inflated again once let in.
+        """
+        limit = self.settings.BODY_LIMIT
+        sent = request.content.read_nowait(limit + 1)
+        if len(sent) > limit:
+            raise Refused(too_large(limit))
+        body = self._take(inflater, sent)
+        size = len(body)
+        if inflater is not None and not reservation.grow_to(size):
+            del body  # not kept while it waits
+            if not await self.bodies.admit(reservation, len(sent), size):
+                raise self._full()
+            inflater = self._inflater(request)
+            body = self._take(inflater, sent)
+        else:
+            await self._hold(reservation, size, size)
+        return await self._decode([body], inflater, reservation)
+
+    def _expected(self, request: web.Request, inflater: Inflater | None) -> int:
+        """The bytes a body may hold in all, held from its first counted byte.
+
+        As sent, the body is its Content-Length (at most BODY_LIMIT: admitted).
+        Chunked or compressed, it is known once read: till then the most it
+        can be (BODY_LIMIT inflated, within the budget), so that the bodies
+        let in never crowd out one another part way.
+        """
+        if inflater is None and request.content_length:
+            return request.content_length
+        budget = self.bodies.budget
+        return (
+            self.settings.BODY_LIMIT
+            if budget is None
+            else min(self.settings.BODY_LIMIT, budget)
+        )
 
     def _inflater(self, request: web.Request) -> Inflater | None:
         """An `Inflater` for a compressed body aiohttp does not inflate itself.

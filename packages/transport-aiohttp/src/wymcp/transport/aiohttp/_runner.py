@@ -39,6 +39,10 @@ _LINGER = 2.0
 """Seconds a refused connection is kept (dropping what arrives) after its answer,
 so the client reads the answer instead of a reset: a 503 past `MAX_CONNECTIONS`,
 or any answer that left its request's body unread."""
+_READ_BUFSIZE = 64 * 1024
+"""aiohttp's read-ahead unit: a body not being read (one waiting its turn of
+BODY_MEMORY_BUDGET) has its connection paused past twice this buffered, not
+aiohttp 3.14's 512 KiB (a waiting body then cost about 0.75 MiB)."""
 
 
 def _over_capacity_answer() -> bytes:
@@ -354,5 +358,6 @@ def make_runner(
         keepalive_timeout=settings.HEADER_TIMEOUT,
         shutdown_timeout=settings.SHUTDOWN_GRACE,
         auto_decompress=False,
+        read_bufsize=_READ_BUFSIZE,
         **kwargs,
     )
