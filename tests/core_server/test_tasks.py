@@ -725,9 +725,9 @@ async def test_a_task_call_runs_the_gates_once(client, monkeypatch):
     fast = _call_tool.check_fast
     runs: list[str] = []
 
-    def counted(spec: Any, action: Any, data: Any) -> Any:
+    def counted(spec: Any, action: Any, data: Any, **hints: Any) -> Any:
         runs.append(spec.name)
-        return fast(spec, action, data)
+        return fast(spec, action, data, **hints)
 
     monkeypatch.setattr(_call_tool, "check_fast", counted)
     GATE["held"].release.set()
