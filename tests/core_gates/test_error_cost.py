@@ -36,3 +36,29 @@ def test_escaped_characters_and_copies_weigh():
     assert not errors_fit([text], limit=6_000, copies=1)
     assert errors_fit([text], limit=ERRORS_WEIGHT, copies=80)
     assert not errors_fit([text], limit=ERRORS_WEIGHT, copies=200)
+
+
+def test_patterns_of_one_schema_each_count_for_every_key():
+    # attack 10: 200 patterns matching every key, all of one schema (one node)
+    many = root_of(
+        {
+            "type": "object",
+            "patternProperties": {
+                "^" + "(?:)" * i: {"maxLength": 1} for i in range(200)
+            },
+            "unevaluatedProperties": False,
+        }
+    )
+    assert errors_per_place(many) >= 2 * 200
+
+
+def test_a_property_and_the_patterns_matching_its_key_count_together():
+    node = root_of(
+        {
+            "type": "object",
+            "properties": {"k": {"allOf": [{"maxLength": 1 + i} for i in range(10)]}},
+            "patternProperties": {"^k": {"maxLength": 1}, "k$": {"minLength": 9}},
+        }
+    )
+    # the property (its node, 10 branches of one keyword) and two patterns
+    assert errors_per_place(node) == 1 + 10 * 2 + 2 * 2

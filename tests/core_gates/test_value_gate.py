@@ -107,7 +107,7 @@ def test_a_position_that_cannot_be_split_costs_a_bounded_number_of_engine_errors
             },
         }
     )
-    report = value_errors(opaque, {"v": ["x"] * 5000})
+    report = value_errors(opaque, {"v": ["x"] * 3000})
     assert report.partial
     assert report.count == 1000
     assert report.entries[1] == (("v", 1), ["value is not of type number"])

@@ -768,6 +768,18 @@ class _Nested(Tool):
                 }
             },
         ),
+        "patterns": Action(  # attack 10: 200 patterns, all matching every key
+            description="Letters under any key",
+            properties={
+                "t": {
+                    "type": "object",
+                    "patternProperties": {
+                        "^" + "(?:)" * i: {"maxLength": 1} for i in range(200)
+                    },
+                    "unevaluatedProperties": False,
+                }
+            },
+        ),
         "strings": Action(  # a position the walk cannot split, one level
             description="A count, then names",
             properties={
@@ -859,6 +871,11 @@ def _controls(size: int) -> list[Any]:
     return ["\x01" * (size // 6)]
 
 
+def _pairs(size: int) -> dict[str, Any]:
+    """Keys of two letters, about `size` bytes in all (each value refused 200 times)."""
+    return {f"k{i}": "ab" for i in range(max(size // 12, 1))}
+
+
 def _ones(size: int) -> list[Any]:
     """`size` bytes of `1,` (each item after the first refused)."""
     return [1] * (size // 2)
@@ -866,7 +883,12 @@ def _ones(size: int) -> list[Any]:
 
 @pytest.mark.parametrize(
     ("action", "make"),
-    [("closed", _string_leaf), ("strings", _ones), ("branches", _controls)],
+    [
+        ("closed", _string_leaf),
+        ("strings", _ones),
+        ("branches", _controls),
+        ("patterns", _pairs),
+    ],
 )
 def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_bytes(
     action: str, make: Any
@@ -891,6 +913,7 @@ def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_byt
         ("closed", _shallow_leaf, "value matches no schema of anyOf"),
         ("strings", _ones, "value is not of type string"),
         ("branches", _controls, "at least"),
+        ("patterns", _pairs, "at most 1"),
     ],
 )
 def test_a_value_the_walk_cannot_split_is_explained_within_its_error_weight(

@@ -8,7 +8,6 @@ their depth, times how many errors one place of the schema can make.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 from wymcp.core.schema import ValueNode
@@ -56,22 +55,43 @@ def errors_fit(value: object, limit: int = ERRORS_WEIGHT, *, copies: int = 1) ->
     return True
 
 
+PLACES_READ = 4096
+"""Most instance places (or nodes in one) `errors_per_place` looks at; past them it
+answers a count no value fits (the engine is then not asked: the value is named)."""
+
+
 def errors_per_place(node: ValueNode) -> int:
     """How many engine errors may quote one value, at most, for a schema from `node`.
 
-    The most, over every node reachable from `node`, of the errors one instance
-    place can get from the nodes that apply there together (`allOf` branches and
-    references, the other combinators' branches, the conditional, dependent
-    schemas): one per assertion keyword and one per node. Linear in the schema.
+    A place is the nodes applying to one value together, each as many times as
+    the schema applies it (two patterns of one schema are two): a node, its
+    `allOf` branches and references, the other combinators' branches, the
+    conditional and dependent schemas; and below it, for a key, every node's
+    property of that name with every pattern of every node (each may match) and
+    `unevaluatedProperties`, for a key no property names the patterns with
+    `additionalProperties`, for an item the `prefixItems` of its index with
+    `items` and `unevaluatedItems`. A node makes one error and one per
+    assertion keyword; the answer is the most over every place from `node`.
     """
-    return max(
-        sum(1 + len(here.assertions) for here in _reach(top, _same_place))
-        for top in _reach(node, _anywhere)
-    )
+    most = 1
+    errors: dict[int, int] = {}
+    seen: set[tuple[int, ...]] = set()
+    pending: list[list[ValueNode]] = [[node]]
+    while pending:
+        place = pending.pop()
+        key = tuple(sorted(map(id, place)))
+        if key in seen:
+            continue
+        if len(seen) == PLACES_READ or len(place) > PLACES_READ:
+            return ERRORS_WEIGHT
+        seen.add(key)
+        most = max(most, sum(_errors_at(member, errors) for member in place))
+        pending.extend(group for group in _below(_applying(place)) if group)
+    return most
 
 
 def _same_place(node: ValueNode) -> list[ValueNode]:
-    """The nodes applying at the instance place `node` applies at."""
+    """The nodes applying with `node` to its value (combinators, conditional, ...)."""
     found = [*node.all_of, *node.any_of, *node.one_of]
     found.extend(child for _, child in node.dependent)
     found.extend(
@@ -80,21 +100,61 @@ def _same_place(node: ValueNode) -> list[ValueNode]:
     return found
 
 
-def _anywhere(node: ValueNode) -> list[ValueNode]:
-    """The nodes applying at `node`'s place or below it."""
-    return [*node.links(), *(child for _, child in node.unevaluated)]
+def _errors_at(node: ValueNode, errors: dict[int, int]) -> int:
+    """The errors `node` and the nodes applying with it can make about one value."""
+    known = errors.get(id(node))
+    if known is not None:
+        return known
+    errors[id(node)] = 0  # a cycle at one place adds nothing more
+    total = 1 + len(node.assertions)
+    total += sum(_errors_at(child, errors) for child in _same_place(node))
+    errors[id(node)] = min(total, ERRORS_WEIGHT)
+    return errors[id(node)]
 
 
-def _reach(
-    node: ValueNode, edges: Callable[[ValueNode], list[ValueNode]]
-) -> Iterator[ValueNode]:
-    """`node` and every node reached from it by `edges`, each once."""
-    seen = {id(node)}
-    pending = [node]
-    while pending:
-        top = pending.pop()
-        yield top
-        for child in edges(top):
-            if id(child) not in seen:
-                seen.add(id(child))
-                pending.append(child)
+def _applying(place: list[ValueNode]) -> list[ValueNode]:
+    """Every node applying at `place`, each member with the nodes applying with it.
+
+    Once per member: a node the schema applies twice counts twice below.
+    """
+    found: list[ValueNode] = []
+    for member in place:
+        seen: set[int] = set()
+        pending = [member]
+        while pending:
+            top = pending.pop()
+            if id(top) not in seen:
+                seen.add(id(top))
+                found.append(top)
+                pending.extend(_same_place(top))
+    return found
+
+
+def _below(place: list[ValueNode]) -> list[list[ValueNode]]:
+    """The groups of nodes that may apply together to one value below `place`."""
+    patterns = [child for node in place for _, child in node.pattern_nodes]
+    unevaluated = {
+        name: [
+            child for node in place for kind, child in node.unevaluated if kind == name
+        ]
+        for name in ("unevaluatedProperties", "unevaluatedItems")
+    }
+    names = {name for node in place for name in node.properties}
+    groups = [
+        [node.properties[name] for node in place if name in node.properties]
+        + patterns
+        + unevaluated["unevaluatedProperties"]
+        for name in names
+    ]
+    additional = [node.additional for node in place if node.additional is not None]
+    groups.append(patterns + additional + unevaluated["unevaluatedProperties"])
+    items = [node.items for node in place if node.items is not None]
+    longest = max((len(node.prefix_items) for node in place), default=0)
+    groups.extend(
+        [node.prefix_items[index] for node in place if index < len(node.prefix_items)]
+        + items
+        + unevaluated["unevaluatedItems"]
+        for index in range(longest)
+    )
+    groups.append(items + unevaluated["unevaluatedItems"])
+    return groups
