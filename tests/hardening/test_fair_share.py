@@ -350,3 +350,65 @@ async def test_compressed_bodies_from_many_clients_at_once_each_wait_their_turn(
         asyncio.gather(*(send_from(wire, source, data) for source in sources))
     )
     assert [answer.status for answer in answers] == [200] * len(sources)
+
+
+async def trickle(writer: asyncio.StreamWriter, rest: bytes) -> None:
+    """Send `rest` a byte at a time, 5 a second, until the server closes."""
+    for at in range(len(rest)):
+        await asyncio.sleep(0.2)
+        if writer.is_closing():
+            return
+        writer.write(rest[at : at + 1])
+        try:
+            await writer.drain()
+        except ConnectionError:  # the server answered 408 and closed: done
+            return
+
+
+async def trickling_loop(wire: Wire, source: str, stop: asyncio.Event) -> list[int]:
+    """From `source`, bodies that send 64 KiB then trickle, till `stop`; statuses."""
+    statuses = []
+    data = padded_call(wire, 900_000)
+    start = head_end(data) + 64 * 1024
+    while not stop.is_set():
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", wire.port, local_addr=(source, 0)
+        )
+        writer.write(data[:start])
+        sending = asyncio.ensure_future(trickle(writer, data[start:]))
+        try:
+            statuses.append((await wire.read(reader)).status)
+        finally:
+            sending.cancel()
+            writer.close()
+            await writer.wait_closed()
+    return statuses
+
+
+async def test_trickling_clients_taking_turns_do_not_keep_a_large_call_out(
+    serve: Serve,
+) -> None:
+    # attack 10 MEDIUM 3: two addresses trickle bodies till their 408, one
+    # holding the budget while the other waits ahead of the valid call, and
+    # each comes back as soon as answered. The valid body waited at most
+    # BODY_TIMEOUT and ran out one turn before its own (503, every time).
+    # Now it waits BODY_TIMEOUT per body ahead of it when it came, and one
+    # more: the one holding, the one waiting, then its turn (200).
+    timeout = 1.5
+    wire = await serve(
+        TOOLS=[Total], BODY_MEMORY_BUDGET=1_000_000, BODY_TIMEOUT=timeout
+    )
+    stop = asyncio.Event()
+    attackers = [asyncio.ensure_future(trickling_loop(wire, HOSTILE, stop))]
+    await asyncio.sleep(0.3)  # it holds the budget; the next one waits past its 408
+    attackers.append(asyncio.ensure_future(trickling_loop(wire, "127.0.0.3", stop)))
+    await asyncio.sleep(0.3)  # ahead of the valid call: its turn comes first
+    try:
+        took = await wire.alongside(served_at_once(wire, padded_call(wire, 600_000)))
+    finally:
+        stop.set()
+        statuses = await asyncio.gather(*attackers)
+    print(f"the valid call waited {took:.2f} s; the trickling ones: {statuses}")  # noqa: T201 - the figure
+    assert {*statuses[0], *statuses[1]} <= {408, 503}, statuses  # never let through
+    assert 408 in statuses[0] + statuses[1], statuses  # they trickled till timed out
+    assert took <= 3 * timeout + 1.0  # the holder's time, the waiter's, its turn

@@ -152,6 +152,54 @@ async def test_a_body_waits_at_most_its_bound_then_the_next_one_is_served() -> N
     assert await budget.reserve("c").hold(40_000)  # what fits is let in at once
 
 
+async def test_a_body_waits_one_bound_per_body_ahead_of_it_and_one_more() -> None:
+    # attack 10 MEDIUM 3: bodies ahead of it that each hold their `wait`
+    # (BODY_TIMEOUT), in turn, ran a body's single `wait` out one turn before
+    # its own. Each body holding or waiting when it came adds one `wait`.
+    loop = asyncio.get_running_loop()
+    budget = BodyBudget(100_000, wait=0.2)
+    assert budget.wait_bound() == 0.2  # nobody ahead: one `wait`
+    holder = budget.reserve("a")
+    assert holder.grow_to(60_000)
+    assert budget.bodies == 1
+    ahead = asyncio.ensure_future(budget.reserve("b").hold(50_000))
+    await asyncio.sleep(0)
+    assert budget.wait_bound() == 0.2 * 3  # the holder, the waiter, its own turn
+    started = loop.time()
+    late = budget.reserve("c")
+    waiting = asyncio.ensure_future(late.hold(50_000))
+    await asyncio.sleep(0.3)  # past one `wait`: "b" gave up, "c" still waits
+    assert not await ahead
+    assert not waiting.done()
+    assert list(budget.waiting) == ["c"]
+    assert not await waiting  # nothing freed: refused once its bound ran out
+    assert loop.time() - started >= 0.2 * 3 - 0.01  # timers may fire a tick early
+    assert not late.holds
+    assert not budget.waiting
+    holder.release()
+    assert budget.bodies == 0
+    assert budget.wait_bound() == 0.2
+
+
+async def test_a_body_whose_turn_comes_within_its_bound_is_let_in() -> None:
+    budget = BodyBudget(100_000, wait=0.2)
+    holder = budget.reserve("a")
+    assert holder.grow_to(100_000)
+    ahead = budget.reserve("b")
+    waiting_ahead = asyncio.ensure_future(ahead.hold(5_000, expected=100_000))
+    await asyncio.sleep(0)
+    late = budget.reserve("c")
+    waiting = asyncio.ensure_future(late.hold(5_000, expected=100_000))
+    await asyncio.sleep(0.15)
+    holder.release()  # the holder's time: "b" in, "c" waits on past one `wait`
+    assert await waiting_ahead
+    await asyncio.sleep(0.15)
+    assert not waiting.done()
+    ahead.release()  # the next holder's time: "c" in, 0.3 s after it came
+    assert await waiting
+    assert budget.holding == {"c": 100_000}
+
+
 async def test_a_cancelled_waiting_body_holds_nothing_and_passes_its_turn() -> None:
     budget = BodyBudget(100_000, wait=5.0)
     full = budget.reserve("a")

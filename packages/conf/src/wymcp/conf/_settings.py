@@ -198,9 +198,13 @@ class Settings:
             "compressed and not yet read whole, holds the most it may be "
             "(`BODY_LIMIT`, within the budget) till read, then its size. A "
             "body that does not fit, of a client holding none of the budget, "
-            "waits its turn, unread, up to `BODY_TIMEOUT` seconds (not counted "
-            "as its sending time), one body per client, the clients in the order "
-            "they came and ahead of any later body (the bytes the waiting bodies "
+            "waits its turn, unread (not counted as its sending time), one body "
+            "per client, the clients in the order they came and ahead of any "
+            "later body, up to `BODY_TIMEOUT` seconds for each body holding or "
+            "waiting ahead of it when it came, and one more: each of those is "
+            "read within `BODY_TIMEOUT`, and a client coming back lands behind "
+            "it, so bodies that trickle till their 408 in turn cannot run its "
+            "wait out before its turn (the bytes the waiting bodies "
             "have read stay within the budget too; a compressed body counts as "
             "sent, inflated once let in). A body whose client closes "
             "its connection gives back its bytes and its turn at once (under "
@@ -228,7 +232,8 @@ class Settings:
             "Seconds a client may take to send the whole body, counted from the "
             "first read after the headers; a body that trickles in is answered 408 "
             "and the connection closes. A wait for its turn of "
-            "`BODY_MEMORY_BUDGET` is not counted, and lasts at most as long."
+            "`BODY_MEMORY_BUDGET` is not counted, and lasts at most as long for "
+            "each body holding or waiting ahead of it when it came, and one more."
         ),
     )
     HEADER_TIMEOUT: float = setting(

@@ -32,12 +32,16 @@ class BodyBudget:
     A body holds all it may be from its first counted bytes (its
     `Content-Length`; one of unknown size the most it may be, till read:
     `Reservation.shrink_to`). The share per client: a body that does not
-    fit, of a client that holds none of the budget, waits up to `wait`
-    seconds for the bytes to free, one waiting body per client and the
-    clients in the order they came; no other client's body is admitted
-    ahead of a waiting one. A client that already holds bytes is refused at
-    once instead, so the bytes one client's body frees go to the clients
-    that were waiting before its next body.
+    fit, of a client that holds none of the budget, waits for the bytes to
+    free, one waiting body per client and the clients in the order they
+    came; no other client's body is admitted ahead of a waiting one. It
+    waits up to `wait` seconds for each body holding or waiting ahead of it
+    when it came, and one more (`wait_bound`): each of those holds at most
+    `wait` (BODY_TIMEOUT), and a client coming back lands behind it, so
+    bodies that time out in turn cannot run its own time out first. A
+    client that already holds bytes is refused at once instead, so the
+    bytes one client's body frees go to the clients that were waiting
+    before its next body.
     The bytes the waiting bodies have read stay within the budget too.
     """
 
@@ -47,6 +51,8 @@ class BodyBudget:
         self.wait = wait
         self.holding: dict[str, int] = {}
         """The bytes each client holds now (no entry: none)."""
+        self.bodies = 0
+        """How many bodies hold bytes now."""
         self.waiting: dict[str, _Waiter] = {}
         """The body each waiting client waits with, in their turns' order."""
         self.waiting_read = 0
@@ -60,12 +66,19 @@ class BodyBudget:
         """Whether `more` bytes fit in what the budget has left."""
         return self.budget is None or self.held + more <= self.budget
 
+    def wait_bound(self) -> float:
+        """How long a body that starts waiting now may wait for its turn.
+
+        `wait` for each body holding bytes or waiting now, and one more.
+        """
+        return self.wait * (1 + self.bodies + len(self.waiting))
+
     async def admit(self, reservation: Reservation, size: int, expected: int) -> bool:
         """Hold `size` bytes for a body holding none yet; False: refuse it.
 
         At once when it fits and nobody waits; else after its turn (when its
         client holds nothing, has no body waiting, and the bytes come within
-        `wait` seconds). Either way it holds `expected` bytes (its whole
+        `wait_bound()` seconds). Either way it holds `expected` bytes (its whole
         size when known) at once, and is let in only when they fit: it is
         never refused part way for bytes another body took since, so the
         bodies let in at once cannot crowd out one another or a waiting
@@ -85,10 +98,11 @@ class BodyBudget:
         ):
             return False
         waiter = _Waiter(reservation, wants, asyncio.get_running_loop().create_future())
+        bound = self.wait_bound()
         self.waiting[client] = waiter
         self.waiting_read += size
         try:
-            async with asyncio.timeout(self.wait):
+            async with asyncio.timeout(bound):
                 await waiter.turn
         except TimeoutError:
             pass  # refused below, unless the turn came as the time ran out
@@ -115,9 +129,13 @@ class BodyBudget:
                 waiter.reservation.take(waiter.wants)
                 waiter.turn.set_result(None)
 
-    def _count(self, client: str, more: int) -> None:
-        """Add `more` bytes (negative: give back) to the count and `client`'s."""
+    def _count(self, client: str, had: int, more: int) -> None:
+        """Add `more` bytes (negative: give back) to the count and `client`'s.
+
+        `had`: the bytes the body held before, to count the bodies holding.
+        """
         self.held += more
+        self.bodies += (had + more > 0) - (had > 0)
         left = self.holding.get(client, 0) + more
         if left:
             self.holding[client] = left
@@ -176,7 +194,7 @@ class Reservation:
 
     def take(self, size: int) -> None:
         """Hold `size` bytes in all (the budget checked they fit)."""
-        self._budget._count(self.client, size - self._held)  # noqa: SLF001 - its budget
+        self._budget._count(self.client, self._held, size - self._held)  # noqa: SLF001 - its budget
         self._held = size
 
     def release_after(self, work: asyncio.Future[Any]) -> None:
@@ -193,6 +211,6 @@ class Reservation:
     def release(self) -> None:
         """Give the bytes back (at once, or when the pinned decode ends)."""
         if self._pinned is None and self._held:
-            self._budget._count(self.client, -self._held)  # noqa: SLF001 - its budget
+            self._budget._count(self.client, self._held, -self._held)  # noqa: SLF001 - its budget
             self._held = 0
             self._budget.serve()

@@ -57,7 +57,7 @@ class BodyReader:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        # a body that does not fit waits its turn at most BODY_TIMEOUT seconds
+        # a body that does not fit waits its turn: BODY_TIMEOUT per body ahead, and one
         self.bodies = BodyBudget(
             settings.BODY_MEMORY_BUDGET, wait=settings.BODY_TIMEOUT
         )
