@@ -62,3 +62,34 @@ def test_a_property_and_the_patterns_matching_its_key_count_together():
     )
     # the property (its node, 10 branches of one keyword) and two patterns
     assert errors_per_place(node) == 1 + 10 * 2 + 2 * 2
+
+
+def test_property_names_count_their_keywords_for_every_key():
+    # attack 11: 200 errors per key from propertyNames, which no node stands for
+    node = root_of(
+        {
+            "type": "object",
+            "propertyNames": {"allOf": [{"maxLength": 1 + i} for i in range(200)]},
+            "unevaluatedProperties": False,
+        }
+    )
+    assert errors_per_place(node) >= 200
+
+
+def test_a_dynamic_reference_lets_no_value_be_asked_about():
+    # attack 11: its target is chosen by the data, so its errors cannot be told
+    node = root_of(
+        {
+            "$defs": {
+                "s": {
+                    "$dynamicAnchor": "s",
+                    "allOf": [{"maxLength": 1 + i} for i in range(200)],
+                }
+            },
+            "type": "object",
+            "properties": {"k": {"$dynamicRef": "#s"}},
+            "unevaluatedProperties": False,
+        }
+    )
+    assert errors_per_place(node) >= ERRORS_WEIGHT
+    assert not errors_fit({"k": "a"}, copies=errors_per_place(node))

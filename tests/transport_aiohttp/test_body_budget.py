@@ -283,3 +283,15 @@ async def test_a_body_read_holds_its_size_and_gives_the_rest_to_a_waiting_one() 
     assert budget.holding == {"a": 30_000, "b": 50_000}
     unknown.shrink_to(COUNTED_FROM)  # a body that small is not counted
     assert budget.holding == {"b": 50_000}
+
+
+def test_a_body_ahead_is_waited_for_while_it_is_read_and_while_its_call_runs() -> None:
+    # attack 11: valid large calls to a slow tool held the budget past the
+    # waiter's BODY_TIMEOUT per body ahead, so an honest large call got 503
+    from wymcp.conf import Settings
+    from wymcp.transport.aiohttp._body_reader import BodyReader
+
+    timed = Settings().evolve(BODY_TIMEOUT=4.0, CALL_TIMEOUT=20.0)
+    assert BodyReader(timed).bodies.wait == 24.0
+    untimed = Settings().evolve(BODY_TIMEOUT=4.0, CALL_TIMEOUT=None)
+    assert BodyReader(untimed).bodies.wait == 4.0

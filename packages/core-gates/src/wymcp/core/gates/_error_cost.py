@@ -106,7 +106,7 @@ def _errors_at(node: ValueNode, errors: dict[int, int]) -> int:
     if known is not None:
         return known
     errors[id(node)] = 0  # a cycle at one place adds nothing more
-    total = 1 + len(node.assertions)
+    total = 1 + len(node.assertions) + _unmodelled(node.schema)
     total += sum(_errors_at(child, errors) for child in _same_place(node))
     errors[id(node)] = min(total, ERRORS_WEIGHT)
     return errors[id(node)]
@@ -158,3 +158,32 @@ def _below(place: list[ValueNode]) -> list[list[ValueNode]]:
     )
     groups.append(items + unevaluated["unevaluatedItems"])
     return groups
+
+
+_UNMODELLED = ("propertyNames", "contains", "additionalItems", "dependencies")
+"""Keywords holding subschemas no node stands for."""
+
+
+def _unmodelled(schema: object) -> int:
+    """The keywords in `schema`'s subschemas that no node stands for.
+
+    Each may make an error about one value (`propertyNames`, `contains`, ...).
+    A dynamic reference, whose target the data chooses, or a reference inside
+    such a subschema counts as no value fitting (`ERRORS_WEIGHT`).
+    """
+    if not isinstance(schema, dict):
+        return 0
+    if "$dynamicRef" in schema or "$recursiveRef" in schema:
+        return ERRORS_WEIGHT
+    count = 0
+    pending = [schema[key] for key in _UNMODELLED if key in schema]
+    while pending:
+        value = pending.pop()
+        if value.__class__ is dict:
+            if "$ref" in value or "$dynamicRef" in value or "$recursiveRef" in value:
+                return ERRORS_WEIGHT
+            count += len(value)
+            pending.extend(value.values())
+        elif value.__class__ is list:
+            pending.extend(value)
+    return min(count, ERRORS_WEIGHT)

@@ -37,8 +37,9 @@ class BodyBudget:
     came; no other client's body is admitted ahead of a waiting one. It
     waits up to `wait` seconds for each body holding or waiting ahead of it
     when it came, and one more (`wait_bound`): each of those holds at most
-    `wait` (BODY_TIMEOUT), and a client coming back lands behind it, so
-    bodies that time out in turn cannot run its own time out first. A
+    `wait` (BODY_TIMEOUT and CALL_TIMEOUT), and a client coming back lands
+    behind it, so bodies that time out in turn, or slow calls, cannot run its
+    own time out first. A
     client that already holds bytes is refused at once instead, so the
     bytes one client's body frees go to the clients that were waiting
     before its next body.

@@ -58,9 +58,9 @@ class BodyReader:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         # a body that does not fit waits its turn: BODY_TIMEOUT per body ahead, and one
-        self.bodies = BodyBudget(
-            settings.BODY_MEMORY_BUDGET, wait=settings.BODY_TIMEOUT
-        )
+        # a body ahead is held while it is read and while its call runs
+        held = settings.BODY_TIMEOUT + (settings.CALL_TIMEOUT or 0.0)
+        self.bodies = BodyBudget(settings.BODY_MEMORY_BUDGET, wait=held)
         self._buffered_limit = min(settings.BODY_LIMIT, COUNTED_FROM)
         self._depth_limit = settings.JSON_DEPTH_LIMIT
         self._decoding = OffLoopLane()  # one large body decoded at a time, in turn
