@@ -253,9 +253,13 @@ class Wire:
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8", "surrogateescape")
         return head + body
 
-    async def send(self, data: bytes) -> Answer:
-        """Write `data` on a new connection and read one response."""
-        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+    async def send(self, data: bytes, *, source: str | None = None) -> Answer:
+        """Write `data` on a new connection (from the address `source`) and read
+        one response.
+        """
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", self.port, local_addr=None if source is None else (source, 0)
+        )
         try:
             writer.write(data)
             await writer.drain()

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pytest
 
-from hardening.conftest import ANSWER_WAIT, Answer, Wire, read_answer
+from hardening.conftest import ANSWER_WAIT, Answer, Wire
 from wymcp.core.schema import Context, Tool, ToolError, action
 
 if TYPE_CHECKING:
@@ -93,16 +93,7 @@ def call_bytes(wire: Wire, name: str, act: str, data: Any) -> bytes:
 
 async def send_from(wire: Wire, source: str, data: bytes) -> Answer:
     """Send `data` on a new connection from the address `source`."""
-    reader, writer = await asyncio.open_connection(
-        "127.0.0.1", wire.port, local_addr=(source, 0)
-    )
-    try:
-        writer.write(data)
-        await writer.drain()
-        return await asyncio.wait_for(read_answer(reader), ANSWER_WAIT)
-    finally:
-        writer.close()
-        await writer.wait_closed()
+    return await wire.send(data, source=source)
 
 
 async def hostile_loop(wire: Wire, data: bytes, stop: asyncio.Event) -> list[int]:
