@@ -1,3 +1,5 @@
+from wymcp.core.gates._error_cost import VALUES_ASKED
+from wymcp.core.gates._problem_texts import UNNAMED
 from wymcp.core.gates._value_gate import cast_integers, value_errors
 from wymcp.core.schema import close_schema
 from wymcp.core.schema._value_root import build_value_root
@@ -98,7 +100,9 @@ def test_a_subtree_under_a_combinator_is_counted_whole():
     assert len(report.entries) == 10
 
 
-def test_a_position_that_cannot_be_split_costs_a_bounded_number_of_engine_errors():
+def test_a_position_that_cannot_be_split_is_walked_when_too_large_to_ask_about():
+    # 3,000 values are past VALUES_ASKED: the engine is not asked (its errors
+    # would be one per item), the position is walked instead: every item counted.
     opaque = root_of(
         {
             "type": "object",
@@ -108,9 +112,58 @@ def test_a_position_that_cannot_be_split_costs_a_bounded_number_of_engine_errors
         }
     )
     report = value_errors(opaque, {"v": ["x"] * 3000})
-    assert report.partial
-    assert report.count == 1000
+    assert not report.partial
+    assert report.count == 3000
     assert report.entries[1] == (("v", 1), ["value is not of type number"])
+
+
+def test_a_large_value_under_a_local_unevaluated_schema_names_each_refused_one():
+    # Only the node's own prefixItems/properties evaluate here, so
+    # `unevaluatedItems`/`unevaluatedProperties` are walked as `items` and
+    # `additionalProperties` when the engine cannot be asked: a path per value.
+    node = root_of(
+        {
+            "type": "object",
+            "properties": {
+                "l": {"prefixItems": [{}], "unevaluatedItems": {"type": "string"}},
+                "o": {
+                    "properties": {"a": {}},
+                    "unevaluatedProperties": {"type": "string"},
+                },
+            },
+        }
+    )
+    keys = {f"k{i}": i for i in range(400)}
+    report = value_errors(node, {"l": [0] * 400, "o": {"a": 1, **keys}})
+    assert not report.partial
+    assert report.count == 399 + 400
+    assert report.entries[0] == (("l", 1), ["value is not of type string"])
+
+
+def test_a_large_value_that_only_the_engine_can_explain_is_said_partial():
+    # `allOf` beside `unevaluatedItems` may evaluate items: past VALUES_ASKED the
+    # position says its problems are not all named; the branch's own are.
+    node = root_of(
+        {
+            "type": "object",
+            "properties": {
+                "v": {
+                    "allOf": [{"prefixItems": [{"type": "number"}]}],
+                    "unevaluatedItems": False,
+                }
+            },
+        }
+    )
+    report = value_errors(node, {"v": ["x", *range(VALUES_ASKED)]})
+    assert report.partial
+    assert report.entries == [
+        (("v",), [UNNAMED]),
+        (("v", 0), ["value is not of type number"]),
+    ]
+    small = value_errors(node, {"v": ["x", 1]})
+    assert small is not None
+    assert not small.partial
+    assert (("v", 0), ["value is not of type number"]) in small.entries
 
 
 def test_an_array_whose_only_fault_is_its_length_is_one_path():

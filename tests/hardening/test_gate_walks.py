@@ -780,6 +780,38 @@ class _Nested(Tool):
                 }
             },
         ),
+        "required": Action(  # attack 12: an error per missing name
+            description="Records of 300 fields",
+            properties={
+                "t": {
+                    "type": "array",
+                    "items": {"required": [f"field{i}" for i in range(300)]},
+                    "unevaluatedItems": False,
+                }
+            },
+        ),
+        "depends": Action(  # attack 12: an error per name `a` requires
+            description="Records where a needs 300 fields",
+            properties={
+                "t": {
+                    "type": "array",
+                    "items": {
+                        "dependentRequired": {"a": [f"field{i}" for i in range(300)]}
+                    },
+                    "unevaluatedItems": False,
+                }
+            },
+        ),
+        "enum": Action(  # attack 12: each error quotes 1,000 names
+            description="Names from a list of 1,000",
+            properties={
+                "t": {
+                    "type": "array",
+                    "items": {"enum": [f"name-{i:04}" for i in range(1000)]},
+                    "unevaluatedItems": False,
+                }
+            },
+        ),
         "strings": Action(  # a position the walk cannot split, one level
             description="A count, then names",
             properties={
@@ -881,30 +913,54 @@ def _ones(size: int) -> list[Any]:
     return [1] * (size // 2)
 
 
+def _empties(size: int) -> list[Any]:
+    """`size` bytes of `{},` (each item lacks every required name)."""
+    return [{}] * (size // 3)
+
+
+def _with_a(size: int) -> list[Any]:
+    """`size` bytes of `{"a":1},` (each item lacks every name `a` requires)."""
+    return [{"a": 1}] * (size // 8)
+
+
 @pytest.mark.parametrize(
-    ("action", "make"),
+    ("action", "make", "factor", "first"),
     [
-        ("closed", _string_leaf),
-        ("strings", _ones),
-        ("branches", _controls),
-        ("patterns", _pairs),
+        # walked as `items`: only the node's own keywords evaluate its items
+        ("closed", _string_leaf, 3, ("data.t[0]", "value matches no schema of anyOf")),
+        ("strings", _ones, 3, ("data.t[1]", "value is not of type string")),
+        ("required", _empties, 6, ("data.t[0]", "field0")),
+        ("depends", _with_a, 6, ("data.t[0]", "field0")),
+        ("enum", _ones, 3, ("data.t[0]", "value must be one of")),
+        # a heap of the object's keys, as for any object the walk descends into
+        ("patterns", _pairs, 16, ("data.t.k0", "value length must be at most 1")),
+        # `allOf` may evaluate items: only the engine could name them
+        ("branches", _controls, 3, ("data.t", UNNAMED)),
     ],
 )
 def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_bytes(
-    action: str, make: Any
+    action: str, make: Any, factor: int, first: tuple[str, str]
 ) -> None:
+    base = (
+        MIB // 8 if action in ("required", "depends") else MIB
+    )  # each walked item reads 300 names
     # Under unevaluatedItems the engine's errors were asked for whatever the value:
     # the closed tree with one string 90 deep cost ~720 x its bytes, a megabyte of
-    # `1,` ~320 x and 11.7 CPU-s (one error object per item). A value whose
-    # errors would weigh more than ERRORS_WEIGHT is now named, not explained.
+    # `1,` ~320 x and 11.7 CPU-s (one error object per item). The engine is now
+    # asked only about a value whose errors weigh at most ERRORS_WEIGHT and that
+    # holds at most VALUES_ASKED values; a larger one is walked like any other.
     peaks = []
-    for size in (MIB, 2 * MIB):
+    for size in (base, 2 * base):
         peak, refusal = _refusal_peak(action, {"t": make(size)})
-        assert peak < 3 * size, (size, peak / size)
-        assert refusal["errors"] == [{"path": "data.t", "problems": [UNNAMED]}]
-        assert "counting stopped early" in refusal["message"]
+        assert peak < factor * size, (size, peak / size)
+        path, problem = first
+        assert refusal["errors"][0]["path"] == path
+        assert any(problem in text for text in refusal["errors"][0]["problems"])
+        assert "qqqq" not in json.dumps(refusal)
+        if problem == UNNAMED:
+            assert "counting stopped early" in refusal["message"]
         peaks.append(peak)
-    assert peaks[1] < 2.5 * peaks[0] + MIB
+    assert peaks[1] < 2.5 * peaks[0] + base
 
 
 @pytest.mark.parametrize(
@@ -912,6 +968,9 @@ def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_byt
     [
         ("closed", _shallow_leaf, "value matches no schema of anyOf"),
         ("strings", _ones, "value is not of type string"),
+        ("required", _empties, "field0"),
+        ("depends", _with_a, "field0"),
+        ("enum", _ones, "value must be one of"),
         ("branches", _controls, "at least"),
         ("patterns", _pairs, "at most 1"),
     ],

@@ -1,9 +1,10 @@
 """What asking the engine for its errors about a value may cost, told before asking.
 
 The engine builds every error of a call at once, each with a copy of the value it
-refuses and two messages quoting it (JSON-escaped), and an `anyOf` error holds the
-errors of every level below it: a value is weighed by its escaped characters times
-their depth, times how many errors one place of the schema can make.
+refuses and messages quoting it and the schema (JSON-escaped), and an `anyOf` error
+holds the errors below it: a value is weighed by its escaped characters times their
+depth, times how many errors one place of the schema can make, and is asked about
+only when it holds at most `VALUES_ASKED` values.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ _VALUE = 32
 """The weight of one value before its characters (an error's own objects)."""
 _ESCAPED = 6
 """Bytes a character may take in an error's message (`\\u0001`)."""
+VALUES_ASKED = 256
+"""Most values (containers and scalars, at any depth) the engine is asked about at
+once, whatever the schema: an error no count here foresees then costs at most this
+many times what the schema's own keywords can make about one value."""
 
 
 def errors_fit(value: object, limit: int = ERRORS_WEIGHT, *, copies: int = 1) -> bool:
@@ -28,11 +33,12 @@ def errors_fit(value: object, limit: int = ERRORS_WEIGHT, *, copies: int = 1) ->
     object's keys, or the digits of an int, times its depth (a copy per level of
     the containers around it), times `copies` (how many errors may quote one
     value: `errors_per_place`). One pass, stopped as soon as the weight passes
-    `limit`; a container's items are weighed before they are stacked, so the pass
-    holds at most `limit / _VALUE` of them.
+    `limit` or the values pass `VALUES_ASKED`; a container's items are counted
+    before they are stacked, so the pass holds at most `VALUES_ASKED` of them.
     """
     budget = limit // max(copies, 1)
     weight = _VALUE
+    values = 1
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, level = stack.pop()
@@ -42,8 +48,9 @@ def errors_fit(value: object, limit: int = ERRORS_WEIGHT, *, copies: int = 1) ->
         elif kind is int:
             weight += node.bit_length() // 3 * level
         elif kind is dict or kind is list:
+            values += len(node)
             weight += _VALUE * (level + 1) * len(node)
-            if weight > budget:
+            if weight > budget or values > VALUES_ASKED:
                 return False
             children: Any = node
             if kind is dict:
@@ -106,7 +113,7 @@ def _errors_at(node: ValueNode, errors: dict[int, int]) -> int:
     if known is not None:
         return known
     errors[id(node)] = 0  # a cycle at one place adds nothing more
-    total = 1 + len(node.assertions) + _unmodelled(node.schema)
+    total = 1 + keyword_errors(node)
     total += sum(_errors_at(child, errors) for child in _same_place(node))
     errors[id(node)] = min(total, ERRORS_WEIGHT)
     return errors[id(node)]
@@ -160,30 +167,108 @@ def _below(place: list[ValueNode]) -> list[list[ValueNode]]:
     return groups
 
 
-_UNMODELLED = ("propertyNames", "contains", "additionalItems", "dependencies")
-"""Keywords holding subschemas no node stands for."""
+_SILENT = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$anchor",
+        "$dynamicAnchor",
+        "$recursiveAnchor",
+        "$vocabulary",
+        "$comment",
+        "$defs",
+        "definitions",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+        "properties",
+        "patternProperties",
+        "prefixItems",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentSchemas",
+    }
+)
+"""Keywords that make no error of their own: annotations, and those whose
+subschemas are nodes (their errors are counted at those nodes)."""
+_QUOTED = 32
+"""Bytes of the schema an error quotes that cost as much as one more error."""
 
 
-def _unmodelled(schema: object) -> int:
-    """The keywords in `schema`'s subschemas that no node stands for.
+def keyword_errors(node: ValueNode) -> int:
+    """How many errors the node's own keywords can make about one value, at most.
 
-    Each may make an error about one value (`propertyNames`, `contains`, ...).
-    A dynamic reference, whose target the data chooses, or a reference inside
-    such a subschema counts as no value fitting (`ERRORS_WEIGHT`).
+    Each keyword that makes errors counts one, plus one per entry of every list
+    and object it holds at any depth (`required` makes an error per missing
+    name, `dependentRequired` per name of each list, a subschema no node stands
+    for per keyword), plus one per `_QUOTED` bytes of what it holds (an `enum`,
+    `const` or `pattern` error quotes it). The count does not depend on knowing
+    the keyword. A keyword whose subschemas are nodes counts at those nodes,
+    unless the node does not stand for it (`items` as a list, a `$ref` the
+    schema does not resolve); a dynamic reference, whose target the data
+    chooses, or a reference inside a subschema no node stands for, counts as no
+    value fitting (`ERRORS_WEIGHT`).
     """
+    schema = node.schema
     if not isinstance(schema, dict):
         return 0
     if "$dynamicRef" in schema or "$recursiveRef" in schema:
         return ERRORS_WEIGHT
     count = 0
-    pending = [schema[key] for key in _UNMODELLED if key in schema]
-    while pending:
-        value = pending.pop()
-        if value.__class__ is dict:
-            if "$ref" in value or "$dynamicRef" in value or "$recursiveRef" in value:
+    for keyword, held in schema.items():
+        if keyword in _SILENT or _stood_for(node, keyword):
+            continue
+        if keyword == "$ref":
+            return ERRORS_WEIGHT  # a target outside the document: not a node
+        count += 1 + _held(held)
+        if count >= ERRORS_WEIGHT:
+            return ERRORS_WEIGHT
+    return count
+
+
+def _stood_for(node: ValueNode, keyword: str) -> bool:
+    """Whether a node stands for the subschema(s) `keyword` holds."""
+    if keyword == "$ref":
+        branches = node.schema.get("allOf")
+        return len(node.all_of) > (len(branches) if isinstance(branches, list) else 0)
+    if keyword == "items":
+        return node.items is not None
+    if keyword == "additionalProperties":
+        return node.additional is not None
+    return keyword in ("unevaluatedProperties", "unevaluatedItems") and any(
+        name == keyword for name, _ in node.unevaluated
+    )
+
+
+def _held(value: object) -> int:
+    """Entries of `value` at any depth, plus one per `_QUOTED` bytes it holds."""
+    entries = 0
+    quoted = 0
+    pending = [value]
+    while pending and entries < ERRORS_WEIGHT:
+        top = pending.pop()
+        kind = top.__class__
+        if kind is dict:
+            if "$ref" in top or "$dynamicRef" in top or "$recursiveRef" in top:  # type: ignore[operator]
                 return ERRORS_WEIGHT
-            count += len(value)
-            pending.extend(value.values())
-        elif value.__class__ is list:
-            pending.extend(value)
-    return min(count, ERRORS_WEIGHT)
+            entries += len(top)  # type: ignore[arg-type]
+            quoted += sum(len(str(key)) for key in top)  # type: ignore[attr-defined]
+            pending.extend(top.values())  # type: ignore[attr-defined]
+        elif kind is list:
+            entries += len(top)  # type: ignore[arg-type]
+            pending.extend(top)  # type: ignore[arg-type]
+        else:
+            quoted += len(str(top))
+    return min(entries + quoted // _QUOTED, ERRORS_WEIGHT)

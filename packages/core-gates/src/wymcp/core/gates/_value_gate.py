@@ -340,9 +340,12 @@ def _expand(
             texts.append(lambda: ["no value is allowed here"])
             continue
         if node.opaque:
-            if engine:
+            if not engine:
+                continue
+            if _engine_may_be_asked(node, value):
                 _engine_errors(node, value, extras, report)
-            continue
+                continue
+            node = _walked_instead(node, texts, report)
         applying.append(node)
         _own(node, value, texts)
         stack.extend(b for b in node.all_of if not is_valid_at(b, value))
@@ -472,18 +475,22 @@ def _visit_object(
     """Descend into the keys some applying position refuses, in path order.
 
     Once ten paths are kept, a refused scalar is only counted, as in `_visit_tail`.
+    A key's child positions are found when the walk reaches it: memory is one
+    entry per key, however many patterns match each.
     """
-    candidates: dict[Any, list[ValueNode]] = {}
-    for node in applying:
-        if node.children_valid is not None and children_hold(node, value):
-            continue
-        for key, child in _children_of(node, value):
-            candidates.setdefault(key, []).append(child)
+    asked = [
+        node
+        for node in applying
+        if node.children_valid is None or not children_hold(node, value)
+    ]
     below = _split(extras)
-    keys = set(candidates) | set(below)
+    keys = set(below)
+    if asked:
+        keys.update(value)
     for key in _in_path_order(list(keys), report):
         sub = value[key]
-        refusing = [c for c in candidates.get(key, ()) if not is_valid_at(c, sub)]
+        children = [c for node in asked for _, c in _children_of(node, value, (key,))]
+        refusing = [c for c in children if not is_valid_at(c, sub)]
         inner = below.get(key, {})
         if refusing and not inner and report.full and isinstance(sub, _SCALARS):
             report.count += 1  # a refused scalar's one offending path is itself
@@ -685,6 +692,81 @@ def _split(extras: Extras) -> dict[Any, Extras]:
     return below
 
 
+def _engine_may_be_asked(node: ValueNode, value: object) -> bool:
+    """Whether the engine may be asked for its errors about `value` at `node`.
+
+    Not when they would weigh more than `ERRORS_WEIGHT` (as many times as one
+    place of the schema can make errors), nor when the value holds more than
+    `VALUES_ASKED` values.
+    """
+    spend_reading(value)
+    return errors_fit(value, copies=errors_per_place(node))
+
+
+def _walked_instead(
+    node: ValueNode, texts: list[Callable[[], list[str]]], report: ValueReport
+) -> ValueNode:
+    """The node to walk where the engine's errors cost too much to ask for.
+
+    An `unevaluated*` schema that only the node's own properties, patterns and
+    items can evaluate for (no `allOf`, `$ref`, `anyOf`, conditional, ...
+    beside it) applies to the keys or items they leave: it is walked as
+    `additionalProperties` or `items`, and every value it refuses gets its own
+    path. Otherwise the position is walked as any other (its own keywords, its
+    properties and items) and what only the engine could tell is said not to be
+    named, the count partial.
+    """
+    stand_in = _unevaluated_as_children(node)
+    if stand_in is not None:
+        return stand_in
+    report.partial = True
+    texts.append(lambda: [UNNAMED])
+    return node
+
+
+_NOT_LOCAL = frozenset(
+    {
+        "$ref",
+        "$dynamicRef",
+        "$recursiveRef",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "if",
+        "dependentSchemas",
+        "contains",
+        "additionalItems",
+        "dependencies",
+    }
+)
+"""Keywords beside `unevaluated*` that may evaluate keys or items of their own."""
+
+
+def _unevaluated_as_children(node: ValueNode) -> ValueNode | None:
+    """`node` with its `unevaluated*` schemas as `additionalProperties`/`items`.
+
+    None unless nothing but its own properties, patterns, `additionalProperties`,
+    `prefixItems` and schema `items` evaluates keys or items there.
+    """
+    schema = node.schema
+    if not isinstance(schema, dict) or any(key in schema for key in _NOT_LOCAL):
+        return None
+    if "items" in schema and node.items is None:
+        return None  # `items` as a list: an older draft's tuple
+    unevaluated = dict(node.unevaluated)
+    keys = unevaluated.get("unevaluatedProperties")
+    items = unevaluated.get("unevaluatedItems")
+    return attrs.evolve(
+        node,
+        additional=node.additional if "additionalProperties" in schema else keys,
+        items=node.items if "items" in schema else items,
+        children_valid=None,
+        items_valid=None,
+        opaque=False,
+        plain=False,
+    )
+
+
 def _engine_errors(
     node: ValueNode, value: object, extras: Extras, report: ValueReport
 ) -> None:
@@ -693,20 +775,10 @@ def _engine_errors(
     The engine spells an all-digit object key as an integer; the instance says which
     it is. An `unevaluatedProperties`/`unevaluatedItems` schema's error names
     the object or array; each value the schema refused gets its own path instead (as
-    under `additionalProperties`), with its own problems. A value whose errors
-    would weigh more than `ERRORS_WEIGHT` (as many times as one place of the
-    schema can make errors) is not asked about: the position gets
-    its own failing keywords and the count is said partial.
+    under `additionalProperties`), with its own problems. Asked only about a value
+    `_too_large` let through.
     """
     leaf = _Leaf(extras, report)
-    spend_reading(value)
-    if not errors_fit(value, copies=errors_per_place(node)):
-        report.partial = True
-        texts: list[Callable[[], list[str]]] = []
-        _own(node, value, texts)
-        found = [text for thunk in texts for text in thunk()]
-        extras.setdefault((), []).extend(found or [UNNAMED])
-        return
     try:
         errors = itertools.islice(node.validator.iter_errors(value), LEAF_ERRORS + 1)
         for seen, error in enumerate(errors):
@@ -818,7 +890,7 @@ def _json_text(item: object) -> str | None:
 def _child_errors(child: ValueNode, sub: object, at: Path, leaf: _Leaf) -> None:
     """The problems of one refused value, at its path and below (bounded).
 
-    `sub` is inside a value `errors_fit` let the engine be asked about, so its
+    `sub` is inside a value `_engine_may_be_asked` let through, so its
     errors weigh less.
     """
     spend_reading(sub)
