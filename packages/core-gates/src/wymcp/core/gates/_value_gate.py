@@ -475,27 +475,71 @@ def _visit_object(
     """Descend into the keys some applying position refuses, in path order.
 
     Once ten paths are kept, a refused scalar is only counted, as in `_visit_tail`.
-    A key's child positions are found when the walk reaches it: memory is one
-    entry per key, however many patterns match each.
+    A key's child positions are found when the walk reaches it. Up to
+    `_ORDERED_KEYS` keys are visited in path order (a heap of them); past that
+    in the object's own order (no copy of the keys), so the paths kept are the
+    first refused ones as sent.
     """
-    asked = [
-        node
-        for node in applying
-        if node.children_valid is None or not children_hold(node, value)
-    ]
-    below = _split(extras)
-    keys = set(below)
-    if asked:
-        keys.update(value)
-    for key in _in_path_order(list(keys), report):
-        sub = value[key]
-        children = [c for node in asked for _, c in _children_of(node, value, (key,))]
-        refusing = [c for c in children if not is_valid_at(c, sub)]
-        inner = below.get(key, {})
+    walk = _KeysWalk(
+        asked=[
+            node
+            for node in applying
+            if node.children_valid is None or not children_hold(node, value)
+        ],
+        value=value,
+        path=path,
+        report=report,
+        below=_split(extras),
+    )
+    keys = walk.keys()
+    if len(value) <= _ORDERED_KEYS:
+        keys = _in_path_order(list(keys), report)
+    for key in keys:
+        walk.visit(key)
+
+
+_ORDERED_KEYS = 4096
+"""Most keys of one object the walk orders all at once (a heap of them)."""
+
+
+@attrs.define
+class _KeysWalk:
+    """The walk below one object: the positions asked about its keys."""
+
+    asked: list[ValueNode]
+    value: dict[Any, Any]
+    path: Path
+    report: ValueReport
+    below: dict[Any, Extras]
+
+    def keys(self) -> Iterable[Any]:
+        """The keys to look at: every key when a position asks, and the engine's."""
+        if not self.asked:
+            return self.below
+        if self.below.keys() <= self.value.keys():
+            return self.value
+        return set(self.value) | set(self.below)
+
+    def refusing(self, key: Any) -> list[ValueNode]:
+        """The positions applying to the key's value that refuse it."""
+        sub = self.value[key]
+        children = [
+            child
+            for node in self.asked
+            for _, child in _children_of(node, self.value, (key,))
+        ]
+        return [child for child in children if not is_valid_at(child, sub)]
+
+    def visit(self, key: Any) -> None:
+        """Walk one key's value, or only count it once ten paths are kept."""
+        sub = self.value[key]
+        refusing = self.refusing(key)
+        inner = self.below.get(key, {})
+        report = self.report
         if refusing and not inner and report.full and isinstance(sub, _SCALARS):
             report.count += 1  # a refused scalar's one offending path is itself
         elif refusing or inner:
-            _visit(refusing, sub, (*path, key), report, inner)
+            _visit(refusing, sub, (*self.path, key), report, inner)
 
 
 def _in_path_order(keys: list[Any], report: ValueReport) -> Iterator[Any]:
