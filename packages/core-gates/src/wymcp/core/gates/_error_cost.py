@@ -256,19 +256,19 @@ def _held(value: object) -> int:
     """Entries of `value` at any depth, plus one per `_QUOTED` bytes it holds."""
     entries = 0
     quoted = 0
-    pending = [value]
+    pending: list[Any] = [value]
     while pending and entries < ERRORS_WEIGHT:
         top = pending.pop()
         kind = top.__class__
         if kind is dict:
-            if "$ref" in top or "$dynamicRef" in top or "$recursiveRef" in top:  # type: ignore[operator]
+            if "$ref" in top or "$dynamicRef" in top or "$recursiveRef" in top:
                 return ERRORS_WEIGHT
-            entries += len(top)  # type: ignore[arg-type]
-            quoted += sum(len(str(key)) for key in top)  # type: ignore[attr-defined]
-            pending.extend(top.values())  # type: ignore[attr-defined]
+            entries += len(top)
+            quoted += sum(len(str(key)) for key in top)
+            pending.extend(top.values())
         elif kind is list:
-            entries += len(top)  # type: ignore[arg-type]
-            pending.extend(top)  # type: ignore[arg-type]
+            entries += len(top)
+            pending.extend(top)
         else:
             quoted += len(str(top))
     return min(entries + quoted // _QUOTED, ERRORS_WEIGHT)
