@@ -21,7 +21,12 @@ import attrs
 
 from wymcp.core.gates._bound import FIRST, Path, echo, token_key
 from wymcp.core.gates._copy_on_write import replaced
-from wymcp.core.gates._engine_reads import read_budget, spend_reading, values_in
+from wymcp.core.gates._engine_reads import (
+    charge,
+    read_budget,
+    spend_reading,
+    values_in,
+)
 from wymcp.core.gates._error_cost import errors_fit, errors_per_place
 from wymcp.core.gates._problem_texts import (
     UNCHECKABLE,
@@ -63,6 +68,9 @@ WALK_WORK = 16
 """Values the engine calls of a refusal's walk may read per value of the data."""
 WALK_FLOOR = 100_000
 """Values they may read whatever the size of the data."""
+ERROR_WORK = 256
+"""Values' worth of the walk's budget one engine error costs (building it and
+its text take about as long as the engine reading a few hundred values)."""
 _UNBOUNDED = 1 << 62
 LEAF_ERRORS = 1000
 """How many engine errors a position that cannot be split (`unevaluated*`, a
@@ -81,6 +89,8 @@ class ValueReport:
     count: int = 0
     entries: list[tuple[Path, list[str]]] = attrs.field(factory=list)
     partial: bool = False
+    places: dict[int, int] = attrs.field(factory=dict, repr=False, eq=False)
+    """The walk's `errors_per_place` of each node asked about (by `id`)."""
 
     @property
     def full(self) -> bool:
@@ -342,7 +352,7 @@ def _expand(
         if node.opaque:
             if not engine:
                 continue
-            if _engine_may_be_asked(node, value):
+            if _engine_may_be_asked(node, value, report):
                 _engine_errors(node, value, extras, report)
                 continue
             node = _walked_instead(node, texts, report)
@@ -736,15 +746,18 @@ def _split(extras: Extras) -> dict[Any, Extras]:
     return below
 
 
-def _engine_may_be_asked(node: ValueNode, value: object) -> bool:
+def _engine_may_be_asked(node: ValueNode, value: object, report: ValueReport) -> bool:
     """Whether the engine may be asked for its errors about `value` at `node`.
 
     Not when they would weigh more than `ERRORS_WEIGHT` (as many times as one
     place of the schema can make errors), nor when the value holds more than
-    `VALUES_ASKED` values.
+    `VALUES_ASKED` values. A node's count is worked out once per walk.
     """
     spend_reading(value)
-    return errors_fit(value, copies=errors_per_place(node))
+    copies = report.places.get(id(node))
+    if copies is None:
+        copies = report.places[id(node)] = errors_per_place(node)
+    return errors_fit(value, copies=copies)
 
 
 def _walked_instead(
@@ -824,8 +837,8 @@ def _engine_errors(
     """
     leaf = _Leaf(extras, report)
     try:
-        errors = itertools.islice(node.validator.iter_errors(value), LEAF_ERRORS + 1)
-        for seen, error in enumerate(errors):
+        errors = iter(node.validator.iter_errors(value))
+        for seen, error in enumerate(itertools.islice(errors, LEAF_ERRORS + 1)):
             if seen == LEAF_ERRORS:
                 report.partial = True
                 break
@@ -834,6 +847,7 @@ def _engine_errors(
                 continue
             text = _dependent_text(node, error, value, relative)
             extras.setdefault(relative, []).append(text or problem_text(error))
+        charge(ERROR_WORK * (seen + 1 + sum(1 for _ in errors)))
     except _CHECK_ERRORS:
         extras.setdefault((), []).append(UNCHECKABLE)
 
@@ -938,11 +952,13 @@ def _child_errors(child: ValueNode, sub: object, at: Path, leaf: _Leaf) -> None:
     errors weigh less.
     """
     spend_reading(sub)
-    errors = itertools.islice(child.validator.iter_errors(sub), max(leaf.budget, 1))
-    for error in errors:
+    errors = iter(child.validator.iter_errors(sub))
+    for error in itertools.islice(errors, max(leaf.budget, 1)):
         leaf.budget -= 1
+        charge(ERROR_WORK)
         path = (*at, *instance_path(sub, error.instance_path))
         leaf.extras.setdefault(path, []).append(problem_text(error))
+    charge(ERROR_WORK * sum(1 for _ in errors))
 
 
 def instance_path(value: object, tokens: Any) -> Path:
