@@ -813,6 +813,23 @@ class _Nested(Tool):
                 }
             },
         ),
+        "negated": Action(  # attack 13: each `not` error quotes its ~90 KB subschema
+            description="Anything but a record of 2,000 fields",
+            properties={
+                "t": {
+                    "type": "array",
+                    "items": {
+                        "not": {
+                            "type": "object",
+                            "properties": {
+                                f"field{i:04}": {"type": "string"} for i in range(2000)
+                            },
+                        }
+                    },
+                    "unevaluatedItems": False,
+                }
+            },
+        ),
         "strings": Action(  # a position the walk cannot split, one level
             description="A count, then names",
             properties={
@@ -972,6 +989,7 @@ def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_byt
         ("required", _empties, "field0"),
         ("depends", _with_a, "field0"),
         ("enum", _ones, "value must be one of"),
+        ("negated", _empties, "must not match"),
         ("branches", _controls, "at least"),
         ("patterns", _pairs, "at most 1"),
     ],
