@@ -1,6 +1,17 @@
+import pytest
+
+from wymcp.core.gates import _value_gate
+from wymcp.core.gates._engine_reads import values_in
 from wymcp.core.gates._error_cost import VALUES_ASKED
 from wymcp.core.gates._problem_texts import UNNAMED
-from wymcp.core.gates._value_gate import cast_integers, value_errors
+from wymcp.core.gates._value_gate import (
+    ERROR_WORK,
+    LEAF_ERRORS,
+    WALK_FLOOR,
+    WALK_WORK,
+    cast_integers,
+    value_errors,
+)
 from wymcp.core.schema import close_schema
 from wymcp.core.schema._value_root import build_value_root
 
@@ -225,3 +236,44 @@ def test_the_fast_lane_casts_integer_items_and_objects_with_several_integer_keys
     assert cast == {"ints": [1, 2, 3.5], "pairs": [{"a": 1, "b": 2}, {"a": 3}]}
     assert [type(v) for v in cast["ints"]] == [int, int, float]
     assert type(cast["pairs"][0]["b"]) is int
+
+
+def test_engine_errors_of_many_small_positions_are_charged_to_the_walk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each item is a position the walk cannot split, small enough to ask the
+    # engine about, and 200 matching patterns make 200 errors per item: 2,000
+    # items cost 400,000 errors and 4.7 CPU-s (linear, uncharged: a 4 MiB body
+    # would take minutes). Each error now costs ERROR_WORK of the walk's budget.
+    patterns = {"^" + "(?:)" * i: {"maxLength": 1} for i in range(200)}
+    node = root_of(
+        {
+            "type": "object",
+            "properties": {
+                "t": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "patternProperties": patterns,
+                        "unevaluatedProperties": False,
+                    },
+                }
+            },
+        }
+    )
+    texts: list[int] = []
+    real = _value_gate.problem_text
+    monkeypatch.setattr(
+        _value_gate, "problem_text", lambda error: texts.append(1) or real(error)
+    )
+    built = []
+    for items in (2000, 4000):
+        texts.clear()
+        data = {"t": [{"k": "ab", "n": i} for i in range(items)]}
+        report = value_errors(node, data)
+        assert report is not None
+        assert report.partial
+        budget = WALK_FLOOR + WALK_WORK * values_in(data, 1 << 62)
+        assert len(texts) <= budget // ERROR_WORK + LEAF_ERRORS
+        built.append(len(texts))
+    assert built[1] < 2.5 * built[0]

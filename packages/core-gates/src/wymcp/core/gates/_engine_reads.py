@@ -105,6 +105,18 @@ def spend_values(count: int) -> None:
         raise OverBudgetError
 
 
+def charge(units: int) -> None:
+    """Spend `units` of work already done (none without a budget), never raising.
+
+    For work whose size is known only after it ran (the errors an engine call
+    built): the next `spend_reading`/`spend_values` past the budget raises, so
+    what the work found is kept.
+    """
+    reads = _READS.get()
+    if reads is not None:
+        reads.left -= units
+
+
 def spend_wide_ints(data: object) -> None:
     """Spend one unit per 64 bits of each int past `WIDE` inside `data`.
 

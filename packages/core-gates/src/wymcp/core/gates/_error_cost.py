@@ -213,29 +213,30 @@ def keyword_errors(node: ValueNode) -> int:
     Each keyword that makes errors counts one, plus one per entry of every list
     and object it holds at any depth (`required` makes an error per missing
     name, `dependentRequired` per name of each list, a subschema no node stands
-    for per keyword), plus one per `_QUOTED` bytes of what it holds (an `enum`,
-    `const` or `pattern` error quotes it). The count does not depend on knowing
-    the keyword. A keyword whose subschemas are nodes counts at those nodes,
-    unless the node does not stand for it (`items` as a list, a `$ref` the
-    schema does not resolve); a dynamic reference, whose target the data
-    chooses, or a reference inside a subschema no node stands for, counts as no
-    value fitting (`ERRORS_WEIGHT`).
+    for per keyword); and the node counts one more per `_QUOTED` bytes of its
+    whole schema, subschemas and annotations included (an `enum`, `const` or
+    `pattern` error quotes its value, a `not` error its whole subschema). The
+    count does not depend on knowing the keyword. A keyword whose subschemas
+    are nodes makes its errors at those nodes, unless the node does not stand
+    for it (`items` as a list, a `$ref` the schema does not resolve); a dynamic
+    reference, whose target the data chooses, or a reference inside a
+    subschema no node stands for, counts as no value fitting (`ERRORS_WEIGHT`).
     """
     schema = node.schema
     if not isinstance(schema, dict):
         return 0
     if "$dynamicRef" in schema or "$recursiveRef" in schema:
         return ERRORS_WEIGHT
-    count = 0
+    count = _quoted(schema) // _QUOTED
     for keyword, held in schema.items():
         if keyword in _SILENT or _stood_for(node, keyword):
             continue
         if keyword == "$ref":
             return ERRORS_WEIGHT  # a target outside the document: not a node
-        count += 1 + _held(held)
+        count += 1 + _entries(held)
         if count >= ERRORS_WEIGHT:
             return ERRORS_WEIGHT
-    return count
+    return min(count, ERRORS_WEIGHT)
 
 
 def _stood_for(node: ValueNode, keyword: str) -> bool:
@@ -252,23 +253,37 @@ def _stood_for(node: ValueNode, keyword: str) -> bool:
     )
 
 
-def _held(value: object) -> int:
-    """Entries of `value` at any depth, plus one per `_QUOTED` bytes it holds."""
+def _entries(value: object) -> int:
+    """Entries of the lists and objects in `value`, at any depth."""
     entries = 0
-    quoted = 0
-    pending = [value]
+    pending: list[Any] = [value]
     while pending and entries < ERRORS_WEIGHT:
         top = pending.pop()
         kind = top.__class__
         if kind is dict:
-            if "$ref" in top or "$dynamicRef" in top or "$recursiveRef" in top:  # type: ignore[operator]
+            if "$ref" in top or "$dynamicRef" in top or "$recursiveRef" in top:
                 return ERRORS_WEIGHT
-            entries += len(top)  # type: ignore[arg-type]
-            quoted += sum(len(str(key)) for key in top)  # type: ignore[attr-defined]
-            pending.extend(top.values())  # type: ignore[attr-defined]
+            entries += len(top)
+            pending.extend(top.values())
         elif kind is list:
-            entries += len(top)  # type: ignore[arg-type]
-            pending.extend(top)  # type: ignore[arg-type]
+            entries += len(top)
+            pending.extend(top)
+    return min(entries, ERRORS_WEIGHT)
+
+
+def _quoted(schema: object) -> int:
+    """Characters of the keys, strings and other scalars in `schema`, at any depth."""
+    size = 0
+    pending: list[Any] = [schema]
+    while pending and size < ERRORS_WEIGHT * _QUOTED:
+        top = pending.pop()
+        kind = top.__class__
+        if kind is dict:
+            size += sum(len(str(key)) + 4 for key in top)
+            pending.extend(top.values())
+        elif kind is list:
+            size += len(top)
+            pending.extend(top)
         else:
-            quoted += len(str(top))
-    return min(entries + quoted // _QUOTED, ERRORS_WEIGHT)
+            size += len(str(top))
+    return size

@@ -21,7 +21,12 @@ import attrs
 
 from wymcp.core.gates._bound import FIRST, Path, echo, token_key
 from wymcp.core.gates._copy_on_write import replaced
-from wymcp.core.gates._engine_reads import read_budget, spend_reading, values_in
+from wymcp.core.gates._engine_reads import (
+    charge,
+    read_budget,
+    spend_reading,
+    values_in,
+)
 from wymcp.core.gates._error_cost import errors_fit, errors_per_place
 from wymcp.core.gates._problem_texts import (
     UNCHECKABLE,
@@ -63,6 +68,9 @@ WALK_WORK = 16
 """Values the engine calls of a refusal's walk may read per value of the data."""
 WALK_FLOOR = 100_000
 """Values they may read whatever the size of the data."""
+ERROR_WORK = 256
+"""Values' worth of the walk's budget one engine error costs (building it and
+its text take about as long as the engine reading a few hundred values)."""
 _UNBOUNDED = 1 << 62
 LEAF_ERRORS = 1000
 """How many engine errors a position that cannot be split (`unevaluated*`, a
@@ -81,6 +89,8 @@ class ValueReport:
     count: int = 0
     entries: list[tuple[Path, list[str]]] = attrs.field(factory=list)
     partial: bool = False
+    places: dict[int, int] = attrs.field(factory=dict, repr=False, eq=False)
+    """The walk's `errors_per_place` of each node asked about (by `id`)."""
 
     @property
     def full(self) -> bool:
@@ -342,7 +352,7 @@ def _expand(
         if node.opaque:
             if not engine:
                 continue
-            if _engine_may_be_asked(node, value):
+            if _engine_may_be_asked(node, value, report):
                 _engine_errors(node, value, extras, report)
                 continue
             node = _walked_instead(node, texts, report)
@@ -475,27 +485,71 @@ def _visit_object(
     """Descend into the keys some applying position refuses, in path order.
 
     Once ten paths are kept, a refused scalar is only counted, as in `_visit_tail`.
-    A key's child positions are found when the walk reaches it: memory is one
-    entry per key, however many patterns match each.
+    A key's child positions are found when the walk reaches it. Up to
+    `_ORDERED_KEYS` keys are visited in path order (a heap of them); past that
+    in the object's own order (no copy of the keys), so the paths kept are the
+    first refused ones as sent.
     """
-    asked = [
-        node
-        for node in applying
-        if node.children_valid is None or not children_hold(node, value)
-    ]
-    below = _split(extras)
-    keys = set(below)
-    if asked:
-        keys.update(value)
-    for key in _in_path_order(list(keys), report):
-        sub = value[key]
-        children = [c for node in asked for _, c in _children_of(node, value, (key,))]
-        refusing = [c for c in children if not is_valid_at(c, sub)]
-        inner = below.get(key, {})
+    walk = _KeysWalk(
+        asked=[
+            node
+            for node in applying
+            if node.children_valid is None or not children_hold(node, value)
+        ],
+        value=value,
+        path=path,
+        report=report,
+        below=_split(extras),
+    )
+    keys = walk.keys()
+    if len(value) <= _ORDERED_KEYS:
+        keys = _in_path_order(list(keys), report)
+    for key in keys:
+        walk.visit(key)
+
+
+_ORDERED_KEYS = 4096
+"""Most keys of one object the walk orders all at once (a heap of them)."""
+
+
+@attrs.define
+class _KeysWalk:
+    """The walk below one object: the positions asked about its keys."""
+
+    asked: list[ValueNode]
+    value: dict[Any, Any]
+    path: Path
+    report: ValueReport
+    below: dict[Any, Extras]
+
+    def keys(self) -> Iterable[Any]:
+        """The keys to look at: every key when a position asks, and the engine's."""
+        if not self.asked:
+            return self.below
+        if self.below.keys() <= self.value.keys():
+            return self.value
+        return set(self.value) | set(self.below)
+
+    def refusing(self, key: Any) -> list[ValueNode]:
+        """The positions applying to the key's value that refuse it."""
+        sub = self.value[key]
+        children = [
+            child
+            for node in self.asked
+            for _, child in _children_of(node, self.value, (key,))
+        ]
+        return [child for child in children if not is_valid_at(child, sub)]
+
+    def visit(self, key: Any) -> None:
+        """Walk one key's value, or only count it once ten paths are kept."""
+        sub = self.value[key]
+        refusing = self.refusing(key)
+        inner = self.below.get(key, {})
+        report = self.report
         if refusing and not inner and report.full and isinstance(sub, _SCALARS):
             report.count += 1  # a refused scalar's one offending path is itself
         elif refusing or inner:
-            _visit(refusing, sub, (*path, key), report, inner)
+            _visit(refusing, sub, (*self.path, key), report, inner)
 
 
 def _in_path_order(keys: list[Any], report: ValueReport) -> Iterator[Any]:
@@ -692,15 +746,18 @@ def _split(extras: Extras) -> dict[Any, Extras]:
     return below
 
 
-def _engine_may_be_asked(node: ValueNode, value: object) -> bool:
+def _engine_may_be_asked(node: ValueNode, value: object, report: ValueReport) -> bool:
     """Whether the engine may be asked for its errors about `value` at `node`.
 
     Not when they would weigh more than `ERRORS_WEIGHT` (as many times as one
     place of the schema can make errors), nor when the value holds more than
-    `VALUES_ASKED` values.
+    `VALUES_ASKED` values. A node's count is worked out once per walk.
     """
     spend_reading(value)
-    return errors_fit(value, copies=errors_per_place(node))
+    copies = report.places.get(id(node))
+    if copies is None:
+        copies = report.places[id(node)] = errors_per_place(node)
+    return errors_fit(value, copies=copies)
 
 
 def _walked_instead(
@@ -780,8 +837,8 @@ def _engine_errors(
     """
     leaf = _Leaf(extras, report)
     try:
-        errors = itertools.islice(node.validator.iter_errors(value), LEAF_ERRORS + 1)
-        for seen, error in enumerate(errors):
+        errors = iter(node.validator.iter_errors(value))
+        for seen, error in enumerate(itertools.islice(errors, LEAF_ERRORS + 1)):
             if seen == LEAF_ERRORS:
                 report.partial = True
                 break
@@ -790,6 +847,7 @@ def _engine_errors(
                 continue
             text = _dependent_text(node, error, value, relative)
             extras.setdefault(relative, []).append(text or problem_text(error))
+        charge(ERROR_WORK * (seen + 1 + sum(1 for _ in errors)))
     except _CHECK_ERRORS:
         extras.setdefault((), []).append(UNCHECKABLE)
 
@@ -894,11 +952,13 @@ def _child_errors(child: ValueNode, sub: object, at: Path, leaf: _Leaf) -> None:
     errors weigh less.
     """
     spend_reading(sub)
-    errors = itertools.islice(child.validator.iter_errors(sub), max(leaf.budget, 1))
-    for error in errors:
+    errors = iter(child.validator.iter_errors(sub))
+    for error in itertools.islice(errors, max(leaf.budget, 1)):
         leaf.budget -= 1
+        charge(ERROR_WORK)
         path = (*at, *instance_path(sub, error.instance_path))
         leaf.extras.setdefault(path, []).append(problem_text(error))
+    charge(ERROR_WORK * sum(1 for _ in errors))
 
 
 def instance_path(value: object, tokens: Any) -> Path:
