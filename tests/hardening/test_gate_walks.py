@@ -974,11 +974,11 @@ def _with_a(size: int) -> list[Any]:
 def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_bytes(
     action: str, make: Any, factor: int, first: tuple[str, str], base: int
 ) -> None:
-    # `base`: each walked item of `required` and `depends` reads 300 names; a
-    # quarter MiB of `strings`, `enum` and `patterns` is still all walked (the
-    # walk's peak grows with the bytes: x 2.0 per doubling for `patterns`, the
-    # others ~0.35 MiB whatever the size) and named where the code before
-    # attack 12 said only `data.t`.
+    # `base`: each walked item of `required` and `depends` reads 300 names
+    # (~0.5 MiB fixed); a quarter MiB of `strings`, `enum` (~0.35 MiB whatever
+    # the size: 1.4 x) and `patterns` (21,845 keys: 0.8 x) is still walked and
+    # named where the code before attack 12 said only `data.t`, and the heap of
+    # every key (before 2b36222) cost 13.6 x a quarter MiB as it did 1 MiB.
     # Under unevaluatedItems the engine's errors were asked for whatever the value:
     # the closed tree with one string 90 deep cost ~720 x its bytes, a megabyte of
     # `1,` ~320 x and 11.7 CPU-s (one error object per item). The engine is now
