@@ -277,3 +277,23 @@ def test_engine_errors_of_many_small_positions_are_charged_to_the_walk(
         assert len(texts) <= budget // ERROR_WORK + LEAF_ERRORS
         built.append(len(texts))
     assert built[1] < 2.5 * built[0]
+
+
+def test_the_position_where_the_read_budget_ran_out_is_named():
+    # attack 14: 32 `anyOf` branches each read the 5,000-key object before any
+    # path was kept; the refusal said the root "could not be checked".
+    node = root_of(
+        {
+            "type": "object",
+            "properties": {
+                "v": {
+                    "type": "object",
+                    "anyOf": [{"required": [f"q{i}"]} for i in range(32)],
+                }
+            },
+        }
+    )
+    report = value_errors(node, {"v": {f"k{i}": 1 for i in range(5000)}})
+    assert report is not None
+    assert report.partial
+    assert report.entries == [(("v",), [UNNAMED])]

@@ -833,6 +833,16 @@ class _Nested(Tool):
                 }
             },
         ),
+        "names": Action(  # attack 14: an error per key per branch, each a copy
+            description="An object whose keys are all empty",
+            properties={
+                "t": {
+                    "type": "object",
+                    "propertyNames": {"allOf": [{"maxLength": 0}] * 16},
+                    "unevaluatedProperties": False,
+                }
+            },
+        ),
         "strings": Action(  # a position the walk cannot split, one level
             description="A count, then names",
             properties={
@@ -1007,6 +1017,7 @@ def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_byt
         ("depends", _with_a, "field0"),
         ("enum", _ones, "value must be one of"),
         ("negated", _empties, "must not match"),
+        ("names", _pairs, "propertyNames does not allow"),
         ("branches", _controls, "at least"),
         ("patterns", _pairs, "at most 1"),
     ],

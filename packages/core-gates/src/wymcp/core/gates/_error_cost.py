@@ -213,14 +213,16 @@ def keyword_errors(node: ValueNode) -> int:
     Each keyword that makes errors counts one, plus one per entry of every list
     and object it holds at any depth (`required` makes an error per missing
     name, `dependentRequired` per name of each list, a subschema no node stands
-    for per keyword); and the node counts one more per `_QUOTED` bytes of its
-    whole schema, subschemas and annotations included (an `enum`, `const` or
-    `pattern` error quotes its value, a `not` error its whole subschema). The
-    count does not depend on knowing the keyword. A keyword whose subschemas
-    are nodes makes its errors at those nodes, unless the node does not stand
-    for it (`items` as a list, a `$ref` the schema does not resolve); a dynamic
-    reference, whose target the data chooses, or a reference inside a
-    subschema no node stands for, counts as no value fitting (`ERRORS_WEIGHT`).
+    for per keyword; `propertyNames` makes its errors for every key, each
+    holding the whole object, so it counts `VALUES_ASKED` times); and the node
+    counts one more per `_QUOTED` bytes of its whole schema, subschemas and
+    annotations included (an `enum`, `const` or `pattern` error quotes its
+    value, a `not` error its whole subschema). The count does not depend on
+    knowing the keyword. A keyword whose subschemas are nodes makes its errors
+    at those nodes, unless the node does not stand for it (`items` as a list,
+    a `$ref` the schema does not resolve); a dynamic reference, whose target
+    the data chooses, or a reference inside a subschema no node stands for,
+    counts as no value fitting (`ERRORS_WEIGHT`).
     """
     schema = node.schema
     if not isinstance(schema, dict):
@@ -233,7 +235,10 @@ def keyword_errors(node: ValueNode) -> int:
             continue
         if keyword == "$ref":
             return ERRORS_WEIGHT  # a target outside the document: not a node
-        count += 1 + _entries(held)
+        made = 1 + _entries(held)
+        if keyword == "propertyNames":
+            made *= VALUES_ASKED  # per key, each error a copy of the whole object
+        count += made
         if count >= ERRORS_WEIGHT:
             return ERRORS_WEIGHT
     return min(count, ERRORS_WEIGHT)

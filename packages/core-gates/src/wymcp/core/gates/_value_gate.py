@@ -91,6 +91,8 @@ class ValueReport:
     partial: bool = False
     places: dict[int, int] = attrs.field(factory=dict, repr=False, eq=False)
     """The walk's `errors_per_place` of each node asked about (by `id`)."""
+    stopped: bool = attrs.field(default=False, repr=False, eq=False)
+    """Whether the walk's read budget ran out (the position it was at is named)."""
 
     @property
     def full(self) -> bool:
@@ -202,6 +204,24 @@ def _visit(
     if report.full and not extras and len(nodes) == 1 and nodes[0].plain:
         report.count += _count_plain(nodes[0], value, path, report)
         return
+    start = report.count
+    try:
+        _visit_here(nodes, value, path, report, extras)
+    except OverBudgetError:
+        if not report.stopped and report.count == start and nodes:
+            report.add(path, lambda: [UNNAMED])  # where the budget ran out
+        report.stopped = True
+        raise
+
+
+def _visit_here(
+    nodes: list[ValueNode],
+    value: object,
+    path: Path,
+    report: ValueReport,
+    extras: Extras,
+) -> None:
+    """`_visit` within `DEPTH`: this position's problems, then its children."""
     texts: list[Callable[[], list[str]]] = []
     applying = _expand(nodes, value, texts, extras, report)
     own = extras.pop((), None)
