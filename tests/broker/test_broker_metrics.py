@@ -26,7 +26,7 @@ from wymcp.broker.redis._probe import (
 )
 from wymcp.core.schema import Tool
 from wymcp.testing import Client
-from wymcp.transport.aiohttp import create_app
+from wymcp.transport.aiohttp import _metrics, create_app
 
 SECRET = "s" * 32
 Seen = list[tuple[str, str, str | None]]
@@ -59,7 +59,7 @@ async def _scrape(
 async def _scrape_counted(
     client: Client, **states: int
 ) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-    """A scrape once the probe's count (every 5 s, no scrape counts) says `states`."""
+    """A scrape once the probe's count (no scrape counts) says `states`."""
     for _ in range(60):
         found = await _scrape(client)
         if all(
@@ -164,7 +164,12 @@ async def db(redis_url: str) -> str:
     return url
 
 
-async def test_an_app_serves_the_broker_series(db: str):
+async def test_an_app_serves_the_broker_series(
+    db: str, monkeypatch: pytest.MonkeyPatch
+):
+    # the probe counts the broker's tasks every LIVE_TICKS lag probes (5 s);
+    # every 2 (1 s) the test waits a second, not five, for each count it reads
+    monkeypatch.setattr(_metrics, "LIVE_TICKS", 2)
     app = create_app(
         TOOLS=[Jobs, Quick, Waiting],
         BROKER=db,

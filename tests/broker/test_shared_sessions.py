@@ -13,6 +13,7 @@ import redis.asyncio as aioredis
 
 from legacy_initialize import LEGACY_INITIALIZE
 from redis_server import free_port
+from wymcp.broker.redis import _brokered_engine
 from wymcp.broker.redis._sessions import KEY_PREFIX
 from wymcp.core.schema import Action, Tool
 from wymcp.transport.aiohttp import create_app
@@ -258,8 +259,12 @@ def dead_broker() -> str:
 
 
 async def test_redis_down_answers_session_requests_503_with_retry_after(
-    aiohttp_client, dead_broker
+    aiohttp_client, dead_broker, monkeypatch: pytest.MonkeyPatch
 ):
+    # each session request waits up to _SUBSCRIBE_WAIT (2 s) for the worker's
+    # subscription, then answers 503: three of them waited 6 s for the same
+    # answer a tenth of that wait gives
+    monkeypatch.setattr(_brokered_engine, "_SUBSCRIBE_WAIT", 0.2)
     client = await aiohttp_client(app(dead_broker))
     response = await client.post(
         "/mcp",

@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from ops_tools import Jobs
 from redis_server import server_binary, start_server, stop_server
-from wymcp.transport.aiohttp import create_app
+from wymcp.transport.aiohttp import _health, create_app
 from wymcp.transport.aiohttp._setup import get_endpoint
 
 STATE = "s" * 32
@@ -94,8 +94,11 @@ def test_the_probe_paths_are_routes_of_the_app():
 
 
 async def test_probes_of_a_stalled_broker_share_one_ping_and_one_warning(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ):
+    # the stalled PING gives up after BROKER_PING_TIMEOUT (2 s, read at each
+    # ping): 0.5 s gives the same verdicts, twice, 3 s sooner
+    monkeypatch.setattr(_health, "BROKER_PING_TIMEOUT", 0.5)
     caplog.set_level("INFO", logger="wymcp.transport.aiohttp")
     pings = 0
     answering = asyncio.Event()
