@@ -843,6 +843,37 @@ class _Nested(Tool):
                 }
             },
         ),
+        "depnames": Action(  # attack 15: propertyNames inside `dependencies`
+            description="Keys that set off checks on every key",
+            properties={
+                "t": {
+                    "type": "object",
+                    "dependencies": {
+                        f"{i:02}": {
+                            "propertyNames": {
+                                "maxLength": 0,
+                                "minLength": 9,
+                                "type": "number",
+                            }
+                        }
+                        for i in range(4)
+                    },
+                    "unevaluatedProperties": False,
+                }
+            },
+        ),
+        "longkey": Action(  # attack 15: every error below a key holds its path
+            description="Lists of names under any key",
+            properties={
+                "t": {
+                    "allOf": [{}],
+                    "patternProperties": {
+                        "": {"items": {"type": "string", "maximum": 0}}
+                    },
+                    "unevaluatedProperties": False,
+                }
+            },
+        ),
         "strings": Action(  # a position the walk cannot split, one level
             description="A count, then names",
             properties={
@@ -944,6 +975,16 @@ def _ones(size: int) -> list[Any]:
     return [1] * (size // 2)
 
 
+def _numbered(size: int) -> dict[str, Any]:
+    """Keys `00`, `01`, ... of `1`, about `size` bytes (four set off checks)."""
+    return {f"{i:02}": 1 for i in range(max(size // 8, 1))}
+
+
+def _emoji_key(size: int) -> dict[str, Any]:
+    """One key of `size // 4` emoji (4 bytes each) over 253 refused items."""
+    return {"\U0001f600" * max(size // 4, 1): [1] * 253}
+
+
 def _empties(size: int) -> list[Any]:
     """`size` bytes of `{},` (each item lacks every required name)."""
     return [{}] * (size // 3)
@@ -1018,6 +1059,8 @@ def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_byt
         ("enum", _ones, "value must be one of"),
         ("negated", _empties, "must not match"),
         ("names", _pairs, "propertyNames does not allow"),
+        ("depnames", _numbered, "data.t"),
+        ("longkey", _emoji_key, "value is not of type string"),
         ("branches", _controls, "at least"),
         ("patterns", _pairs, "at most 1"),
     ],

@@ -20,6 +20,9 @@ _VALUE = 32
 """The weight of one value before its characters (an error's own objects)."""
 _ESCAPED = 6
 """Bytes a character may take in an error's message (`\\u0001`)."""
+_PATH = 8
+"""Bytes a key's character may take in each error's path (4 in the engine's, 4
+in Python's copy of it)."""
 VALUES_ASKED = 256
 """Most values (containers and scalars, at any depth) the engine is asked about at
 once, whatever the schema: an error no count here foresees then costs at most this
@@ -31,17 +34,20 @@ def errors_fit(value: object, limit: int = ERRORS_WEIGHT, *, copies: int = 1) ->
 
     Each value weighs `_VALUE` plus `_ESCAPED` per character of a string or an
     object's keys, or the digits of an int, times its depth (a copy per level of
-    the containers around it), times `copies` (how many errors may quote one
-    value: `errors_per_place`). One pass, stopped as soon as the weight passes
-    `limit` or the values pass `VALUES_ASKED`; a container's items are counted
-    before they are stacked, so the pass holds at most `VALUES_ASKED` of them.
+    the containers around it), plus `_PATH` per character of the keys on its
+    path (every error about it holds its path), times `copies` (how many errors
+    may quote one value: `errors_per_place`). One pass, stopped as soon as the
+    weight passes `limit` or the values pass `VALUES_ASKED`; a container's items
+    are counted before they are stacked, so the pass holds at most
+    `VALUES_ASKED` of them.
     """
     budget = limit // max(copies, 1)
     weight = _VALUE
     values = 1
-    stack: list[tuple[Any, int]] = [(value, 1)]
+    stack: list[tuple[Any, int, int]] = [(value, 1, 0)]
     while stack:
-        node, level = stack.pop()
+        node, level, path = stack.pop()
+        weight += _PATH * path
         kind = node.__class__
         if kind is str:
             weight += _ESCAPED * len(node) * level
@@ -52,11 +58,15 @@ def errors_fit(value: object, limit: int = ERRORS_WEIGHT, *, copies: int = 1) ->
             weight += _VALUE * (level + 1) * len(node)
             if weight > budget or values > VALUES_ASKED:
                 return False
-            children: Any = node
             if kind is dict:
-                weight += _ESCAPED * sum(len(str(key)) for key in node) * (level + 1)
-                children = node.values()
-            stack.extend((child, level + 1) for child in children)
+                keys = [len(str(key)) for key in node]
+                weight += _ESCAPED * sum(keys) * (level + 1)
+                stack.extend(
+                    (child, level + 1, path + size)
+                    for child, size in zip(node.values(), keys, strict=True)
+                )
+            else:
+                stack.extend((child, level + 1, path + 8) for child in node)
         if weight > budget:
             return False
     return True
@@ -259,20 +269,27 @@ def _stood_for(node: ValueNode, keyword: str) -> bool:
 
 
 def _entries(value: object) -> int:
-    """Entries of the lists and objects in `value`, at any depth."""
+    """Entries of the lists and objects in `value`, at any depth.
+
+    The entries under a `propertyNames` count `VALUES_ASKED` times (its errors
+    are made for every key, each holding the whole object).
+    """
     entries = 0
-    pending: list[Any] = [value]
+    pending: list[tuple[Any, int]] = [(value, 1)]
     while pending and entries < ERRORS_WEIGHT:
-        top = pending.pop()
+        top, times = pending.pop()
         kind = top.__class__
         if kind is dict:
             if "$ref" in top or "$dynamicRef" in top or "$recursiveRef" in top:
                 return ERRORS_WEIGHT
-            entries += len(top)
-            pending.extend(top.values())
+            entries += len(top) * times
+            pending.extend(
+                (held, times * VALUES_ASKED if key == "propertyNames" else times)
+                for key, held in top.items()
+            )
         elif kind is list:
-            entries += len(top)
-            pending.extend(top)
+            entries += len(top) * times
+            pending.extend((held, times) for held in top)
     return min(entries, ERRORS_WEIGHT)
 
 
