@@ -56,7 +56,7 @@ class Headers:
         # when a name came twice is the index built again, keeping them all.
         index = {name.lower(): [value] for name, value in items}
         if len(index) == count:
-            return cls(index, repeated=False)
+            return cls(index, False)  # noqa: FBT003 - repeated (a keyword costs a dict)
         index = {}
         for name, value in items:
             key = name.lower()
@@ -65,7 +65,7 @@ class Headers:
                 index[key] = [value]
             else:
                 values.append(value)
-        return cls(index, repeated=True)
+        return cls(index, True)  # noqa: FBT003 - repeated
 
     def getall(self, name: str) -> list[str]:
         """Return every value sent under `name`, in order (empty if none)."""
