@@ -54,7 +54,9 @@ class Headers:
             count = len(items)
         # Names rarely repeat: one pass keeps the last value of each, and only
         # when a name came twice is the index built again, keeping them all.
-        index = {name.lower(): [value] for name, value in items}
+        index: dict[str, list[str]] = {}
+        for name, value in items:  # a loop: a comprehension is one more call
+            index[name.lower()] = [value]
         if len(index) == count:
             return cls(index, False)  # noqa: FBT003 - repeated (a keyword costs a dict)
         index = {}
