@@ -24,7 +24,12 @@ from wymcp.core.server import (
     resource_link,
     text,
 )
-from wymcp.core.server._result_limit import over_limit, result_size, text_size
+from wymcp.core.server._result_limit import (
+    over_limit,
+    result_size,
+    text_size,
+    text_within,
+)
 
 MODERN = "2026-07-28"
 
@@ -836,6 +841,23 @@ def test_the_bound_decides_as_the_exact_count(texts, annotated, structured, limi
     if structured is not None:
         exact += text_size(structured)
     assert over_limit(content, structured, limit) == (exact if exact > limit else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(max_size=300),
+    structured=st.none() | st.text(max_size=300),
+    limit=st.integers(min_value=0, max_value=4000),
+)
+def test_a_plain_text_within_its_bound_is_within_the_limit(text, structured, limit):
+    """`text_within` (the usual result's shortcut) passes only what fits exactly."""
+    content = [{"type": "text", "text": text}]
+    if text_within(text, structured, limit):
+        assert over_limit(content, structured, limit) is None
+        exact = result_size(content)
+        if structured is not None:
+            exact += text_size(structured)
+        assert exact <= limit
 
 
 # -------------------------------------------- CALL_TIMEOUT is a bound

@@ -223,8 +223,9 @@ def _target(spec: ToolSpec, action: object) -> ActionSpec | None:
 
 def _keys_present(target: ActionSpec, data: Mapping[str, Any]) -> bool:
     """Whether the required names and one `required_one_of` group are present."""
-    if any(name not in data for name in target.required):
-        return False
+    for name in target.required:  # a loop: `any` of a generator costs ~1k more
+        if name not in data:
+            return False
     groups = target.required_one_of
     return not groups or any(all(name in data for name in g) for g in groups)
 
@@ -310,7 +311,7 @@ def _accept(
         report.add((), lambda: [UNCHECKABLE])
         refusal = _refusal.invalid_values(spec, target, report)
         return Verdict(accepted=False, refusal=refusal, dropped=dropped)
-    return Verdict(accepted=True, data=read, dropped=dropped)
+    return Verdict(True, read, None, dropped)  # noqa: FBT003 - positional: no kwargs dict
 
 
 def _accepted(target: ActionSpec, data: dict[str, Any]) -> dict[str, Any]:

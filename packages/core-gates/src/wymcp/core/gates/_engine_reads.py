@@ -45,37 +45,33 @@ def values_in(value: object, cap: int) -> int:
     return seen
 
 
-class _Reads:
-    __slots__ = ("left",)
-
-    def __init__(self, units: int) -> None:
-        self.left = units
-
-
-_READS: contextvars.ContextVar[_Reads | None] = contextvars.ContextVar(
-    "wymcp_engine_reads", default=None
-)
-
-
 class read_budget:  # noqa: N801 - used as a function: `with read_budget(n):`
     """Let the engine calls inside read `units` values in all.
 
     A class, not a generator: `check_fast` enters one on every call, and
     `contextlib`'s generator costs about 10k instructions more per call.
+    Entered, it is itself the running budget (`left`): no second object.
     """
 
-    __slots__ = ("_token", "_units")
+    __slots__ = ("_token", "_units", "left")
 
     def __init__(self, units: int) -> None:
         self._units = units
-        self._token: contextvars.Token[_Reads | None] | None = None
+        self.left = units
+        self._token: contextvars.Token[read_budget | None] | None = None
 
     def __enter__(self) -> None:
-        self._token = _READS.set(_Reads(self._units))
+        self.left = self._units
+        self._token = _READS.set(self)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
         if self._token is not None:
             _READS.reset(self._token)
+
+
+_READS: contextvars.ContextVar[read_budget | None] = contextvars.ContextVar(
+    "wymcp_engine_reads", default=None
+)
 
 
 def spend_reading(value: object) -> None:

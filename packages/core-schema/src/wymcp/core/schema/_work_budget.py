@@ -14,33 +14,32 @@ class OverBudgetError(Exception):
     """Raised inside a check whose budget of Python work is spent."""
 
 
-class _Budget:
-    __slots__ = ("left",)
-
-    def __init__(self, units: int) -> None:
-        self.left = units
-
-
-_BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar(
-    "wymcp_work_budget", default=None
-)
-
-
 class work_budget:  # noqa: N801 - used as a function: `with work_budget(n):`
-    """Bound the work of the code inside to `units`; without it, none is bounded."""
+    """Bound the work of the code inside to `units`; without it, none is bounded.
 
-    __slots__ = ("_token", "_units")
+    Entered, it is itself the running budget (`left`): no second object is
+    made per check (one runs on every tool call).
+    """
+
+    __slots__ = ("_token", "_units", "left")
 
     def __init__(self, units: int) -> None:
         self._units = units
-        self._token: contextvars.Token[_Budget | None] | None = None
+        self.left = units
+        self._token: contextvars.Token[work_budget | None] | None = None
 
     def __enter__(self) -> None:
-        self._token = _BUDGET.set(_Budget(self._units))
+        self.left = self._units
+        self._token = _BUDGET.set(self)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
         if self._token is not None:
             _BUDGET.reset(self._token)
+
+
+_BUDGET: contextvars.ContextVar[work_budget | None] = contextvars.ContextVar(
+    "wymcp_work_budget", default=None
+)
 
 
 def spend_work(units: int = 1) -> None:

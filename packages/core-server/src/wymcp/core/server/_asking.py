@@ -335,20 +335,25 @@ class Contexts:
                     call.record.spans if call.record is not None else None,
                 )
         server = self._server
+        # positional, in `ToolContext`'s order: keywords to a class make CPython
+        # build a dict of them for every call (~7k instructions)
         return ToolContext(
-            request_id=call.id,
-            session_id=session.id if session is not None else None,
-            protocol_version=call.version,
-            meta=call.meta,
-            principal=call.principal,
-            client_capabilities=call.capabilities,
-            stream=call.stream,
-            log_enabled=log_enabled,
-            log_threshold=threshold,
-            make_asker=asker,
-            state=server.state,
-            request_state=recorded.state,
-            server=server,
+            call.id,
+            session.id if session is not None else None,
+            call.version,
+            call.meta,
+            call.principal,
+            call.capabilities,
+            call.stream,
+            log_enabled,
+            threshold,
+            None,  # asker: built on the first question, by `make_asker`
+            asker,
+            None,  # tool and action: `call_tool` sets them
+            None,
+            server.state,
+            server,
+            recorded.state,
         )
 
     def _replay(

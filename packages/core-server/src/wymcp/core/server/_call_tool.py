@@ -39,7 +39,7 @@ from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
 from wymcp.core.server._middleware import CallRecord, Spans
 from wymcp.core.server._off_loop import OffLoopLane
 from wymcp.core.server._options import EngineOptions
-from wymcp.core.server._result_limit import over_limit, too_large
+from wymcp.core.server._result_limit import over_limit, text_within, too_large
 from wymcp.core.server._revision import Revision
 from wymcp.core.server._task_failure import TaskFailedError
 from wymcp.core.server._tool_context import (
@@ -220,6 +220,11 @@ def _dumps(value: object) -> str:
     return "".join(encoder(value, 0))
 
 
+_GIVEN: Final = (ToolResult, Content, str, list, tuple)
+"""What a tool returns as an explicit answer (`_given`), not a structured value.
+A tuple made once: `A | B` in `isinstance` builds a union on every call (~4k
+instructions for these five)."""
+_SEQUENCES: Final = (list, tuple)
 _NO_HINTS: Final = Tool.hints
 """The base class's `hints`: no hints, so a tool that keeps it is not asked."""
 _NO_CONTEXT: Final = Tool.action_context
@@ -242,7 +247,7 @@ def _content_list(value: object) -> list[dict[str, Any]] | None:
     if isinstance(value, Content):
         return [value.to_json()]
     if (
-        isinstance(value, list | tuple)
+        isinstance(value, _SEQUENCES)
         and value
         and all(isinstance(v, Content) for v in value)
     ):
@@ -482,10 +487,11 @@ def _shape(
     """
     given = (
         _given(spec, action, value)
-        if value is None or isinstance(value, ToolResult | Content | str | list | tuple)
+        if value is None or isinstance(value, _GIVEN)
         else None
     )
     dumped: str | None  # the text block holding the structured value, if one does
+    plain = None  # the text of the result's one plain text block, if that is all
     if given is not None:
         content, structured, has_structured, is_error, dumped = given
     else:  # a structured value
@@ -495,7 +501,7 @@ def _shape(
             getattr(tool.hints, "__func__", None) is _NO_HINTS
             and getattr(tool.action_context, "__func__", None) is _NO_CONTEXT
         ):
-            dumped = _dumps(value)
+            plain = dumped = _dumps(value)
             content = [{"type": "text", "text": dumped}]
         else:
             content, dumped = _structured_blocks(spec, action, value, ctx)
@@ -513,7 +519,7 @@ def _shape(
         and revision.carries_structured(structured)
     ):
         counted = _validated(spec, result, structured, dumped)
-    if limit is not None:
+    if limit is not None and (plain is None or not text_within(plain, counted, limit)):
         size = over_limit(result["content"], counted, limit)
         if size is not None:
             _log.warning(

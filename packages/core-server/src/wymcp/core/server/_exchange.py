@@ -54,9 +54,11 @@ class Headers:
             count = len(items)
         # Names rarely repeat: one pass keeps the last value of each, and only
         # when a name came twice is the index built again, keeping them all.
-        index = {name.lower(): [value] for name, value in items}
+        index: dict[str, list[str]] = {}
+        for name, value in items:  # a loop: a comprehension is one more call
+            index[name.lower()] = [value]
         if len(index) == count:
-            return cls(index, repeated=False)
+            return cls(index, False)  # noqa: FBT003 - repeated (a keyword costs a dict)
         index = {}
         for name, value in items:
             key = name.lower()
@@ -65,7 +67,7 @@ class Headers:
                 index[key] = [value]
             else:
                 values.append(value)
-        return cls(index, repeated=True)
+        return cls(index, True)  # noqa: FBT003 - repeated
 
     def getall(self, name: str) -> list[str]:
         """Return every value sent under `name`, in order (empty if none)."""

@@ -272,21 +272,12 @@ def classify(body: object) -> Incoming:
     Anything else (a batch included) raises `RpcError` -32600.
     """
     if not isinstance(body, dict):
-        if isinstance(body, list):
-            raise invalid_request(
-                "Batches are not supported. Send one message per request."
-            )
-        raise invalid_request("The body must be one JSON-RPC message object.")
+        raise _not_an_object(body)
     if body.get("jsonrpc") != "2.0":
         raise invalid_request("'jsonrpc' must be \"2.0\".")
-    if "method" in body:
-        return _classify_call(body)
-    if "id" in body and ("result" in body) != ("error" in body):
+    if "method" not in body:
         return _classify_response(body)
-    raise invalid_request("Not a request, a notification or a response.")
-
-
-def _classify_call(body: dict[str, Any]) -> Incoming:
+    # a request or a notification, read here (one call less per request)
     method = body["method"]
     if not isinstance(method, str):
         raise invalid_request("'method' must be a string.")
@@ -312,7 +303,19 @@ def _classify_call(body: dict[str, Any]) -> Incoming:
     return Incoming("request", method, rid, params)
 
 
+def _not_an_object(body: object) -> RpcError:
+    """-32600 for a body that is not one message object (a batch included)."""
+    if isinstance(body, list):
+        return invalid_request(
+            "Batches are not supported. Send one message per request."
+        )
+    return invalid_request("The body must be one JSON-RPC message object.")
+
+
 def _classify_response(body: dict[str, Any]) -> Incoming:
+    """A response (an `id`, and a `result` or an `error`); -32600 for anything else."""
+    if "id" not in body or ("result" in body) == ("error" in body):
+        raise invalid_request("Not a request, a notification or a response.")
     rid = body["id"]
     if not valid_id(rid):
         raise invalid_request(f"'id' must be {_ID_RULE}.")

@@ -60,6 +60,19 @@ def _bound(value: str) -> int:
     return _MOST_PER_CHARACTER * len(value) + 2
 
 
+def text_within(text: str, structured: str | None, limit: int) -> bool:
+    """Whether one plain text block holding `text` is within `limit` by its bound.
+
+    Then `over_limit` answers None. `structured` is as for `over_limit`. The
+    usual result (a structured value, its JSON the one text block) is settled
+    so without walking its content.
+    """
+    bound = _TEXT_BLOCK + _MOST_PER_CHARACTER * len(text) + 2
+    if structured is not None:
+        bound += _bound(structured)
+    return bound <= limit
+
+
 def over_limit(
     content: list[dict[str, Any]], structured: str | None, limit: int
 ) -> int | None:

@@ -124,9 +124,8 @@ class ToolContext:
     It implements `wymcp.core.schema.Context`.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - positional too: `Contexts` passes them so
         self,
-        *,
         request_id: str | int | None = None,
         session_id: str | None = None,
         protocol_version: str = MODERN,
@@ -134,7 +133,7 @@ class ToolContext:
         principal: object | None = None,
         client_capabilities: Mapping[str, Any] | None = None,
         stream: Stream | None = None,
-        log_enabled: bool = True,
+        log_enabled: bool = True,  # noqa: FBT001, FBT002 - see the noqa above
         log_threshold: str | None = None,
         asker: Asker | None = None,
         make_asker: Callable[[], Asker] | None = None,

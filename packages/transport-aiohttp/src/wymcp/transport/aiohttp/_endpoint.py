@@ -130,15 +130,17 @@ class Endpoint:
                     body = await reader.read_json(request, reservation)
                 else:  # read whole as sent (no Content-Encoding): its JSON text
                     json_bytes = request.content.total_bytes
+            # positional, in `Exchange`'s order (keywords to a class cost a dict)
             exchange = Exchange(
                 request.method,
                 headers,
                 body,
                 principal,
-                challenge=(None if principal is None else admission.challenge(request)),
-                peer=request.remote,
-                record=record,
-                json_bytes=json_bytes,
+                True,  # noqa: FBT003 - mirrored_headers: HTTP has headers
+                None if principal is None else admission.challenge(request),
+                request.remote,
+                record,
+                json_bytes,
             )
             response = _closing(request, await self._serve(request, exchange))
         except Refused as refused:

@@ -151,7 +151,8 @@ class _Handler(RequestHandler):
             if received - carried > allowance:
                 self._overrun(allowance)
                 return
-        super().data_received(data)
+        # the base class named, not `super()`: no super object per packet
+        RequestHandler.data_received(self, data)
 
     def _overrun(self, allowance: int) -> None:
         """Parse nothing more; the body being read (if any) fails."""
@@ -181,7 +182,7 @@ class _Handler(RequestHandler):
         if unread:
             resp.force_close()
             self.close()
-        answered = await super().finish_response(request, resp, start_time)
+        answered = await RequestHandler.finish_response(self, request, resp, start_time)
         self._received = 0
         if unread and content.exception() is not None:
             # the body failed (`FramingOverrunError`): nothing to linger for, and
