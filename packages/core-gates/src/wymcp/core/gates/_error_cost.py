@@ -1,10 +1,8 @@
 """What asking the engine for its errors about a value may cost, told before asking.
 
-The engine builds every error of a call at once, each with a copy of the value it
-refuses and messages quoting it and the schema (JSON-escaped), and an `anyOf` error
-holds the errors below it: a value is weighed by its escaped characters times their
-depth, times how many errors one place of the schema can make, and is asked about
-only when it holds at most `VALUES_ASKED` values.
+The engine builds every error of a call at once, each a copy of its value, its path
+and messages quoting the value and schema: a value is weighed by its characters,
+depth and path, times the errors one place of the schema can make (`errors_fit`).
 """
 
 from __future__ import annotations
