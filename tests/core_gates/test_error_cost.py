@@ -109,3 +109,25 @@ def test_a_node_counts_the_bytes_of_its_whole_schema():
     plain = root_of({"not": {"type": "integer"}})
     described = root_of({"not": {"type": "integer", "description": "d" * 32_000}})
     assert errors_per_place(described) >= errors_per_place(plain) + 1000
+
+
+def _levels(reference: bool) -> dict:
+    """Three levels of items, each applying the next through 8 `allOf` branches."""
+    leaf = {"type": "string", "minimum": 5, "maximum": 0, "multipleOf": 7}
+    defs = {"L2": leaf}
+    for level in (1, 0):
+        below = (
+            {"$ref": f"#/$defs/L{level + 1}"} if reference else defs[f"L{level + 1}"]
+        )
+        defs[f"L{level}"] = {"items": {"allOf": [below] * 8}}
+    top = {"$ref": "#/$defs/L0"} if reference else defs["L0"]
+    return {"type": "array", "allOf": [top], "unevaluatedItems": False, "$defs": defs}
+
+
+def test_a_node_applied_by_several_references_counts_each_time_below():
+    # attack 16: 8 `$ref`s to one target at one place counted its items once;
+    # the engine applies them 8 times per level (64 x the leaf's errors here).
+    written_out = errors_per_place(root_of(_levels(reference=False)))
+    referenced = errors_per_place(root_of(_levels(reference=True)))
+    assert written_out >= 64 * 4
+    assert referenced >= written_out

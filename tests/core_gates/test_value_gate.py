@@ -297,3 +297,27 @@ def test_the_position_where_the_read_budget_ran_out_is_named():
     assert report is not None
     assert report.partial
     assert report.entries == [(("v",), [UNNAMED])]
+
+
+def test_a_key_the_engine_spells_as_a_number_is_the_object_s_own_key():
+    # attack 16: the engine's path gives "00" and "+1" as 0 and 1; "0" was named
+    # (never sent) or the walk raised KeyError (an internal error, served).
+    node = root_of(
+        {
+            "type": "object",
+            "properties": {
+                "v": {
+                    "type": "object",
+                    "patternProperties": {"": {"type": "string"}},
+                    "unevaluatedProperties": False,
+                }
+            },
+        }
+    )
+    for key in ("00", "+1", "007"):
+        report = value_errors(node, {"v": {key: 1}})
+        assert report is not None
+        assert report.entries == [(("v", key), ["value is not of type string"])]
+    both = value_errors(node, {"v": {"007": 1, "7": "s"}})  # which one: untold
+    assert both is not None
+    assert [path for path, _ in both.entries] == [("v",)]

@@ -101,7 +101,10 @@ def errors_per_place(node: ValueNode) -> int:
             return ERRORS_WEIGHT
         seen.add(key)
         most = max(most, sum(_errors_at(member, errors) for member in place))
-        pending.extend(group for group in _below(_applying(place)) if group)
+        applying = _applying(place)
+        if applying is None:
+            return ERRORS_WEIGHT
+        pending.extend(group for group in _below(applying) if group)
     return most
 
 
@@ -127,21 +130,26 @@ def _errors_at(node: ValueNode, errors: dict[int, int]) -> int:
     return errors[id(node)]
 
 
-def _applying(place: list[ValueNode]) -> list[ValueNode]:
-    """Every node applying at `place`, each member with the nodes applying with it.
+def _applying(place: list[ValueNode]) -> list[ValueNode] | None:
+    """Every node applying at `place`, as many times as the schema applies it.
 
-    Once per member: a node the schema applies twice counts twice below.
+    Each member with the nodes applying with it, a node reached by two paths
+    (two `$ref`s to one target) listed twice, so that what it applies below
+    counts twice too; a cycle back to a node on the path adds nothing. None
+    past `PLACES_READ` nodes.
     """
     found: list[ValueNode] = []
     for member in place:
-        seen: set[int] = set()
-        pending = [member]
+        pending: list[tuple[ValueNode, frozenset[int]]] = [(member, frozenset())]
         while pending:
-            top = pending.pop()
-            if id(top) not in seen:
-                seen.add(id(top))
-                found.append(top)
-                pending.extend(_same_place(top))
+            top, above = pending.pop()
+            if id(top) in above:
+                continue
+            found.append(top)
+            if len(found) > PLACES_READ:
+                return None
+            path = above | {id(top)}
+            pending.extend((child, path) for child in _same_place(top))
     return found
 
 

@@ -982,7 +982,12 @@ def _child_errors(child: ValueNode, sub: object, at: Path, leaf: _Leaf) -> None:
 
 
 def instance_path(value: object, tokens: Any) -> Path:
-    """A path spelled from the instance: a list's index, a dict's key."""
+    """A path spelled from the instance: a list's index, a dict's own key.
+
+    The engine spells a key that reads as a number as that number (`"00"` and
+    `"+1"` come back as 0 and 1): it is matched to the object's one key of that
+    number; when none or several are, the path stops at the object.
+    """
     found: list[str | int] = []
     node = value
     for token in tokens:
@@ -990,11 +995,41 @@ def instance_path(value: object, tokens: Any) -> Path:
             index = int(token)
             found.append(index)
             node = node[index] if 0 <= index < len(node) else None
-        else:
-            key = str(token)
+        elif isinstance(node, dict):
+            key = _own_key(node, token)
+            if key is None:
+                break
             found.append(key)
-            node = node.get(key) if isinstance(node, dict) else None
+            node = node[key]
+        else:
+            found.append(str(token))
+            node = None
     return tuple(found)
+
+
+def _own_key(node: dict[Any, Any], token: object) -> str | None:
+    """The key of `node` the engine's path token names (None if not one key)."""
+    key = str(token)
+    if key in node and not (isinstance(token, int) and _numbered(node, token) > 1):
+        return key
+    if not isinstance(token, int):
+        return None
+    keys = [k for k in node if _as_number(k) == token]
+    return keys[0] if len(keys) == 1 else None
+
+
+def _numbered(node: dict[Any, Any], number: int) -> int:
+    """How many keys of `node` read as `number`."""
+    return sum(1 for key in node if _as_number(key) == number)
+
+
+def _as_number(key: object) -> int | None:
+    """The int a key reads as (`"007"`, `"+1"`), or None."""
+    text = str(key)
+    digits = text[1:] if text[:1] in "+-" else text
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return None
+    return int(text)
 
 
 def _bounded(found: list[str]) -> list[str]:
