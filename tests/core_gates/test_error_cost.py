@@ -131,3 +131,23 @@ def test_a_node_applied_by_several_references_counts_each_time_below():
     referenced = errors_per_place(root_of(_levels(reference=True)))
     assert written_out >= 64 * 4
     assert referenced >= written_out
+
+
+def test_another_node_s_additional_properties_applies_to_a_named_key():
+    # attack 17: one branch names `a`, another's additionalProperties also
+    # applies to it; under recursion the engine's errors double per level
+    # (16 levels, 112 bytes: 2.9 GB) while the weight counted one branch.
+    again = {"$ref": "#/$defs/r"}
+    recursive = {
+        "allOf": [{"properties": {"a": again}}, {"additionalProperties": again}],
+        "minimum": 5,
+    }
+    node = root_of(
+        {
+            "type": "object",
+            "allOf": [again],
+            "unevaluatedProperties": False,
+            "$defs": {"r": recursive},
+        }
+    )
+    assert errors_per_place(node) >= 2**10

@@ -166,6 +166,11 @@ def _below(place: list[ValueNode]) -> list[list[ValueNode]]:
     groups = [
         [node.properties[name] for node in place if name in node.properties]
         + patterns
+        + [
+            node.additional  # another node's `additionalProperties` applies too
+            for node in place
+            if node.additional is not None and name not in node.properties
+        ]
         + unevaluated["unevaluatedProperties"]
         for name in names
     ]
