@@ -874,6 +874,19 @@ class _Nested(Tool):
                 }
             },
         ),
+        "longname": Action(  # attack 18: each error's paths repeat the $defs name
+            description="Records of 128 fields, by a long name",
+            properties={
+                "t": {
+                    "type": "array",
+                    "items": {"$ref": "#/properties/t/$defs/" + "n" * 16_000},
+                    "unevaluatedItems": False,
+                    "$defs": {
+                        "n" * 16_000: {"required": [f"field{i}" for i in range(128)]}
+                    },
+                }
+            },
+        ),
         "strings": Action(  # a position the walk cannot split, one level
             description="A count, then names",
             properties={
@@ -1059,6 +1072,7 @@ def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_byt
         ("enum", _ones, "value must be one of"),
         ("negated", _empties, "must not match"),
         ("names", _pairs, "propertyNames does not allow"),
+        ("longname", _empties, "field0"),
         ("depnames", _numbered, "data.t"),
         ("longkey", _emoji_key, "value is not of type string"),
         ("branches", _controls, "at least"),

@@ -27,14 +27,19 @@ once, whatever the schema: an error no count here foresees then costs at most th
 many times what the schema's own keywords can make about one value."""
 
 
-def errors_fit(value: object, limit: int = ERRORS_WEIGHT, *, copies: int = 1) -> bool:
+def errors_fit(
+    value: object, limit: int = ERRORS_WEIGHT, *, copies: int = 1, schema_keys: int = 0
+) -> bool:
     """Whether the engine's errors about `value` weigh at most `limit`.
 
     Each value weighs `_VALUE` plus `_ESCAPED` per character of a string or an
     object's keys, or the digits of an int, times its depth (a copy per level of
     the containers around it), plus `_PATH` per character of the keys on its
-    path (every error about it holds its path), times `copies` (how many errors
-    may quote one value: `errors_per_place`). One pass, stopped as soon as the
+    path (every error about it holds its path) and per character of
+    `schema_keys` per level (the schema's longest key past `_FREE_KEY`: a
+    pattern or `$defs` name, which each error's schema and evaluation paths
+    repeat once per level), times `copies` (how many errors may quote one
+    value: `errors_per_place`). One pass, stopped as soon as the
     weight passes `limit` or the values pass `VALUES_ASKED`; a container's items
     are counted before they are stacked, so the pass holds at most
     `VALUES_ASKED` of them.
@@ -45,7 +50,7 @@ def errors_fit(value: object, limit: int = ERRORS_WEIGHT, *, copies: int = 1) ->
     stack: list[tuple[Any, int, int]] = [(value, 1, 0)]
     while stack:
         node, level, path = stack.pop()
-        weight += _PATH * path
+        weight += _PATH * (path + schema_keys * (level + 1))
         kind = node.__class__
         if kind is str:
             weight += _ESCAPED * len(node) * level
@@ -68,6 +73,28 @@ def errors_fit(value: object, limit: int = ERRORS_WEIGHT, *, copies: int = 1) ->
         if weight > budget:
             return False
     return True
+
+
+_FREE_KEY = 64
+"""Characters of a schema's keys that its errors' paths carry at no charge."""
+
+
+def schema_keys(schema: object) -> int:
+    """The characters of the schema's longest key past `_FREE_KEY` (0 if none).
+
+    Each engine error's schema and evaluation paths hold the keys that led to
+    it (a `patternProperties` pattern, a `$defs` name), once per level.
+    """
+    longest = 0
+    pending: list[Any] = [schema]
+    while pending:
+        top = pending.pop()
+        if top.__class__ is dict:
+            longest = max(longest, *(len(str(key)) for key in top), 0)
+            pending.extend(top.values())
+        elif top.__class__ is list:
+            pending.extend(top)
+    return max(longest - _FREE_KEY, 0)
 
 
 PLACES_READ = 4096

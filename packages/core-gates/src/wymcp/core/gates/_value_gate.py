@@ -27,7 +27,7 @@ from wymcp.core.gates._engine_reads import (
     spend_reading,
     values_in,
 )
-from wymcp.core.gates._error_cost import errors_fit, errors_per_place
+from wymcp.core.gates._error_cost import errors_fit, errors_per_place, schema_keys
 from wymcp.core.gates._problem_texts import (
     UNCHECKABLE,
     UNNAMED,
@@ -91,6 +91,8 @@ class ValueReport:
     partial: bool = False
     places: dict[int, int] = attrs.field(factory=dict, repr=False, eq=False)
     """The walk's `errors_per_place` of each node asked about (by `id`)."""
+    schema_keys: int = attrs.field(default=0, repr=False, eq=False)
+    """The root schema's longest key past the free length (`schema_keys`)."""
     stopped: bool = attrs.field(default=False, repr=False, eq=False)
     """Whether the walk's read budget ran out (the position it was at is named)."""
 
@@ -170,7 +172,7 @@ def value_errors(root: ValueNode, data: object) -> ValueReport | None:
     """
     if node_accepts(root, data):
         return None
-    report = ValueReport()
+    report = ValueReport(schema_keys=schema_keys(root.schema))
     units = WALK_FLOOR + WALK_WORK * values_in(data, _UNBOUNDED)
     try:
         with read_budget(units), remembered():
@@ -777,7 +779,7 @@ def _engine_may_be_asked(node: ValueNode, value: object, report: ValueReport) ->
     copies = report.places.get(id(node))
     if copies is None:
         copies = report.places[id(node)] = errors_per_place(node)
-    return errors_fit(value, copies=copies)
+    return errors_fit(value, copies=copies, schema_keys=report.schema_keys)
 
 
 def _walked_instead(
