@@ -887,6 +887,20 @@ class _Nested(Tool):
                 }
             },
         ),
+        "longid": Action(  # attack 19: each error's location holds the $id
+            description="Records of 128 fields, in a resource with a long $id",
+            properties={
+                "t": {
+                    "type": "array",
+                    "items": {
+                        "$id": "https://example.com/" + "n" * 16_000,
+                        "type": "object",
+                        "required": [f"field{i}" for i in range(128)],
+                    },
+                    "unevaluatedItems": False,
+                }
+            },
+        ),
         "strings": Action(  # a position the walk cannot split, one level
             description="A count, then names",
             properties={
@@ -1073,6 +1087,7 @@ def test_a_large_value_the_walk_cannot_split_costs_a_bounded_multiple_of_its_byt
         ("negated", _empties, "must not match"),
         ("names", _pairs, "propertyNames does not allow"),
         ("longname", _empties, "field0"),
+        ("longid", _empties, "field0"),
         ("depnames", _numbered, "data.t"),
         ("longkey", _emoji_key, "value is not of type string"),
         ("branches", _controls, "at least"),

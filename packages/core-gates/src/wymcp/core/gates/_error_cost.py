@@ -80,10 +80,11 @@ _FREE_KEY = 64
 
 
 def schema_keys(schema: object) -> int:
-    """The characters of the schema's longest key past `_FREE_KEY` (0 if none).
+    """The characters of the schema's longest key or `$id` past `_FREE_KEY`.
 
     Each engine error's schema and evaluation paths hold the keys that led to
-    it (a `patternProperties` pattern, a `$defs` name), once per level.
+    it (a `patternProperties` pattern, a `$defs` name), once per level, and its
+    location the `$id` of the resource it is in. 0 if none is that long.
     """
     longest = 0
     pending: list[Any] = [schema]
@@ -91,6 +92,9 @@ def schema_keys(schema: object) -> int:
         top = pending.pop()
         if top.__class__ is dict:
             longest = max(longest, *(len(str(key)) for key in top), 0)
+            resource = top.get("$id")
+            if isinstance(resource, str):
+                longest = max(longest, len(resource))
             pending.extend(top.values())
         elif top.__class__ is list:
             pending.extend(top)
