@@ -1011,18 +1011,11 @@ def instance_path(value: object, tokens: Any) -> Path:
 
 def _own_key(node: dict[Any, Any], token: object) -> str | None:
     """The key of `node` the engine's path token names (None if not one key)."""
-    key = str(token)
-    if key in node and not (isinstance(token, int) and _numbered(node, token) > 1):
-        return key
     if not isinstance(token, int):
-        return None
-    keys = [k for k in node if _as_number(k) == token]
+        key = str(token)
+        return key if key in node else None
+    keys = [key for key in node if _as_number(key) == token]
     return keys[0] if len(keys) == 1 else None
-
-
-def _numbered(node: dict[Any, Any], number: int) -> int:
-    """How many keys of `node` read as `number`."""
-    return sum(1 for key in node if _as_number(key) == number)
 
 
 def _as_number(key: object) -> int | None:
