@@ -716,6 +716,14 @@ def test_a_refusal_past_its_read_budget_says_its_count_is_partial(
     assert check(Ledger, "tree", small).refusal == within
 
 
+def _closed_items(description: str, items: object) -> Action:
+    """An action of one array `t` of `items`, closed by `unevaluatedItems`."""
+    return Action(
+        description=description,
+        properties={"t": {"type": "array", "items": items, "unevaluatedItems": False}},
+    )
+
+
 class _Nested(Tool):
     """Recursive schemas a refused deep value is walked through."""
 
@@ -784,52 +792,26 @@ class _Nested(Tool):
                 }
             },
         ),
-        "required": Action(  # attack 12: an error per missing name
-            description="Records of 300 fields",
-            properties={
-                "t": {
-                    "type": "array",
-                    "items": {"required": [f"field{i}" for i in range(300)]},
-                    "unevaluatedItems": False,
-                }
-            },
+        "required": _closed_items(  # attack 12: an error per missing name
+            "Records of 300 fields",
+            {"required": [f"field{i}" for i in range(300)]},
         ),
-        "depends": Action(  # attack 12: an error per name `a` requires
-            description="Records where a needs 300 fields",
-            properties={
-                "t": {
-                    "type": "array",
-                    "items": {
-                        "dependentRequired": {"a": [f"field{i}" for i in range(300)]}
+        "depends": _closed_items(  # attack 12: an error per name `a` requires
+            "Records where a needs 300 fields",
+            {"dependentRequired": {"a": [f"field{i}" for i in range(300)]}},
+        ),
+        "enum": _closed_items(  # attack 12: each error quotes 1,000 names
+            "Names from a list of 1,000",
+            {"enum": [f"name-{i:04}" for i in range(1000)]},
+        ),
+        "negated": _closed_items(  # attack 13: each `not` error quotes its subschema
+            "Anything but a record of 2,000 fields",
+            {
+                "not": {
+                    "type": "object",
+                    "properties": {
+                        f"field{i:04}": {"type": "string"} for i in range(2000)
                     },
-                    "unevaluatedItems": False,
-                }
-            },
-        ),
-        "enum": Action(  # attack 12: each error quotes 1,000 names
-            description="Names from a list of 1,000",
-            properties={
-                "t": {
-                    "type": "array",
-                    "items": {"enum": [f"name-{i:04}" for i in range(1000)]},
-                    "unevaluatedItems": False,
-                }
-            },
-        ),
-        "negated": Action(  # attack 13: each `not` error quotes its ~90 KB subschema
-            description="Anything but a record of 2,000 fields",
-            properties={
-                "t": {
-                    "type": "array",
-                    "items": {
-                        "not": {
-                            "type": "object",
-                            "properties": {
-                                f"field{i:04}": {"type": "string"} for i in range(2000)
-                            },
-                        }
-                    },
-                    "unevaluatedItems": False,
                 }
             },
         ),
@@ -887,18 +869,12 @@ class _Nested(Tool):
                 }
             },
         ),
-        "longid": Action(  # attack 19: each error's location holds the $id
-            description="Records of 128 fields, in a resource with a long $id",
-            properties={
-                "t": {
-                    "type": "array",
-                    "items": {
-                        "$id": "https://example.com/" + "n" * 16_000,
-                        "type": "object",
-                        "required": [f"field{i}" for i in range(128)],
-                    },
-                    "unevaluatedItems": False,
-                }
+        "longid": _closed_items(  # attack 19: each error's location holds the $id
+            "Records of 128 fields, in a resource with a long $id",
+            {
+                "$id": "https://example.com/" + "n" * 16_000,
+                "type": "object",
+                "required": [f"field{i}" for i in range(128)],
             },
         ),
         "strings": Action(  # a position the walk cannot split, one level
