@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -72,3 +73,17 @@ def test_every_engine_option_is_fed_by_a_setting_or_said_to_be_code_only():
         "an EngineOptions field has neither a setting (engine=...) nor a reason "
         "in wymcp.conf._engine.PROGRAMMATIC_ONLY"
     )
+
+
+def test_every_check_a_setting_names_is_a_check_the_page_lists():
+    """A row's "checks" column points at check ids a reader can look up.
+
+    LOOP's row named E017, which no check raises (the missing-uvloop check is
+    E014): a reader looking the code up found nothing.
+    """
+    page = PAGE.read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `wymcp\.([EW]\d{3})` \|", page, re.MULTILINE))
+    assert listed, "the page lists no check ids"
+    for name, declaration in DECLARATIONS.items():
+        for code in re.findall(r"\b([EW]\d{3})\b", declaration.checks):
+            assert code in listed, (name, code)

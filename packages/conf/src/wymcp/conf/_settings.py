@@ -981,7 +981,7 @@ class Settings:
             "`uvloop` is the faster choice where its wheel installs (see "
             "`docs/performance.md`)."
         ),
-        checks="needs the uvloop package (E017)",
+        checks="needs the uvloop package (E014)",
     )
     SHUTDOWN_GRACE: float = setting(
         10.0,
