@@ -230,7 +230,7 @@ def run_case(
             return row
     calls = outcome.ok + outcome.failed
     if len(marks) < 2:  # the client gave up before measuring (its reason below)
-        row["error"] = f"not measured: {outcome.first_failure}"[:500]
+        row["error"] = f"could not run: {outcome.first_failure}"[:500]
         return row
     row.update(
         ok=outcome.ok,
