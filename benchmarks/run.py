@@ -245,6 +245,8 @@ def run_case(
         client_cpu_us=(marks[1][1] - marks[0][1]) / max(calls, 1) * 1e6,
         run_queue_wait_ms=(waits[1] - waits[0]) * 1e3,
     )
+    if percentiles:  # autocannon's own, read in whole milliseconds (rounded down)
+        row["latency_step_ms"] = bench_autocannon.LATENCY_STEP_MS
     if outcome.failed or not outcome.ok:
         row["error"] = f"{outcome.failed} failed: {outcome.first_failure}"[:500]
     return row
@@ -272,6 +274,8 @@ def median_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "peak_rss_mib",
             ):
                 out[key] = statistics.median(r[key] for r in good)
+            if "latency_step_ms" in good[0]:
+                out["latency_step_ms"] = good[0]["latency_step_ms"]
             out["rps_reps"] = [round(r["rps"]) for r in group if "rps" in r]
             out["calls"] = sum(r["ok"] + r["failed"] for r in good)
             errors = [r["error"] for r in group if r.get("error")]
