@@ -544,7 +544,11 @@ MACHINE = """
 ## Method
 
 - Each case starts a fresh server process on 127.0.0.1, opens {concurrency}
-  channels, makes {warmup} warm-up calls, then {requests:,} measured `tools/call` at
+  channels, makes {warmup} warm-up calls ({jit_warmup:,} for the TS SDK peers:
+  Node's V8 compiles their hot path over the first thousands of calls, and with
+  200 the TS SDK 2.x's calc cost 877 {micro}s per call by the hand-written
+  client's 3,000 calls against 611 by autocannon's 10 s; after 5,000 both read
+  461-563 {micro}s), then {requests:,} measured `tools/call` at
   concurrency {concurrency}; {reps} repetitions, medians reported. Within a
   repetition the servers run each case back to back (calc at 2026-07-28 on
   every server, then the order, ...), so a burst of load from the machine's
@@ -881,6 +885,8 @@ def write(results: dict[str, Any], out: Path, extra: str = "") -> Path:
         realtime=", under SCHED_RR" if config.get("realtime") else "",
         concurrency=config["concurrency"],
         warmup=config["warmup"],
+        jit_warmup=config.get("jit_warmup", config["warmup"]),
+        micro=MICRO,
         requests=config["requests"],
         reps=config["reps"],
         client_text=client_text(config.get("client", "raw")),
