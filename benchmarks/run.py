@@ -192,7 +192,7 @@ def warmup_calls(kind: ServerKind, args: argparse.Namespace) -> int:
     10 s; 520-563 and 461-528 after 5,000).
     """
     if kind.node_major:
-        return max(args.warmup, args.jit_warmup)
+        return int(max(args.warmup, args.jit_warmup))
     return int(args.warmup)
 
 
