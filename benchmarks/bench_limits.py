@@ -2,7 +2,8 @@
 
 A ratio target holds (PASS) only when the hand-written client and autocannon
 both meet it and agree within `AGREE` (a row whose case one client cannot
-drive says so, and the other client decides it).
+drive says so, and the other client decides it). A p99/p50 ratio is judged on
+the range its percentiles' resolution allows (autocannon's are whole ms).
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ STAGES = (
 )
 """The rows of the per-stage table, in request order."""
 Figure = Callable[[list[dict[str, Any]]], "tuple[float | None, str]"]
+Span = tuple[float, float]
+"""The lowest and highest value a figure can have, given its readings' resolution."""
+Spread = Callable[[list[dict[str, Any]]], "Span | None"]
 
 
 def rows_by_client(results: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -85,9 +89,45 @@ def tail_ratio(server: str, path: str, tool: str) -> Figure:
         p50, p99 = metric(row, "p50_ms"), metric(row, "p99_ms")
         if p50 is None or p99 is None or not p50:
             return None, "not measured"
-        return p99 / p50, f"{p99 / p50:.2f}{X} (p50 {p50:.2f}, p99 {p99:.2f} ms)"
+        text = f"{p99 / p50:.2f}{X} (p50 {p50:.2f}, p99 {p99:.2f} ms"
+        span = tail_span(server, path, tool)(rows)
+        if span is not None and span[0] != span[1]:
+            text += f"; whole ms: {span[0]:.2f}{X} to {span[1]:.2f}{X}"
+        return p99 / p50, text + ")"
 
     return figure
+
+
+def tail_span(server: str, path: str, tool: str) -> Spread:
+    """The p99/p50 ratios one case's percentiles allow, given their resolution.
+
+    A client that reads latency in whole milliseconds (autocannon: its histogram
+    records each call's time rounded down, `latency_step_ms` 1) reports a
+    percentile v whose true value lies in [v, v + 1): the ratio lies between
+    p99 / (p50 + 1) and (p99 + 1) / p50. Exact readings give a range of one point.
+    """
+
+    def spread(rows: list[dict[str, Any]]) -> Span | None:
+        row = find(rows, server=server, path=path, tool=tool)
+        p50, p99 = metric(row, "p50_ms"), metric(row, "p99_ms")
+        if p50 is None or p99 is None or not p50:
+            return None
+        step = metric(row, "latency_step_ms") or 0.0
+        return p99 / (p50 + step), (p99 + step) / p50
+
+    return spread
+
+
+def apart(first: Span, second: Span) -> float:
+    """How far apart two ranges are, as a share of the higher: 0 when they overlap.
+
+    For two exact figures a <= b (ranges of one point) it is (b - a) / b.
+    """
+    top_of_lower = min(first[1], second[1])
+    bottom_of_higher = max(first[0], second[0])
+    if bottom_of_higher <= top_of_lower or not bottom_of_higher:
+        return 0.0
+    return (bottom_of_higher - top_of_lower) / bottom_of_higher
 
 
 def both(
@@ -98,34 +138,45 @@ def both(
     at_least: float | None = None,
     at_most: float | None = None,
     one_client: str = "",
+    spread: Spread | None = None,
 ) -> dict[str, str]:
     """One target measured by each client; PASS needs both, agreeing within AGREE.
 
     `one_client` names why autocannon cannot measure it (then the hand-written
-    client's figure decides alone, and the row says so).
+    client's figure decides alone, and the row says so). `spread` gives the range
+    a client's figure can have at its readings' resolution (p99/p50 from whole
+    ms): the client meets the bound when some value in its range does, and two
+    clients are as far apart as their ranges (0 when they overlap), still
+    within AGREE. Without it every figure is exact.
     """
     values: dict[str, float | None] = {}
+    spans: dict[str, Span] = {}
     texts = []
     clients = CLIENTS[:1] if one_client else CLIENTS
     for key, name in clients:
-        value, text = figure(by_client.get(key, []))
+        rows = by_client.get(key, [])
+        value, text = figure(rows)
         values[key] = value
+        if value is not None:
+            spans[key] = (spread(rows) if spread else None) or (value, value)
         texts.append(f"{name}: {text}")
     if one_client:
         texts.append(f"autocannon: n/a ({one_client})")
-    measured = [v for v in values.values() if v is not None]
-    statuses = [verdict(v, at_least=at_least, at_most=at_most) for v in measured]
+    # the figure nearest the bound that each client's resolution allows
+    best = [low if at_most is not None else high for low, high in spans.values()]
+    statuses = [verdict(v, at_least=at_least, at_most=at_most) for v in best]
     if "MISS" in statuses:
         status = "MISS"  # a client that measured it saw it missed
-    elif len(measured) < len(values):
+    elif len(spans) < len(values):
         status = "n/a"  # a client could not measure it: the claim is not settled
     else:
         status = "PASS"
-    if len(measured) == len(CLIENTS):
-        low, high = min(measured), max(measured)
-        apart = (high - low) / high if high else 0.0
-        agree = apart <= AGREE
-        texts.append(f"clients {'agree' if agree else 'DISAGREE'} ({apart:.0%} apart)")
+    if len(spans) == len(CLIENTS):
+        distance = apart(*spans.values())
+        agree = distance <= AGREE
+        texts.append(
+            f"clients {'agree' if agree else 'DISAGREE'} ({distance:.0%} apart)"
+        )
         if not agree:
             status = "MISS"
     return item(target, "; ".join(texts), status)
@@ -192,6 +243,7 @@ def targets(results: dict[str, Any]) -> list[dict[str, str]]:
                     by,
                     tail_ratio(ours, path, tool),
                     at_most=3.0,
+                    spread=tail_span(ours, path, tool),
                 )
                 for tool in ("calc", "order")
             ]
@@ -290,7 +342,9 @@ def autocannon_table(rows: list[dict[str, Any]]) -> list[str]:
     for row in rows:
         head = f"| {label(row['server'])} | {row['path']} | {row['tool']} |"
         if "rps" not in row:
-            lines.append(f"{head} failed: {row.get('error', '')[:120]} | | | |")
+            error = str(row.get("error", ""))
+            why = error if error.startswith("could not run") else f"failed: {error}"
+            lines.append(f"{head} {why[:160]} | | | |")
             continue
         reps = ", ".join(str(v) for v in row.get("rps_reps", []))
         lines.append(

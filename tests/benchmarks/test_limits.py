@@ -72,3 +72,48 @@ def test_the_broker_target_sums_the_processes_against_one() -> None:
     assert found["figure"].startswith("0.75")
     broker[1]["cpu_us"] = 140.0
     assert bench_limits.broker_target(broker)["status"] == "PASS"
+
+
+def tails(p50: float, p99: float, **extra: float) -> list[dict]:
+    row = {"server": "wymcp", "path": MODERN, "tool": "calc", "p50_ms": p50}
+    return [row | {"p99_ms": p99} | extra]
+
+
+def tail_target(raw: list[dict], autocannon: list[dict]) -> dict:
+    return bench_limits.both(
+        "p99 <= 3x p50",
+        {"raw": raw, "autocannon": autocannon},
+        bench_limits.tail_ratio("wymcp", MODERN, "calc"),
+        at_most=3.0,
+        spread=bench_limits.tail_span("wymcp", MODERN, "calc"),
+    )
+
+
+def test_whole_millisecond_percentiles_agree_within_their_own_resolution() -> None:
+    # 2.95 / 3.5 ms exactly (1.19x); autocannon rounds down to 2 / 4 ms (2.00x),
+    # which allows anything from 4 / 3 = 1.33x to 5 / 2 = 2.50x: 11% from 1.19x
+    found = tail_target(tails(2.95, 3.5), tails(2.0, 4.0, latency_step_ms=1.0))
+    assert found["status"] == "PASS"
+    assert "whole ms: 1.33x to 2.50x" in found["figure"].replace("\u00d7", "x")
+    assert "clients agree (11% apart)" in found["figure"]
+
+
+def test_the_resolution_does_not_hide_a_real_disagreement() -> None:
+    # 1.20x exactly against 30 / 10 ms: at least 30 / 11 = 2.73x
+    found = tail_target(tails(10.0, 12.0), tails(10.0, 30.0, latency_step_ms=1.0))
+    assert found["status"] == "MISS"
+    assert "DISAGREE (56% apart)" in found["figure"]
+
+
+def test_a_tail_over_the_bound_at_every_reading_is_a_miss() -> None:
+    # autocannon 40 / 10 ms: 40 / 11 = 3.64x at best, over 3x
+    found = tail_target(tails(10.0, 36.0), tails(10.0, 40.0, latency_step_ms=1.0))
+    assert found["status"] == "MISS"
+
+
+def test_cpu_ratios_keep_the_plain_15_percent_rule() -> None:
+    # rows carrying autocannon's latency resolution: CPU figures are exact
+    autocannon = [row | {"latency_step_ms": 1.0} for row in rows(100, 700)]
+    found = six_times(rows(100, 900), autocannon)  # 9x and 7x: 22% apart
+    assert found["status"] == "MISS"
+    assert "DISAGREE (22% apart)" in found["figure"]

@@ -180,6 +180,10 @@ def test_every_case_has_its_tail_and_autocannon_drives_every_case(smoke) -> None
     }
     wanted = {(s, p, t) for s in ("wymcp", "ceiling") for p in PATHS for t in TOOLS}
     assert wanted <= cases
+    # autocannon's percentiles are whole ms: its rows say so for the p99/p50 rule
+    measured = [r for r in results["throughput_autocannon"] if "rps" in r]
+    assert {r.get("latency_step_ms") for r in measured} == {1.0}
+    assert all("latency_step_ms" not in r for r in results["throughput"])
     assert ("ts-sdk-1", PATHS[1], "calc") in cases  # stateless 2025: no session
 
 
