@@ -50,30 +50,21 @@ class KeepsEvents(Protocol):
         ...
 
 
-_CAN: dict[tuple[type, type], bool] = {}
-"""Whether a stream class has a protocol's methods, by (class, protocol).
+def _ends_early(stream: object) -> TypeGuard[EndsEarly]:
+    """`isinstance(stream, EndsEarly)`, read as the protocol check reads it.
 
-A runtime protocol's `isinstance` lists the protocol's members and looks each
-up on every call (~40k instructions on CPython 3.11), and every 2025-11-25 call
-asks it; the answer is its class's. Its keys are classes the program defines.
-"""
-
-
-def _can(stream: object, protocol: type) -> bool:
-    """`isinstance(stream, protocol)`, asked once per stream class."""
-    key = (stream.__class__, protocol)
-    able = _CAN.get(key)
-    if able is None:
-        able = _CAN[key] = isinstance(stream, protocol)
-    return able
+    A runtime protocol's `isinstance` lists the protocol's members anew on every
+    call (~40k instructions on CPython 3.11), and every 2025-11-25 call asks.
+    """
+    return getattr(stream, "end_early", None) is not None
 
 
-def _ends_early(stream: Stream) -> TypeGuard[EndsEarly]:
-    return _can(stream, EndsEarly)
-
-
-def _keeps_events(stream: Stream) -> TypeGuard[KeepsEvents]:
-    return _can(stream, KeepsEvents)
+def _keeps_events(stream: object) -> TypeGuard[KeepsEvents]:
+    """`isinstance(stream, KeepsEvents)`, read as the protocol check reads it."""
+    return (
+        getattr(stream, "keep", None) is not None
+        and getattr(stream, "end_early", None) is not None
+    )
 
 
 class ResumableStream:
