@@ -401,3 +401,72 @@ def test_check_fast_leaves_a_long_cast_to_the_thread(monkeypatch):
     assert all(type(v) is int for v in check(Counters, "set", many).data["m"].values())
     ints = {"m": {f"k{i}": 2 for i in range(3_000)}}
     assert check_fast(Counters, "set", ints).accepted  # nothing to cast: no work
+
+
+def _go_tool(properties):
+    class Plain(Tool):
+        name = "plain"
+        description = "d"
+        actions = {  # noqa: RUF012 - the pinned declaration style
+            "go": Action(description="Go", properties=properties)
+        }
+
+        async def run_action(self, action, data, ctx):
+            return data
+
+    return Plain
+
+
+def test_check_fast_enters_no_budget_where_nothing_can_spend_one():
+    # No integer to cast, no decimal multipleOf, small data: check_fast enters no
+    # budget of its own (they cost ~10k instructions a call), so an outer budget
+    # of nothing left would raise at the first unit spent; none is, and it accepts.
+    from wymcp.core.gates._engine_reads import read_budget
+    from wymcp.core.schema import work_budget
+
+    tool = _go_tool(
+        {
+            "a": {"type": "number", "minimum": 0},
+            "b": {"anyOf": [{"type": "string"}, {"type": "array"}]},
+            "c": {"type": "object", "properties": {"d": {"type": "boolean"}}},
+        }
+    )
+    data = {"a": 1.5, "b": ["x", 2.0, {"y": 3.0}], "c": {"d": True}}
+    size = len(json.dumps(data))
+    with work_budget(0), read_budget(0):
+        fast = check_fast(tool, "go", data, json_bytes=size)
+    assert fast is not None
+    assert fast == check(tool, "go", data)
+
+
+def test_check_fast_still_bounds_a_small_body_s_decimal_multiple_of(monkeypatch):
+    # A small body under a decimal multipleOf and nothing to cast: the engine calls
+    # back into Python per number, so the budget is still entered and bounds it.
+    monkeypatch.setattr(_check, "FAST_WORK", 10)
+    tool = _go_tool({"n": {"type": "array", "items": {"multipleOf": 0.01}}})
+    data = {"n": [round(0.01 * i + 0.5, 2) for i in range(50)]}
+    size = len(json.dumps(data))
+    assert check_fast(tool, "go", data, json_bytes=size) is None
+    assert check(tool, "go", data).accepted
+    assert check_fast(tool, "go", {"n": data["n"][:5]}, json_bytes=size).accepted
+
+
+def test_the_flat_cast_lane_reads_items_that_are_not_objects():
+    # items that may be objects (one integer key) or anything else: a whole float
+    # at the key is cast beside a string, a list and null, in check_fast and check
+    tool = _go_tool(
+        {"xs": {"type": "array", "items": {"properties": {"n": {"type": "integer"}}}}}
+    )
+    cases = [
+        (["s", [1.0], None, {"n": 2.0}, {}], ["s", [1.0], None, {"n": 2}, {}]),
+        ([{"n": 1}, {"n": 2.0}], [{"n": 1}, {"n": 2}]),
+        ([{"n": 1}, "s", 1.5], [{"n": 1}, "s", 1.5]),
+    ]
+    for sent, read in cases:
+        data = {"xs": sent}
+        fast = check_fast(tool, "go", data, json_bytes=len(json.dumps(data)))
+        assert fast == check(tool, "go", data)
+        assert fast.data == {"xs": read}
+        assert [type(x.get("n")) for x in fast.data["xs"] if type(x) is dict] == [
+            type(x.get("n")) for x in read if type(x) is dict
+        ]

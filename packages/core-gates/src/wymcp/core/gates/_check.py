@@ -146,6 +146,13 @@ def check_fast(
             return None
         if root.branching and values_in(data, FAST_VALUES) > FAST_VALUES:
             return None
+    if not (root.casts or root.python_checks or (root.numeric and not small)):
+        # Nothing below can spend work or reads, so no budget can run out: no
+        # wide-int pass, an engine that never calls back into Python (only a
+        # decimal `multipleOf` does, `python_checks`), and a cast that returns
+        # at once (it is the only other spender) for a root that never says
+        # integer. Entering the two budgets cost calc ~10k instructions a call.
+        return _fast(spec, target, data)
     try:
         with work_budget(FAST_WORK), read_budget(FAST_READS):
             if root.numeric and not small:

@@ -1137,6 +1137,8 @@ def _cast_flat_items(items: ValueNode, value: list[Any]) -> list[Any]:
         hits = [i for i, item in enumerate(value) if item.__class__ is float]
     elif len(keys) == 1 and not items.integer:
         key = keys[0]
+        if not _float_at(value, key):
+            return value
         hits = [
             i
             for i, item in enumerate(value)
@@ -1171,6 +1173,18 @@ def _cast_flat_items(items: ValueNode, value: list[Any]) -> list[Any]:
 
 
 _UNCAST = object()
+
+
+def _float_at(items: list[Any], key: str) -> bool:
+    """Whether an item holds a float at `key`, or is not an object: one pass in C.
+
+    The usual array of objects holds none to cast; this says so in ~620
+    instructions an item where the comprehension that finds them takes ~780.
+    """
+    try:
+        return float in set(map(type, map(dict.get, items, itertools.repeat(key))))
+    except TypeError:  # an item that is not an object: the comprehension decides
+        return True
 
 
 def _cast_set(nodes: list[ValueNode], value: object) -> object:
