@@ -907,6 +907,18 @@ async def test_a_tool_that_swallows_its_cancellation_still_answers_call_timeout(
     assert wire.engine._deadlines.overdue == 0
 
 
+async def test_a_stopped_tool_running_on_is_named_after_the_tool(make_wire):
+    """The deadline's label, joined only once the call waits, names its task."""
+    tool = Obstinate()
+    wire = make_wire(tool, call_timeout=0.05)
+    reply, _ = await wire.modern("tools/call", {"name": "obstinate", "arguments": {}})
+    assert wire.result_json(reply)["errorType"] == "call_timeout"
+    overdue = list(wire.engine._deadlines._overdue)
+    assert [task.get_name() for task in overdue] == ["wymcp tool obstinate"]
+    tool.release.set()
+    await asyncio.gather(*overdue)
+
+
 async def test_a_session_call_that_swallows_its_cancellation_answers_too(make_wire):
     tool = Obstinate()
     wire = make_wire(tool, call_timeout=0.05)

@@ -363,17 +363,16 @@ async def call_tool(
     ctx.tool = spec.name
     ctx.action = action
     try:
-        work = _dispatch(spec, action, gated, ctx, lane)
-        if call_timeout is not None or record is not None:
-            work = _bounded(
-                spec,
-                action,
-                work,
-                deadlines=deadlines,
-                call_timeout=call_timeout,
-                record=record,
-            )
-        value = await work
+        done, value = _started(
+            spec,
+            action,
+            _dispatch(spec, action, gated, ctx, lane),
+            deadlines=deadlines,
+            call_timeout=call_timeout,
+            record=record,
+        )
+        if not done:
+            value = await value
         result = _shape(
             spec,
             action,
@@ -404,7 +403,7 @@ async def call_tool(
     return result
 
 
-def _bounded(
+def _started(
     spec: ToolSpec,
     action: str | None,
     work: Awaitable[Any],
@@ -412,18 +411,24 @@ def _bounded(
     deadlines: Deadlines,
     call_timeout: float | None,
     record: CallRecord | None,
-) -> Awaitable[Any]:
-    """The tool's `work` under its CALL_TIMEOUT, traced when `record` is."""
+) -> tuple[bool, Any]:
+    """The tool's `work` under its CALL_TIMEOUT, traced when `record` is.
+
+    (True, its value) when it ended on its first step, taken here (most tools
+    never wait: no timer, no coroutine of `Deadlines.run`); else (False, what
+    the caller awaits at once for the rest).
+    """
     if call_timeout is not None:
-        label = f"tool {spec.name}" + (f" {action}" if action else "")
-        work = deadlines.run(
-            work if work.__class__ is CoroutineType else _awaited(work),
-            call_timeout,
-            label,
-        )
+        if work.__class__ is not CoroutineType:
+            work = _awaited(work)
+        # the deadline's name, "tool NAME ACTION", joined only if the work waits
+        label = ("tool", spec.name, action) if action else ("tool", spec.name)
+        if record is None or record.spans is None:
+            return deadlines.start(work, call_timeout, label)
+        work = deadlines.run(work, call_timeout, label)
     if record is not None and record.spans is not None:
         work = _traced(record.spans, work)
-    return work
+    return False, work
 
 
 async def _traced(spans: Spans, work: Awaitable[Any]) -> Any:
