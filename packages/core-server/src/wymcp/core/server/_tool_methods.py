@@ -90,7 +90,7 @@ class ToolMethods:
             if revision.stateless and spec.may_run_as_task
             else None
         )
-        ctx = self._contexts(call, f"tools/call:{name}")
+        ctx = self._contexts(call, "tools/call:", name)
         options = self._options
         try:
             if opened is not None:
