@@ -473,6 +473,26 @@ async def test_param_headers_must_mirror_annotated_arguments(
         assert "error" not in reply.body
 
 
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ([], 200),
+        ([("Mcp-Param-Region", "north")], 200),  # no annotation: nothing to mirror
+        ([("Mcp-Param-Region", "a"), ("mcp-param-region", "a")], 400),
+        ([("X-Other", "a"), ("x-other", "b")], 200),
+    ],
+)
+async def test_a_tool_without_annotations_still_refuses_a_repeated_param_header(
+    wire, headers, status
+):
+    """Skipping `check_params` when there is nothing to compare keeps its refusal."""
+    reply, _ = await wire.modern("tools/call", call("list"), extra_headers=headers)
+    assert reply.status == status, reply.body
+    if status == 400:
+        assert reply.body["error"]["code"] == -32020
+        assert "more than once" in reply.body["error"]["message"]
+
+
 async def test_param_headers_are_not_checked_in_sessions(wire):
     sid = await wire.initialize()
     reply, _ = await wire.session(
