@@ -33,6 +33,7 @@ from wymcp.core.schema import (
     dispatch_action,
 )
 from wymcp.core.server._call_deadlines import DeadlineError, Deadlines
+from wymcp.core.server._client_key import client_key
 from wymcp.core.server._content import Content, ToolResult
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
@@ -113,6 +114,7 @@ def gate_arguments(
     record: CallRecord | None = None,
     lane: OffLoopLane | None = None,
     json_bytes: int | None = None,
+    caller: tuple[object | None, str | None] = (None, None),
 ) -> Coroutine[Any, Any, Opened]:
     """The action and the accepted verdict of a call, or the refusal to answer.
 
@@ -124,13 +126,16 @@ def gate_arguments(
     Traced (`record.spans`), they run in a `gates` child span; untraced,
     this returns `_gate`'s coroutine itself (no extra await). `json_bytes`,
     the length of the JSON text the arguments came in if known, spares
-    `check_fast` counting the data of a small one.
+    `check_fast` counting the data of a small one. `caller` (the principal
+    and the peer) says whose turn a job on the lane takes (`client_key`).
     """
     if record is not None and record.spans is not None:
         return _traced_gate(
-            spec, arguments, strict, record, lane, json_bytes=json_bytes
+            spec, arguments, strict, record, lane, json_bytes=json_bytes, caller=caller
         )
-    return _gate(spec, arguments, strict, record, lane, json_bytes=json_bytes)
+    return _gate(
+        spec, arguments, strict, record, lane, json_bytes=json_bytes, caller=caller
+    )
 
 
 async def _traced_gate(
@@ -141,10 +146,13 @@ async def _traced_gate(
     lane: OffLoopLane | None,
     *,
     json_bytes: int | None,
+    caller: tuple[object | None, str | None],
 ) -> Opened:
     assert record.spans is not None  # noqa: S101 - gate_arguments checked it
     with record.spans.child("gates"):
-        return await _gate(spec, arguments, strict, record, lane, json_bytes=json_bytes)
+        return await _gate(
+            spec, arguments, strict, record, lane, json_bytes=json_bytes, caller=caller
+        )
 
 
 async def _gate(
@@ -155,6 +163,7 @@ async def _gate(
     lane: OffLoopLane | None,
     *,
     json_bytes: int | None,
+    caller: tuple[object | None, str | None],
 ) -> Opened:
     action = arguments.get("action")
     data = arguments.get("data")
@@ -176,12 +185,19 @@ async def _gate(
     if verdict is None:
         walk = functools.partial(check, spec, action, data, strict=strict)
         if lane is not None and more_values_than(data, ON_LOOP_VALUES):
-            verdict = await lane.run(walk)
+            verdict = await _client_lane(lane, caller).run(walk)
         else:
             verdict = await asyncio.to_thread(walk)
     if not verdict.accepted:
         return _refusal(verdict.refusal or {}, record)
     return action, verdict
+
+
+def _client_lane(
+    lane: OffLoopLane, caller: tuple[object | None, str | None]
+) -> OffLoopLane:
+    """`lane` as `caller`'s jobs take it: made when a job comes, not per call."""
+    return lane.of(functools.partial(client_key, *caller))
 
 
 def _text(value: str) -> dict[str, Any]:
@@ -334,6 +350,7 @@ async def call_tool(
     record: CallRecord | None = None,
     json_bytes: int | None = None,
     lane: OffLoopLane | None = None,
+    caller: tuple[object | None, str | None] = (None, None),
 ) -> dict[str, Any]:
     """Gate the arguments, run the tool and shape its answer, whatever it did.
 
@@ -343,7 +360,8 @@ async def call_tool(
     RESULT_LIMIT of `options` answers `errorType: "result_too_large"`.
     `opened` is the arguments' accepted verdict when the gates ran already;
     the tool gets its data as it is (the gates made it for this run). Large
-    typed data is read into its class through the engine's `lane`.
+    typed data is read into its class through the engine's `lane`, in
+    `caller`'s turn (its principal and peer).
     `record`, when the request is observed, gets the call's outcome.
     """
     if opened is None:
@@ -354,6 +372,7 @@ async def call_tool(
             record=record,
             lane=lane,
             json_bytes=json_bytes,
+            caller=caller,
         )
         if isinstance(gated_call, dict):
             return gated_call
@@ -366,7 +385,7 @@ async def call_tool(
         done, value = _started(
             spec,
             action,
-            _dispatch(spec, action, gated, ctx, lane),
+            _dispatch(spec, action, gated, ctx, lane, caller),
             deadlines=deadlines,
             call_timeout=call_timeout,
             record=record,
@@ -442,12 +461,13 @@ def _outcome(record: CallRecord | None, outcome: str) -> None:
         record.outcome = outcome
 
 
-def _dispatch(
+def _dispatch(  # noqa: PLR0917 - the call's parts, the lane and whose turn it takes
     spec: ToolSpec,
     action: str | None,
     gated: dict[str, Any],
     ctx: ToolContext,
     lane: OffLoopLane | None,
+    caller: tuple[object | None, str | None],
 ) -> Awaitable[Any]:
     """The tool's work on the gated data: its action (read into its class) or run."""
     if action is None:
@@ -455,6 +475,8 @@ def _dispatch(
     reader = action_reader(spec.tool, action)
     if reader is None:
         return dispatch_action(spec.tool, action, gated, ctx)
+    if lane is not None:
+        lane = _client_lane(lane, caller)
     return read_and_run(spec, action, reader, gated, ctx, lane)
 
 
