@@ -1073,6 +1073,15 @@ async def test_a_hook_set_on_the_instance_is_asked_too(make_wire):
     assert texts == ["7", '{"hints":[{"tool":"base_hooks"}]}']
 
 
+async def test_an_action_context_set_on_the_instance_is_asked_too(make_wire):
+    tool = BaseHooks()
+    tool.action_context = lambda action, ctx: {"page": 2}  # type: ignore[method-assign]
+    wire = make_wire(tool)
+    reply, _ = await wire.modern("tools/call", {"name": "base_hooks"})
+    texts = [block["text"] for block in reply.body["result"]["content"]]
+    assert texts == ["7", '{"context":{"page":2}}']
+
+
 _JSON_VALUES = st.recursive(
     st.none()
     | st.booleans()

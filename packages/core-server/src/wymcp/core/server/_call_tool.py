@@ -245,6 +245,8 @@ _NO_HINTS: Final = Tool.hints
 """The base class's `hints`: no hints, so a tool that keeps it is not asked."""
 _NO_CONTEXT: Final = Tool.action_context
 """The base class's `action_context`: no context, so it is not asked either."""
+_NO_ATTRIBUTES: Final[Mapping[str, Any]] = {}
+"""The instance attributes of a tool that has no `__dict__`."""
 
 
 def _hints(spec: ToolSpec, action: str | None, hint_context: Any) -> list[Any]:
@@ -524,9 +526,13 @@ def _shape(
     else:  # a structured value
         structured, has_structured, is_error = value, True, False
         tool = spec.tool
+        cls = tool.__class__  # read on the class: no bound method made per call
+        own = getattr(tool, "__dict__", _NO_ATTRIBUTES)
         if (
-            getattr(tool.hints, "__func__", None) is _NO_HINTS
-            and getattr(tool.action_context, "__func__", None) is _NO_CONTEXT
+            cls.hints is _NO_HINTS
+            and cls.action_context is _NO_CONTEXT
+            and "hints" not in own
+            and "action_context" not in own
         ):
             plain = dumped = _dumps(value)
             content = [{"type": "text", "text": dumped}]
