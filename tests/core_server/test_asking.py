@@ -330,6 +330,25 @@ async def test_state_is_bound_to_the_principal(wire):
     assert reply.body["result"]["resultType"] == "input_required"
 
 
+async def test_state_is_bound_to_the_method_and_name_it_was_sealed_for(wire):
+    """A tool's requestState opens for that tool only, not another tool or a prompt."""
+    first, _ = await wire.modern("tools/call", {"name": "rounds"}, meta=meta(wire))
+    state = first.body["result"]["requestState"]
+    for method, params in (
+        ("tools/call", {"name": "endless"}),
+        ("prompts/get", {"name": "ask"}),
+    ):
+        reply, _ = await wire.modern(
+            method, {**params, "requestState": state}, meta=meta(wire)
+        )
+        assert reply.body["error"]["code"] == -32602, method
+        assert "Invalid requestState" in reply.body["error"]["data"]["reason"]
+    reply, _ = await wire.modern(
+        "tools/call", {"name": "rounds", "requestState": state}, meta=meta(wire)
+    )
+    assert reply.body["result"]["resultType"] == "input_required"
+
+
 async def test_prompts_and_reads_may_ask_too(wire):
     reply, _ = await wire.modern("prompts/get", {"name": "ask"}, meta=meta(wire))
     assert list(reply.body["result"]["inputRequests"]) == ["user_context"]

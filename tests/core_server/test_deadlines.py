@@ -374,3 +374,55 @@ async def test_an_error_from_work_that_waited_reaches_the_caller():
     with pytest.raises(KeyError):
         await deadlines.run(fails_later(), 5)
     assert len(deadlines) == 0
+
+
+async def test_start_answers_work_that_ends_on_its_first_step_at_once():
+    """`start` takes the first step now: no timer, no entry, the value itself."""
+    deadlines = Deadlines()
+
+    async def instant() -> str:
+        return "done"
+
+    assert deadlines.start(instant(), 5, ("tool", "calc")) == (True, "done")
+    assert (deadlines._timer, len(deadlines)) == (None, 0)
+
+
+async def test_start_raises_the_error_of_a_first_step_itself():
+    deadlines = Deadlines()
+
+    async def fails_at_once() -> None:
+        raise KeyError("missing")
+
+    with pytest.raises(KeyError):
+        deadlines.start(fails_at_once(), 5)
+    assert (deadlines._timer, len(deadlines)) == (None, 0)
+
+
+async def test_the_rest_of_a_started_call_is_bound_by_the_same_deadline():
+    deadlines = Deadlines()
+    done, rest = deadlines.start(finishes(30, "never"), 0.05, ("tool", "slow", "run"))
+    assert not done
+    assert len(deadlines) == 1
+    with pytest.raises(DeadlineError, match=r"^tool slow run ran past its deadline"):
+        await rest
+    assert (len(deadlines), deadlines.overdue) == (0, 0)
+
+
+class _AheadLoop(asyncio.SelectorEventLoop):
+    """A loop whose clock reads 1,000 s ahead of `time.monotonic()`."""
+
+    def time(self) -> float:
+        return super().time() + 1000
+
+
+def test_a_deadline_counts_on_the_loops_own_clock():
+    """A loop with a clock of its own: the deadline is on that clock, not monotonic."""
+    deadlines = Deadlines()
+    loop = _AheadLoop()
+    try:
+        # on the wrong clock the deadline would be 1,000 s past: stopped at once
+        assert loop.run_until_complete(deadlines.run(finishes(0.05, "ok"), 5)) == "ok"
+        with pytest.raises(DeadlineError):
+            loop.run_until_complete(deadlines.run(finishes(30, "never"), 0.05))
+    finally:
+        loop.close()

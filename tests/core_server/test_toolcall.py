@@ -473,6 +473,26 @@ async def test_param_headers_must_mirror_annotated_arguments(
         assert "error" not in reply.body
 
 
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ([], 200),
+        ([("Mcp-Param-Region", "north")], 200),  # no annotation: nothing to mirror
+        ([("Mcp-Param-Region", "a"), ("mcp-param-region", "a")], 400),
+        ([("X-Other", "a"), ("x-other", "b")], 200),
+    ],
+)
+async def test_a_tool_without_annotations_still_refuses_a_repeated_param_header(
+    wire, headers, status
+):
+    """Skipping `check_params` when there is nothing to compare keeps its refusal."""
+    reply, _ = await wire.modern("tools/call", call("list"), extra_headers=headers)
+    assert reply.status == status, reply.body
+    if status == 400:
+        assert reply.body["error"]["code"] == -32020
+        assert "more than once" in reply.body["error"]["message"]
+
+
 async def test_param_headers_are_not_checked_in_sessions(wire):
     sid = await wire.initialize()
     reply, _ = await wire.session(
@@ -907,6 +927,18 @@ async def test_a_tool_that_swallows_its_cancellation_still_answers_call_timeout(
     assert wire.engine._deadlines.overdue == 0
 
 
+async def test_a_stopped_tool_running_on_is_named_after_the_tool(make_wire):
+    """The deadline's label, joined only once the call waits, names its task."""
+    tool = Obstinate()
+    wire = make_wire(tool, call_timeout=0.05)
+    reply, _ = await wire.modern("tools/call", {"name": "obstinate", "arguments": {}})
+    assert wire.result_json(reply)["errorType"] == "call_timeout"
+    overdue = list(wire.engine._deadlines._overdue)
+    assert [task.get_name() for task in overdue] == ["wymcp tool obstinate"]
+    tool.release.set()
+    await asyncio.gather(*overdue)
+
+
 async def test_a_session_call_that_swallows_its_cancellation_answers_too(make_wire):
     tool = Obstinate()
     wire = make_wire(tool, call_timeout=0.05)
@@ -1039,6 +1071,15 @@ async def test_a_hook_set_on_the_instance_is_asked_too(make_wire):
     reply, _ = await wire.modern("tools/call", {"name": "base_hooks"})
     texts = [block["text"] for block in reply.body["result"]["content"]]
     assert texts == ["7", '{"hints":[{"tool":"base_hooks"}]}']
+
+
+async def test_an_action_context_set_on_the_instance_is_asked_too(make_wire):
+    tool = BaseHooks()
+    tool.action_context = lambda action, ctx: {"page": 2}  # type: ignore[method-assign]
+    wire = make_wire(tool)
+    reply, _ = await wire.modern("tools/call", {"name": "base_hooks"})
+    texts = [block["text"] for block in reply.body["result"]["content"]]
+    assert texts == ["7", '{"context":{"page":2}}']
 
 
 _JSON_VALUES = st.recursive(

@@ -301,8 +301,11 @@ class Contexts:
         self._options = options
         self._server = server
 
-    def __call__(self, call: Call, target: str = "") -> ToolContext:
-        """The `ctx` of `call`; `target` ("tools/call:name") binds its state.
+    def __call__(self, call: Call, kind: str = "", name: str = "") -> ToolContext:
+        """The `ctx` of `call`; its target, `kind` + `name`, binds its state.
+
+        The target ("tools/call:" and the tool's name) is made only when the
+        call's state is read or sealed.
 
         The revision chooses how it asks the client: an input_required replay
         when stateless, requests on the call's stream in a session. The asker
@@ -312,7 +315,7 @@ class Contexts:
         params = call.params
         if "requestState" in params or "inputResponses" in params:
             recorded, responses = _round(
-                call, target, self._keys, self._options.wall_clock()
+                call, kind + name, self._keys, self._options.wall_clock()
             )
         else:  # no retry (`_round`'s answer, without building it)
             recorded, responses = _FIRST, {}
@@ -321,7 +324,7 @@ class Contexts:
             level = call.meta.get(META_LOG_LEVEL)
             log_enabled = level is not None
             threshold = level if isinstance(level, str) else None
-            asker = partial(self._replay, call, target, responses, recorded)
+            asker = partial(self._replay, call, kind, name, responses, recorded)
         else:
             log_enabled = True
             threshold = session.log_level if session is not None else None
@@ -359,7 +362,8 @@ class Contexts:
     def _replay(
         self,
         call: Call,
-        target: str,
+        kind: str,
+        name: str,
         responses: Mapping[str, Any],
         recorded: Round,
     ) -> Asker:
@@ -368,6 +372,7 @@ class Contexts:
         What it seals expires `STATE_TTL` seconds after it is sealed.
         """
         keys, options = self._keys, self._options
+        target = kind + name
 
         def sealer(value: Any, carried: Round) -> str:
             return seal(

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import time
 import types
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any, Final, TypeVar
 
 T = TypeVar("T")
@@ -56,6 +57,8 @@ class Deadlines:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_loop: asyncio.AbstractEventLoop | None = None
         self._armed_for = 0.0
+        self._clock: Callable[[], float] = time.monotonic
+        self._clock_loop: asyncio.AbstractEventLoop | None = None
         self.unrecorded = 0
         """Overdue calls past the record's bound (they run on, uncounted)."""
 
@@ -68,7 +71,10 @@ class Deadlines:
         return len(self._overdue)
 
     async def run(
-        self, work: Coroutine[Any, Any, T], seconds: float, label: str = "call"
+        self,
+        work: Coroutine[Any, Any, T],
+        seconds: float,
+        label: str | tuple[str, ...] = "call",
     ) -> T:
         """Run `work`; raise `DeadlineError` at `seconds`.
 
@@ -76,19 +82,40 @@ class Deadlines:
         once, whether or not it honours its cancellation. When the caller is
         cancelled (the client left), the work hears it as if it ran without a
         deadline: the caller goes on when the work ends, at the deadline at
-        the latest.
+        the latest. `label` names the call in messages (parts joined by a
+        space, only once the call waits).
+        """
+        done, value = self.start(work, seconds, label)
+        if done:
+            return value  # type: ignore[no-any-return]
+        return await value  # type: ignore[no-any-return]
+
+    def start(
+        self,
+        work: Coroutine[Any, Any, Any],
+        seconds: float,
+        label: str | tuple[str, ...] = "call",
+    ) -> tuple[bool, Any]:
+        """`run`'s first step, taken now: (True, the value) or (False, the rest).
+
+        Work that ends on its first step (most calls never wait) arms no timer
+        and needs no coroutine of `run`'s; its error is raised here. Else the
+        rest is a coroutine the caller awaits at once, in the same task, as
+        `run` does (the deadline counts from now).
         """
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
+        clock = self._clock if loop is self._clock_loop else self._clock_of(loop)
+        deadline = clock() + seconds
         try:
             pending = work.send(None)
         except StopIteration as done:  # it never waited: no timer to arm
-            return done.value  # type: ignore[no-any-return]
+            return True, done.value
         task = asyncio.current_task()
         if task is None:  # pragma: no cover - always called from a task
             work.close()
             raise RuntimeError("Deadlines.run needs a running task.")
-        entry = _Entry(task, deadline, label)
+        named = label if isinstance(label, str) else " ".join(label)
+        entry = _Entry(task, deadline, named)
         self._live[entry] = None
         if (
             self._timer is None
@@ -96,8 +123,32 @@ class Deadlines:
             or self._timer_loop is not loop  # an engine outliving its first loop
         ):
             self._arm(loop, deadline)
+        return False, self._rest(work, pending, entry, seconds)
+
+    def _clock_of(self, loop: asyncio.AbstractEventLoop) -> Callable[[], float]:
+        """`loop.time`, or the very function it calls (asyncio's own loops).
+
+        asyncio's `BaseEventLoop.time` is `time.monotonic()`: called directly
+        it reads the same clock without a method frame per call.
+        """
+        clock = (
+            time.monotonic
+            if type(loop).time is asyncio.BaseEventLoop.time
+            else loop.time
+        )
+        self._clock, self._clock_loop = clock, loop
+        return clock
+
+    async def _rest(
+        self,
+        work: Coroutine[Any, Any, Any],
+        pending: Any,
+        entry: _Entry,
+        seconds: float,
+    ) -> Any:
+        """The work from where its first step left it, its entry kept meanwhile."""
         try:
-            return await self._drive(work, pending, entry, seconds)  # type: ignore[no-any-return]
+            return await self._drive(work, pending, entry, seconds)
         finally:
             del self._live[entry]
 

@@ -33,6 +33,7 @@ from wymcp.core.schema import (
     dispatch_action,
 )
 from wymcp.core.server._call_deadlines import DeadlineError, Deadlines
+from wymcp.core.server._client_key import client_key
 from wymcp.core.server._content import Content, ToolResult
 from wymcp.core.server._hint import Hint
 from wymcp.core.server._jsonrpc import INVALID_PARAMS, RpcError, echo
@@ -113,6 +114,7 @@ def gate_arguments(
     record: CallRecord | None = None,
     lane: OffLoopLane | None = None,
     json_bytes: int | None = None,
+    caller: tuple[object | None, str | None] = (None, None),
 ) -> Coroutine[Any, Any, Opened]:
     """The action and the accepted verdict of a call, or the refusal to answer.
 
@@ -124,13 +126,16 @@ def gate_arguments(
     Traced (`record.spans`), they run in a `gates` child span; untraced,
     this returns `_gate`'s coroutine itself (no extra await). `json_bytes`,
     the length of the JSON text the arguments came in if known, spares
-    `check_fast` counting the data of a small one.
+    `check_fast` counting the data of a small one. `caller` (the principal
+    and the peer) says whose turn a job on the lane takes (`client_key`).
     """
     if record is not None and record.spans is not None:
         return _traced_gate(
-            spec, arguments, strict, record, lane, json_bytes=json_bytes
+            spec, arguments, strict, record, lane, json_bytes=json_bytes, caller=caller
         )
-    return _gate(spec, arguments, strict, record, lane, json_bytes=json_bytes)
+    return _gate(
+        spec, arguments, strict, record, lane, json_bytes=json_bytes, caller=caller
+    )
 
 
 async def _traced_gate(
@@ -141,10 +146,13 @@ async def _traced_gate(
     lane: OffLoopLane | None,
     *,
     json_bytes: int | None,
+    caller: tuple[object | None, str | None],
 ) -> Opened:
     assert record.spans is not None  # noqa: S101 - gate_arguments checked it
     with record.spans.child("gates"):
-        return await _gate(spec, arguments, strict, record, lane, json_bytes=json_bytes)
+        return await _gate(
+            spec, arguments, strict, record, lane, json_bytes=json_bytes, caller=caller
+        )
 
 
 async def _gate(
@@ -155,6 +163,7 @@ async def _gate(
     lane: OffLoopLane | None,
     *,
     json_bytes: int | None,
+    caller: tuple[object | None, str | None],
 ) -> Opened:
     action = arguments.get("action")
     data = arguments.get("data")
@@ -176,12 +185,19 @@ async def _gate(
     if verdict is None:
         walk = functools.partial(check, spec, action, data, strict=strict)
         if lane is not None and more_values_than(data, ON_LOOP_VALUES):
-            verdict = await lane.run(walk)
+            verdict = await _client_lane(lane, caller).run(walk)
         else:
             verdict = await asyncio.to_thread(walk)
     if not verdict.accepted:
         return _refusal(verdict.refusal or {}, record)
     return action, verdict
+
+
+def _client_lane(
+    lane: OffLoopLane, caller: tuple[object | None, str | None]
+) -> OffLoopLane:
+    """`lane` as `caller`'s jobs take it: made when a job comes, not per call."""
+    return lane.of(functools.partial(client_key, *caller))
 
 
 def _text(value: str) -> dict[str, Any]:
@@ -229,6 +245,8 @@ _NO_HINTS: Final = Tool.hints
 """The base class's `hints`: no hints, so a tool that keeps it is not asked."""
 _NO_CONTEXT: Final = Tool.action_context
 """The base class's `action_context`: no context, so it is not asked either."""
+_NO_ATTRIBUTES: Final[Mapping[str, Any]] = {}
+"""The instance attributes of a tool that has no `__dict__`."""
 
 
 def _hints(spec: ToolSpec, action: str | None, hint_context: Any) -> list[Any]:
@@ -334,6 +352,7 @@ async def call_tool(
     record: CallRecord | None = None,
     json_bytes: int | None = None,
     lane: OffLoopLane | None = None,
+    caller: tuple[object | None, str | None] = (None, None),
 ) -> dict[str, Any]:
     """Gate the arguments, run the tool and shape its answer, whatever it did.
 
@@ -343,7 +362,8 @@ async def call_tool(
     RESULT_LIMIT of `options` answers `errorType: "result_too_large"`.
     `opened` is the arguments' accepted verdict when the gates ran already;
     the tool gets its data as it is (the gates made it for this run). Large
-    typed data is read into its class through the engine's `lane`.
+    typed data is read into its class through the engine's `lane`, in
+    `caller`'s turn (its principal and peer).
     `record`, when the request is observed, gets the call's outcome.
     """
     if opened is None:
@@ -354,6 +374,7 @@ async def call_tool(
             record=record,
             lane=lane,
             json_bytes=json_bytes,
+            caller=caller,
         )
         if isinstance(gated_call, dict):
             return gated_call
@@ -363,17 +384,16 @@ async def call_tool(
     ctx.tool = spec.name
     ctx.action = action
     try:
-        work = _dispatch(spec, action, gated, ctx, lane)
-        if call_timeout is not None or record is not None:
-            work = _bounded(
-                spec,
-                action,
-                work,
-                deadlines=deadlines,
-                call_timeout=call_timeout,
-                record=record,
-            )
-        value = await work
+        done, value = _started(
+            spec,
+            action,
+            _dispatch(spec, action, gated, ctx, lane, caller),
+            deadlines=deadlines,
+            call_timeout=call_timeout,
+            record=record,
+        )
+        if not done:
+            value = await value
         result = _shape(
             spec,
             action,
@@ -404,7 +424,7 @@ async def call_tool(
     return result
 
 
-def _bounded(
+def _started(
     spec: ToolSpec,
     action: str | None,
     work: Awaitable[Any],
@@ -412,18 +432,24 @@ def _bounded(
     deadlines: Deadlines,
     call_timeout: float | None,
     record: CallRecord | None,
-) -> Awaitable[Any]:
-    """The tool's `work` under its CALL_TIMEOUT, traced when `record` is."""
+) -> tuple[bool, Any]:
+    """The tool's `work` under its CALL_TIMEOUT, traced when `record` is.
+
+    (True, its value) when it ended on its first step, taken here (most tools
+    never wait: no timer, no coroutine of `Deadlines.run`); else (False, what
+    the caller awaits at once for the rest).
+    """
     if call_timeout is not None:
-        label = f"tool {spec.name}" + (f" {action}" if action else "")
-        work = deadlines.run(
-            work if work.__class__ is CoroutineType else _awaited(work),
-            call_timeout,
-            label,
-        )
+        if work.__class__ is not CoroutineType:
+            work = _awaited(work)
+        # the deadline's name, "tool NAME ACTION", joined only if the work waits
+        label = ("tool", spec.name, action) if action else ("tool", spec.name)
+        if record is None or record.spans is None:
+            return deadlines.start(work, call_timeout, label)
+        work = deadlines.run(work, call_timeout, label)
     if record is not None and record.spans is not None:
         work = _traced(record.spans, work)
-    return work
+    return False, work
 
 
 async def _traced(spans: Spans, work: Awaitable[Any]) -> Any:
@@ -437,12 +463,13 @@ def _outcome(record: CallRecord | None, outcome: str) -> None:
         record.outcome = outcome
 
 
-def _dispatch(
+def _dispatch(  # noqa: PLR0917 - the call's parts, the lane and whose turn it takes
     spec: ToolSpec,
     action: str | None,
     gated: dict[str, Any],
     ctx: ToolContext,
     lane: OffLoopLane | None,
+    caller: tuple[object | None, str | None],
 ) -> Awaitable[Any]:
     """The tool's work on the gated data: its action (read into its class) or run."""
     if action is None:
@@ -450,6 +477,8 @@ def _dispatch(
     reader = action_reader(spec.tool, action)
     if reader is None:
         return dispatch_action(spec.tool, action, gated, ctx)
+    if lane is not None:
+        lane = _client_lane(lane, caller)
     return read_and_run(spec, action, reader, gated, ctx, lane)
 
 
@@ -497,9 +526,13 @@ def _shape(
     else:  # a structured value
         structured, has_structured, is_error = value, True, False
         tool = spec.tool
+        cls = tool.__class__  # read on the class: no bound method made per call
+        own = getattr(tool, "__dict__", _NO_ATTRIBUTES)
         if (
-            getattr(tool.hints, "__func__", None) is _NO_HINTS
-            and getattr(tool.action_context, "__func__", None) is _NO_CONTEXT
+            cls.hints is _NO_HINTS
+            and cls.action_context is _NO_CONTEXT
+            and "hints" not in own
+            and "action_context" not in own
         ):
             plain = dumped = _dumps(value)
             content = [{"type": "text", "text": dumped}]

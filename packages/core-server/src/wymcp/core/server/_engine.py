@@ -37,7 +37,6 @@ from wymcp.core.server._jsonrpc import (
     invalid_request,
     notification,
     request_id_of,
-    response,
     rpc_error_message,
 )
 from wymcp.core.server._listing import Listing
@@ -386,7 +385,8 @@ class Engine:
                 raise
             if revision.stateless:
                 result = revision.finish(result, self._stateless_info)
-            return Reply(200, response(call.id, result))
+            # `response`'s message, written here: one call less per request
+            return Reply(200, {"jsonrpc": "2.0", "id": call.id, "result": result})
         except RpcError as error:
             _failed(record, error)
             return revision.reply(incoming.id, error)

@@ -62,7 +62,7 @@ class PromptMethods:
         if not verdict.accepted:
             refusal = prompt_refusal(spec, verdict.refusal or {})
             raise refused_params(refusal)
-        ctx = self._contexts(call, f"prompts/get:{name}")
+        ctx = self._contexts(call, "prompts/get:", name)
 
         async def render() -> dict[str, Any]:
             try:

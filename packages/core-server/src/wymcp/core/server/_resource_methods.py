@@ -66,7 +66,7 @@ class ResourceMethods:
         if found is None:
             raise call.revision.resource_not_found(uri)
         spec, values = found
-        ctx = self._contexts(call, f"resources/read:{uri}")
+        ctx = self._contexts(call, "resources/read:", uri)
 
         async def read() -> dict[str, Any]:
             try:

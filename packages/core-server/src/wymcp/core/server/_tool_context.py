@@ -124,6 +124,15 @@ class ToolContext:
     It implements `wymcp.core.schema.Context`.
     """
 
+    # what few calls set, read from the class until then (one store less each
+    # per call)
+    _last_progress: float | None = None
+    task_starter: Callable[[], Awaitable[bool]] | None = None
+    """Set by the engine when this call may become a task (SEP-2663)."""
+    _on_progress: (
+        Callable[[float, float | None, str | None], Awaitable[None]] | None
+    ) = None
+
     def __init__(  # noqa: PLR0917 - positional too: `Contexts` passes them so
         self,
         request_id: str | int | None = None,
@@ -163,12 +172,6 @@ class ToolContext:
         """The state this call sealed into its previous round (2026), or None."""
         self.server = server
         """The engine serving the call (to add or remove tools at runtime)."""
-        self._last_progress: float | None = None
-        self.task_starter: Callable[[], Awaitable[bool]] | None = None
-        self._on_progress: (
-            Callable[[float, float | None, str | None], Awaitable[None]] | None
-        ) = None
-        """Set by the engine when this call may become a task (SEP-2663)."""
 
     @property
     def progress_token(self) -> str | int | None:

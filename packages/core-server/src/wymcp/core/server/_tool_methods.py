@@ -6,7 +6,6 @@ A call is checked against its `Mcp-Param-*` headers, run at once or as a task
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Awaitable, Mapping
 from typing import Any
@@ -27,7 +26,6 @@ from wymcp.core.server._call_tool import (
     unknown_tool,
 )
 from wymcp.core.server._catalogue import Catalogue
-from wymcp.core.server._client_key import client_key
 from wymcp.core.server._help import HelpAnswer, answer_help, help_arguments
 from wymcp.core.server._jsonrpc import invalid_params
 from wymcp.core.server._listing import Listing
@@ -81,16 +79,17 @@ class ToolMethods:
         spec = self._catalogue.by_name.get(name)
         if spec is None:
             raise unknown_tool(name, self._catalogue.tool_names())
-        if call.checks_params:
+        if call.checks_params and (spec.header_annotations or call.headers.repeated):
+            # with neither, `check_params` has nothing to compare
             check_params(call.headers, spec.header_annotations, arguments)
         revision = call.revision
-        lane = self._lane.of(functools.partial(client_key, call.principal, call.peer))
+        lane = self._lane  # each job on it takes the caller's turn (`caller`)
         opened = (
             await self._as_task(call, spec, arguments, lane)
             if revision.stateless and spec.may_run_as_task
             else None
         )
-        ctx = self._contexts(call, f"tools/call:{name}")
+        ctx = self._contexts(call, "tools/call:", name)
         options = self._options
         try:
             if opened is not None:
@@ -103,6 +102,7 @@ class ToolMethods:
                 options=options,
                 deadlines=self._deadlines,
                 lane=lane,
+                caller=(call.principal, call.peer),
                 call_timeout=options.call_timeout,
                 record=call.record,
                 json_bytes=call.json_bytes,
@@ -136,6 +136,7 @@ class ToolMethods:
                 lane=lane,
                 call_timeout=None,  # a task is bound by its TTL, not CALL_TIMEOUT
                 opened=(action, fresh),
+                caller=(call.principal, call.peer),
             )
 
         return await self._tasks.call(
@@ -175,6 +176,7 @@ class ToolMethods:
             record=call.record,
             lane=lane,
             json_bytes=call.json_bytes,
+            caller=(call.principal, call.peer),
         )
         return None if isinstance(opened, dict) else opened
 
