@@ -426,3 +426,22 @@ def test_a_deadline_counts_on_the_loops_own_clock():
             loop.run_until_complete(deadlines.run(finishes(30, "never"), 0.05))
     finally:
         loop.close()
+
+
+def test_a_clock_set_on_the_loop_itself_is_the_deadline_s_clock():
+    """`loop.time = ...` on the instance (a virtual-clock fixture) is honoured.
+
+    Found by review: reading `time.monotonic` for every asyncio loop class put
+    the deadline on another clock than its timer, so a clock 1,000 s behind
+    made a hanging call never stop.
+    """
+    deadlines = Deadlines()
+    loop = asyncio.new_event_loop()
+    base = loop.time
+    loop.time = lambda: base() - 1000.0  # type: ignore[method-assign]
+    try:
+        assert loop.run_until_complete(deadlines.run(finishes(0.05, "ok"), 5)) == "ok"
+        with pytest.raises(DeadlineError):
+            loop.run_until_complete(deadlines.run(finishes(30, "never"), 0.05))
+    finally:
+        loop.close()

@@ -129,11 +129,14 @@ class Deadlines:
         """`loop.time`, or the very function it calls (asyncio's own loops).
 
         asyncio's `BaseEventLoop.time` is `time.monotonic()`: called directly
-        it reads the same clock without a method frame per call.
+        it reads the same clock without a method frame per call. A loop whose
+        class or instance puts a clock of its own there (a test's virtual
+        clock) keeps it: the timers it arms read `loop.time` too.
         """
         clock = (
             time.monotonic
             if type(loop).time is asyncio.BaseEventLoop.time
+            and "time" not in vars(loop)
             else loop.time
         )
         self._clock, self._clock_loop = clock, loop
