@@ -14,7 +14,6 @@ from aiohttp.test_utils import make_mocked_request
 from multidict import CIMultiDict
 
 from wymcp.conf import Settings
-from wymcp.core.server import Headers
 from wymcp.transport.aiohttp._admission import Admission, Refused
 
 HOST = "127.0.0.1:8000"
@@ -30,7 +29,7 @@ def _request(
 def _outcome(admission: Admission, request: Any) -> tuple[int, bytes] | None:
     """None when admitted; else the refusal's status and body."""
     try:
-        admission.admit_anonymous(request, Headers.of(request.headers.items()).index)
+        admission.admit_anonymous(request, request.headers)
     except Refused as refused:
         return refused.response.status, bytes(refused.response.body)
     return None
