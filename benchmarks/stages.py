@@ -33,13 +33,14 @@ from bench_wymcp_tools import Calc, Orders
 from run import calls_for
 from wymcp.conf import build_engine, load_settings
 from wymcp.core.gates import check_fast
-from wymcp.core.server import Exchange, Headers
+from wymcp.core.server import Exchange
 from wymcp.core.server._jsonrpc import classify
 from wymcp.core.server._stateless_ladder import open_stateless, takes_stateless_path
 from wymcp.transport.aiohttp._admission import Admission
 from wymcp.transport.aiohttp._answers import reply_response
 from wymcp.transport.aiohttp._body_budget import COUNTED_FROM
 from wymcp.transport.aiohttp._body_reader import BodyReader
+from wymcp.transport.aiohttp._endpoint import request_headers
 from wymcp.transport.aiohttp._json_body import decode_json
 
 GATED = {"calc": (Calc, "add"), "order": (Orders, "total")}
@@ -115,13 +116,13 @@ def wymcp_stages(tool: str) -> dict[str, Callable[[], object]]:
     wire = request_bytes("wymcp", tool)
     headers, body = split(wire)
     request = make_mocked_request("POST", "/mcp", headers=headers)
-    index = Headers.of(request.headers.items()).index
+    index = request_headers(request.headers).index
     message = decode_json(body, depth_limit=depth)
     # as the endpoint: a body read whole as sent tells its JSON text's length
     buffered = len(body) <= COUNTED_FROM
     exchange = Exchange(
         "POST",
-        Headers.of(request.headers.items()),
+        request_headers(request.headers),
         message,
         json_bytes=len(body) if buffered else None,
     )
@@ -132,7 +133,10 @@ def wymcp_stages(tool: str) -> dict[str, Callable[[], object]]:
     data = calls_for("wymcp")[tool].arguments["data"]
 
     def admit() -> None:
-        admission.admit_anonymous(request, Headers.of(request.headers.items()).index)
+        # as the endpoint: the checks read `request.headers`, the engine a view
+        sent = request.headers
+        admission.admit_anonymous(request, sent)
+        request_headers(sent)
 
     def opened() -> object:
         incoming = classify(message)

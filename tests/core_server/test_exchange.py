@@ -1,6 +1,13 @@
-"""`Headers.of`: names folded to lower case, every value kept in arrival order."""
+"""`Headers`: names folded to lower case, every value kept in arrival order.
+
+`Headers.of` copies pairs into a dict; `Headers.view` reads a case-insensitive
+multidict (aiohttp's request headers) in place, and must read the same.
+"""
 
 from __future__ import annotations
+
+import pytest
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from wymcp.core.server import Headers
 
@@ -29,3 +36,38 @@ def test_repeated_says_whether_a_name_came_twice_however_built() -> None:
     assert Headers.of([("Host", "a"), ("HOST", "b")]).repeated
     assert Headers({"host": ["a", "b"]}).repeated  # built directly: read off the index
     assert not Headers({"host": ["a"]}).repeated
+
+
+PAIRS = [
+    [],
+    [("Host", "a"), ("Content-Type", "application/json")],
+    [("Mcp-Name", "a"), ("Host", "h"), ("MCP-NAME", "b"), ("mcp-name", "c")],
+    [("Mcp-Param-Region", "eu"), ("mcp-param-region", "us"), ("Accept", "x")],
+]
+
+
+@pytest.mark.parametrize("pairs", PAIRS)
+def test_a_view_of_a_multidict_reads_as_the_index_of_the_same_pairs(
+    pairs: list[tuple[str, str]],
+) -> None:
+    built = Headers.of(pairs)
+    viewed = Headers.view(CIMultiDictProxy(CIMultiDict(pairs)))
+    assert viewed.index == built.index
+    assert list(viewed.index.items()) == list(built.index.items())  # first-came order
+    assert len(viewed.index) == len(built.index)
+    assert bool(viewed.index) == bool(built.index)
+    assert viewed.repeated == built.repeated
+    for name in ("host", "HOST", "mcp-name", "Mcp-Param-Region", "origin"):
+        assert viewed.getall(name) == built.getall(name)
+        assert viewed.get(name) == built.get(name)
+        assert viewed.index.get(name.lower()) == built.index.get(name.lower())
+        assert (name.lower() in viewed.index) == (name.lower() in built.index)
+
+
+def test_a_view_looks_names_up_in_any_case_and_hands_out_new_lists() -> None:
+    index = Headers.view(CIMultiDictProxy(CIMultiDict([("Host", "a")]))).index
+    assert index["host"] == index["HoSt"] == ["a"]
+    index["host"].append("b")  # a reader's list is its own: the headers do not change
+    assert index["host"] == ["a"]
+    with pytest.raises(KeyError):
+        index["origin"]

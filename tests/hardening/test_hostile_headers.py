@@ -312,3 +312,59 @@ async def test_a_foreign_host_is_forbidden(wire: Wire) -> None:
     answer = await wire.send(request)
     assert answer.status == 403
     assert len(answer.body) <= SMALL
+
+
+# Header names are case-insensitive, and a name repeated in another case is
+# the same name sent twice: how the transport indexes headers must not matter.
+
+
+async def test_header_names_in_any_case_are_read_as_the_same_names(wire: Wire) -> None:
+    request = call_request(
+        wire, "region", {"region": "eu"}, b"mcp-param-region: eu\r\n"
+    )
+    for name in (b"Host", b"Content-Type", b"MCP-Protocol-Version", b"Mcp-Name"):
+        request = request.replace(name + b": ", name.upper() + b": ", 1)
+    request = request.replace(b"Mcp-Method: ", b"mcp-method: ", 1)
+    answer = await wire.send(request)
+    assert answer.status == 200, answer
+    assert "result" in answer.json()
+
+
+async def test_a_host_repeated_in_another_case_is_refused(wire: Wire) -> None:
+    request = call_request(wire, "echo", {"action": "say", "data": {"text": "a"}})
+    host = f"Host: 127.0.0.1:{wire.port}\r\n".encode()
+    answer = await wire.send(request.replace(host, host + host.lower(), 1))
+    assert answer.status in {400, 403}  # aiohttp's parser refuses it first
+    assert len(answer.body) <= SMALL
+
+
+async def test_an_origin_repeated_in_another_case_is_refused(wire: Wire) -> None:
+    origin = b"Origin: http://127.0.0.1\r\nORIGIN: http://127.0.0.1\r\n"
+    request = call_request(
+        wire, "echo", {"action": "say", "data": {"text": "a"}}, origin
+    )
+    answer = await wire.send(request)
+    assert answer.status == 403
+    assert len(answer.body) <= SMALL
+
+
+async def test_a_content_type_repeated_in_another_case_is_refused(wire: Wire) -> None:
+    line = b"content-type: application/json\r\n"
+    request = call_request(wire, "echo", {"action": "say", "data": {"text": "a"}}, line)
+    answer = await wire.send(request)
+    assert answer.status in {400, 415}  # aiohttp's parser refuses it first
+    assert len(answer.body) <= SMALL
+
+
+async def test_an_mcp_name_repeated_in_another_case_is_a_mismatch(wire: Wire) -> None:
+    request = call_request(wire, "echo", {"action": "say", "data": {"text": "a"}})
+    request = request.replace(
+        b"Mcp-Name: echo\r\n", b"Mcp-Name: echo\r\nMCP-NAME: echo\r\n"
+    )
+    assert_mismatch(await wire.send(request))
+
+
+async def test_an_mcp_param_repeated_in_another_case_is_a_mismatch(wire: Wire) -> None:
+    line = b"Mcp-Param-Region: eu\r\nmcp-param-region: eu\r\n"
+    answer = await wire.send(call_request(wire, "region", {"region": "eu"}, line))
+    assert_mismatch(answer)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 import jwt
 import pytest
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from wymcp.core.gates import check
 from wymcp.core.gates._bound import echo, first
@@ -216,6 +217,30 @@ def test_origin_policy_of_a_near_miss_origin() -> None:
 def test_header_index_of_many_headers() -> None:
     assert_linear(
         Headers.of, lambda n: [(f"Mcp-Param-X{i}", "v") for i in range(n)], 256
+    )
+
+
+def test_header_view_of_many_headers_with_a_repeated_name() -> None:
+    def run(headers: Headers) -> None:
+        assert headers.repeated  # the length of each, compared
+        annotations = [HeaderAnnotation("Region", ("region",), "string")]
+        with pytest.raises(Exception, match="Header mismatch"):
+            check_params(headers, annotations, {"region": "eu"})  # every name read
+
+    assert_linear(
+        run,
+        lambda n: Headers.view(
+            CIMultiDictProxy(
+                CIMultiDict(
+                    [
+                        *((f"Mcp-Param-X{i}", "v") for i in range(n)),
+                        ("Mcp-Param-Region", "eu"),
+                        ("MCP-PARAM-REGION", "eu"),
+                    ]
+                )
+            )
+        ),
+        256,
     )
 
 

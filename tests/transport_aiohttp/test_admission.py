@@ -14,7 +14,6 @@ from aiohttp.test_utils import make_mocked_request
 from multidict import CIMultiDict
 
 from wymcp.conf import Settings
-from wymcp.core.server import Headers
 from wymcp.transport.aiohttp._admission import Admission, Refused
 
 HOST = "127.0.0.1:8000"
@@ -30,7 +29,7 @@ def _request(
 def _outcome(admission: Admission, request: Any) -> tuple[int, bytes] | None:
     """None when admitted; else the refusal's status and body."""
     try:
-        admission.admit_anonymous(request, Headers.of(request.headers.items()).index)
+        admission.admit_anonymous(request, request.headers)
     except Refused as refused:
         return refused.response.status, bytes(refused.response.body)
     return None
@@ -78,6 +77,25 @@ def _warmed(**overrides: Any) -> Admission:
         ([*USUAL, ("Content-Length", "1000")], "POST", "/mcp", None),
         (USUAL, "PUT", "/mcp", 405),
         ([("Host", HOST)], "GET", "/mcp", None),
+        # names in any case are the same names; repeated in another case, twice
+        ([("host", HOST), ("CONTENT-TYPE", "application/json")], "POST", "/mcp", None),
+        ([*USUAL, ("HOST", HOST)], "POST", "/mcp", 403),
+        ([*USUAL, ("origin", "http://evil.example")], "POST", "/mcp", 403),
+        (
+            [
+                *USUAL,
+                ("origin", "http://127.0.0.1:9"),
+                ("ORIGIN", "http://127.0.0.1:9"),
+            ],
+            "POST",
+            "/mcp",
+            403,
+        ),
+        ([*USUAL, ("content-type", "application/json")], "POST", "/mcp", 415),
+        ([*USUAL, ("CONTENT-ENCODING", "gzip")], "POST", "/mcp", 415),
+        ([*USUAL, ("content-length", "1001")], "POST", "/mcp", 413),
+        ([*USUAL, ("transfer-encoding", "gzip, chunked")], "POST", "/mcp", 501),
+        ([*USUAL, ("Transfer-Encoding", "chunked")], "POST", "/mcp", None),
         ([("Host", "evil.example")], "DELETE", "/mcp", 403),
     ],
 )

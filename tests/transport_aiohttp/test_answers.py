@@ -1,4 +1,7 @@
-"""encode: every answer's bytes, as `json` would write them, or its refusal."""
+"""encode: every answer's bytes, as `json` would write them, or its refusal.
+
+And `reply_response`: the response aiohttp's own constructor would build.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +10,12 @@ import json
 import math
 
 import pytest
+from aiohttp import web
 from hypothesis import given, settings
 
 from json_values import JSON_VALUES
-from wymcp.transport.aiohttp._answers import encode
+from wymcp.core.server import Reply
+from wymcp.transport.aiohttp._answers import encode, reply_response
 
 
 def stdlib(value: object) -> bytes:
@@ -59,3 +64,46 @@ def test_an_unknown_type_is_refused_by_json():
 def test_a_datetime_is_written_as_rfc_3339():
     moment = dt.datetime(2026, 7, 28, 12, 0, tzinfo=dt.UTC)
     assert encode({"at": moment}) == b'{"at":"2026-07-28T12:00:00Z"}'
+
+
+@pytest.mark.parametrize(
+    ("status", "headers"),
+    [
+        (200, {}),
+        (200, {"Mcp-Session-Id": "abc"}),
+        (400, {"WWW-Authenticate": 'Bearer error="insufficient_scope"'}),
+        (429, {"Retry-After": "1"}),
+    ],
+)
+def test_a_reply_s_response_is_the_one_aiohttp_would_build(
+    status: int, headers: dict[str, str]
+) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": False}}
+    built = reply_response(Reply(status, body, headers))
+    aiohttps = web.Response(
+        status=status,
+        body=encode(body),
+        headers={**headers, "Content-Type": "application/json"},
+    )
+    assert isinstance(built, web.Response)
+    # every field aiohttp's own constructor sets, set to the same value
+    assert vars(built).keys() == vars(aiohttps).keys()
+    for name, value in vars(aiohttps).items():
+        if name == "_headers":
+            assert list(built.headers.items()) == list(value.items())
+        else:
+            assert getattr(built, name) == value, name
+    assert (built.status, built.reason, built.body) == (
+        status,
+        aiohttps.reason,
+        encode(body),
+    )
+    assert built.content_type == "application/json"
+    assert built.content_length == len(encode(body))
+
+
+def test_each_reply_s_response_has_headers_of_its_own() -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "result": {}}
+    first = reply_response(Reply(200, body))
+    first.headers["X-Changed"] = "1"  # aiohttp adds its own as it sends
+    assert "X-Changed" not in reply_response(Reply(200, body)).headers

@@ -8,9 +8,9 @@ into an SSE stream. Nothing here performs I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, overload
 
 import attrs
 
@@ -26,23 +26,118 @@ JSONValue = Any
 # and never changed afterwards. They are not frozen: a frozen attrs class sets
 # each field through `object.__setattr__`, which cost 3% of a tool call.
 
+_T = TypeVar("_T")
+
+HeaderIndex = Mapping[str, list[str]]
+"""Header values by lower-case name, in arrival order (`Headers.index`)."""
+
+
+class CaseInsensitiveHeaders(Protocol):
+    """What `HeaderView` reads: a multidict whose names match in any case.
+
+    aiohttp's `request.headers` (a `CIMultiDictProxy`) is one from multidict
+    7 on, whose `keys()` holds each name once (the first spelling sent): its
+    names are HTTP tokens, matched as `str.lower` folds them.
+    """
+
+    @overload
+    def getall(self, key: str, /) -> list[str]: ...
+    @overload
+    def getall(self, key: str, default: _T, /) -> list[str] | _T: ...
+    def getall(self, key: str, default: object = None, /) -> object:
+        """Every value under `key` in arrival order; `default` when none."""
+        ...
+
+    def __contains__(self, key: object, /) -> bool:
+        """Whether `key` came at all."""
+        ...
+
+    def __len__(self) -> int:
+        """How many header lines came (a repeated name counts each time)."""
+        ...
+
+    def keys(self) -> Collection[str]:
+        """Each name once, as first sent (its `len` counts names, not lines)."""
+        ...
+
+
+class HeaderView(Mapping[str, list[str]]):
+    """A `HeaderIndex` read straight off a case-insensitive multidict.
+
+    What `Headers.of` builds, without copying: each lookup asks the multidict
+    (in C for aiohttp's), and returns a new list of the values sent under the
+    name, in arrival order. Iterating yields each name once, lower-cased, in
+    the order names first came. Nothing is kept but the multidict itself.
+    """
+
+    __slots__ = ("_headers",)
+
+    def __init__(self, headers: CaseInsensitiveHeaders) -> None:
+        self._headers = headers
+
+    def __getitem__(self, name: str) -> list[str]:
+        """Every value sent under `name`; KeyError when none came."""
+        return self._headers.getall(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """Every value sent under `name`, or `default` (one call, not two)."""
+        return self._headers.getall(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        """Whether `name` came (in any case)."""
+        return name in self._headers
+
+    def __bool__(self) -> bool:
+        """Whether any header came."""
+        return len(self._headers) > 0
+
+    def __iter__(self) -> Iterator[str]:
+        """Each name once, lower-cased, in the order names first came."""
+        return (name.lower() for name in self._headers.keys())  # noqa: SIM118 - once each
+
+    def __len__(self) -> int:
+        """How many distinct names came."""
+        return len(self._headers.keys())
+
+    @property
+    def repeated(self) -> bool:
+        """Whether any name came more than once: two lengths, no loop."""
+        headers = self._headers
+        return len(headers) != len(headers.keys())
+
+
+def _repeated(index: HeaderIndex) -> bool:
+    if isinstance(index, HeaderView):
+        return index.repeated
+    return any(len(values) > 1 for values in index.values())
+
 
 @attrs.define
 class Headers:
     """Request headers: names compared case-insensitively, duplicates kept.
 
     `index` maps each lower-case name to its values in arrival order; it is
-    built once per request and read, never changed. `repeated` says whether
-    any name came more than once (rare: then a value list holds several).
+    made once per request and read, never changed: a dict (`Headers.of`), or
+    a `HeaderView` over the transport's own multidict (`Headers.view`).
+    `repeated` says whether any name came more than once (rare: then a value
+    list holds several); it is worked out when first asked unless given.
     """
 
-    index: dict[str, list[str]]
-    repeated: bool = attrs.field(
-        default=attrs.Factory(
-            lambda self: any(len(values) > 1 for values in self.index.values()),
-            takes_self=True,
-        )
-    )
+    index: HeaderIndex
+    _repeated: bool | None = None
+
+    @property
+    def repeated(self) -> bool:
+        """Whether any name came more than once."""
+        repeated = self._repeated
+        if repeated is None:
+            repeated = self._repeated = _repeated(self.index)
+        return repeated
+
+    @classmethod
+    def view(cls, headers: CaseInsensitiveHeaders) -> Headers:
+        """Read `headers` (aiohttp's `request.headers`) in place, not copied."""
+        return cls(HeaderView(headers))
 
     @classmethod
     def of(cls, items: Iterable[tuple[str, str]]) -> Headers:

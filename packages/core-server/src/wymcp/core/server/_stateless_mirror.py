@@ -41,7 +41,7 @@ passes as sent (visible ASCII, no blanks, no `=?base64?` wrapping)."""
 _INTEGER: Final = re.compile(r"-?[0-9]+")
 
 
-HeaderIndex = dict[str, list[str]]
+HeaderIndex = Mapping[str, list[str]]
 """Header values by lower-case name, in arrival order."""
 
 

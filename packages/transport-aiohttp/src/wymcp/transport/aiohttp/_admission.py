@@ -7,11 +7,18 @@ the answer. Nothing here reads the body or knows what the message means.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from aiohttp.hdrs import (
+    CONTENT_ENCODING,
+    CONTENT_LENGTH,
+    CONTENT_TYPE,
+    HOST,
+    ORIGIN,
+    TRANSFER_ENCODING,
+)
 
 from wymcp.conf import Settings
 from wymcp.core.server import INVALID_REQUEST, BearerChallenge, Principal
@@ -20,6 +27,8 @@ from wymcp.transport.aiohttp._content_coding import body_codings
 from wymcp.transport.aiohttp._host_policy import HostPolicy
 
 if TYPE_CHECKING:
+    from multidict import CIMultiDictProxy
+
     from wymcp.transport.aiohttp._bearer_auth import BearerAuth
 
 ALLOW = "GET, POST, DELETE"
@@ -99,29 +108,30 @@ class Admission:
         return principal
 
     def admit_anonymous(
-        self, request: web.Request, headers: Mapping[str, list[str]]
+        self, request: web.Request, headers: CIMultiDictProxy[str]
     ) -> None:
         """`admit` without `AUTH`: the same checks, none of which awaits.
 
-        `headers` is the request's `Headers.index`. What clients send (a POST
-        of `application/json`, uncompressed, within `BODY_LIMIT`, to a path,
+        `headers` is `request.headers`. What clients send (a POST of
+        `application/json`, uncompressed, within `BODY_LIMIT`, to a path,
         with one Host and at most one Origin the policy already allowed) is
-        admitted on a few lookups; anything else goes through every check.
+        admitted on a few lookups, each one call into the multidict's C;
+        anything else goes through every check.
         """
-        if request.method == "POST" and "host" in headers:
-            hosts = headers["host"]
+        if request.method == "POST":
+            hosts = headers.getall(HOST, None)
+            origins = headers.getall(ORIGIN, None)
+            declared = headers.getall(CONTENT_LENGTH, None)
             usual = (
-                len(hosts) == 1
+                hosts is not None
+                and len(hosts) == 1
                 and (self._any_host or self._hosts_allowed.get(hosts[0], False))
-                and ("origin" not in headers or self._known_origin(headers["origin"]))
-                and headers.get("content-type") == _PLAIN_JSON
-                and "content-encoding" not in headers
-                and headers.get("transfer-encoding", _CHUNKED) == _CHUNKED
+                and (origins is None or self._known_origin(origins))
+                and headers.getall(CONTENT_TYPE, None) == _PLAIN_JSON
+                and CONTENT_ENCODING not in headers
+                and headers.getall(TRANSFER_ENCODING, _CHUNKED) == _CHUNKED
                 and request.raw_path.startswith("/")
-                and (
-                    "content-length" not in headers
-                    or int(headers["content-length"][0]) <= self._body_limit
-                )
+                and (declared is None or int(declared[0]) <= self._body_limit)
             )
             if usual:
                 return

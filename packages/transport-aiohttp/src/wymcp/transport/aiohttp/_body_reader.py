@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
+from aiohttp.hdrs import CONTENT_ENCODING
 from aiohttp.http_exceptions import PayloadEncodingError
 
 from wymcp.conf import Settings
@@ -45,6 +45,9 @@ from wymcp.transport.aiohttp._content_coding import (
 )
 from wymcp.transport.aiohttp._json_body import decode_json
 
+if TYPE_CHECKING:
+    from multidict import CIMultiDictProxy
+
 NOT_BUFFERED: Any = object()
 """What `read_buffered` returns for a body it leaves to `read_json`."""
 _OFF_LOOP = 64 * 1024
@@ -74,12 +77,12 @@ class BodyReader:
         return self.bodies.reserve(client)
 
     def read_buffered(
-        self, request: web.Request, headers: Mapping[str, list[str]]
+        self, request: web.Request, headers: CIMultiDictProxy[str]
     ) -> Any:
         """`read_json` without awaiting, for the usual call; else `NOT_BUFFERED`.
 
         Only a body aiohttp already holds whole, sent without Content-Encoding
-        (`headers` is the request's `Headers.index`) and of at most
+        (`headers` is `request.headers`) and of at most
         `COUNTED_FROM` bytes, which the budget never counts: the same read and
         decode as `read_json`, none of which waits. Any other body is left
         unread for `read_json`.
@@ -88,7 +91,7 @@ class BodyReader:
         if (
             not content.is_eof()
             or content.total_bytes > self._buffered_limit
-            or "content-encoding" in headers
+            or CONTENT_ENCODING in headers
         ):
             return NOT_BUFFERED
         # All of it: `total_bytes` is within BODY_LIMIT, so nothing is past it.

@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import HttpVersion11, web
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from wymcp.conf import Settings
 from wymcp.core.server import (
@@ -51,6 +52,17 @@ _CLIENT_CLOSED = 499
 """The status counted and logged for a request whose client left first."""
 _STREAMS = frozenset({"GET", "DELETE"})
 """The HTTP methods counted as the `method` of their request."""
+
+
+def _copied(headers: CIMultiDictProxy[str]) -> Headers:
+    return Headers.of(headers.items())
+
+
+# `Headers.view` reads aiohttp's multidict in place and counts on its `keys()`
+# holding each name once (multidict 7); an older multidict's is copied instead.
+_UNIQUE_KEYS: Final = len(CIMultiDict((("a", ""), ("A", ""))).keys()) == 1
+request_headers: Final = Headers.view if _UNIQUE_KEYS else _copied
+"""The engine's `Headers` of a request's headers (`request.headers`)."""
 
 
 def _closing(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
@@ -111,19 +123,20 @@ class Endpoint:
         reservation: Reservation | None = None
         principal = None
         try:
-            headers = Headers.of(request.headers.items())
+            # read in place: aiohttp's multidict already matches names in any case
+            sent = request.headers
             # Without AUTH and for a small body aiohttp holds whole (the usual
             # call), nothing here awaits: the same checks, with no coroutine each.
             admission = self.admission
             if admission.auth is None:
-                admission.admit_anonymous(request, headers.index)
+                admission.admit_anonymous(request, sent)
             else:
                 principal = await admission.admit(request)
             body: Any = None
             json_bytes: int | None = None
             if request.method == "POST":
                 reader = self.reader
-                body = reader.read_buffered(request, headers.index)
+                body = reader.read_buffered(request, sent)
                 if body is NOT_BUFFERED:
                     # a large body counts against the budget till the answer is sent
                     reservation = reader.reserve(client_key(principal, request.remote))
@@ -133,7 +146,7 @@ class Endpoint:
             # positional, in `Exchange`'s order (keywords to a class cost a dict)
             exchange = Exchange(
                 request.method,
-                headers,
+                request_headers(sent),
                 body,
                 principal,
                 True,  # noqa: FBT003 - mirrored_headers: HTTP has headers
