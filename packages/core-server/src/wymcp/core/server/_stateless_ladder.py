@@ -24,7 +24,7 @@ from wymcp.core.server._revision import (
     MODERN,
     STATELESS,
 )
-from wymcp.core.server._stateless_mirror import ABSENT, HeaderIndex, check_standard
+from wymcp.core.server._stateless_mirror import HeaderIndex, check_standard
 
 
 def takes_stateless_path(incoming: Incoming, headers: HeaderIndex) -> bool:
@@ -61,11 +61,13 @@ def open_stateless(
     meta = incoming.params.get("_meta")
     if not isinstance(meta, dict):
         raise invalid_params(f"params._meta must carry '{META_VERSION}'.")
-    version = meta.get(META_VERSION, ABSENT)
-    capabilities = meta.get(META_CAPABILITIES, ABSENT)
-    if version is ABSENT or capabilities is ABSENT:
-        field = META_VERSION if version is ABSENT else META_CAPABILITIES
-        raise invalid_params(f"params._meta must carry '{field}'.")
+    # indexed (a `.get` is a method call each); the first absent one is named
+    try:
+        version = meta[META_VERSION]
+        capabilities = meta[META_CAPABILITIES]
+    except KeyError:
+        field = META_VERSION if META_VERSION not in meta else META_CAPABILITIES
+        raise invalid_params(f"params._meta must carry '{field}'.") from None
     if not isinstance(version, str):
         raise invalid_params(f"params._meta '{META_VERSION}' must be a string.")
     if not isinstance(capabilities, dict):
