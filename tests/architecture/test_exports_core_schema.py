@@ -33,6 +33,7 @@ def test_the_public_names_of_core_schema_are_pinned():
         "UnreadableDataError",
         "ValueNode",
         "action",
+        "action_binding",
         "action_output_schema",
         "action_reader",
         "action_summaries",

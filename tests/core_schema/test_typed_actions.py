@@ -943,3 +943,24 @@ def test_a_typed_action_that_cannot_bind_reports_only_its_own_problem():
     assert list(raised.value.problems) == [
         "action 'take': field 'bad': the type set[int] cannot be expressed"
     ]
+
+
+def test_action_binding_is_the_one_lookup_a_call_dispatches_by() -> None:
+    """A typed action's binding reads data into its class; a plain tool has none."""
+    from wymcp.core.schema import action_binding
+
+    binding = action_binding(prepare(Calendar).tool, "keep")
+    assert binding is not None
+    assert binding.structure is not None
+    assert binding.read({"days": ["2026-01-02"]}) == Days(days=[dt.date(2026, 1, 2)])
+    assert action_binding(prepare(Calendar).tool, "nothing") is None
+
+    class Plain(Tool):
+        name = "plain"
+        description = "A tool without @action methods."
+
+        async def run(self, data: dict[str, Any], ctx: object) -> object:
+            del ctx
+            return data
+
+    assert action_binding(prepare(Plain).tool, "any") is None

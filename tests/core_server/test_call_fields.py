@@ -1,18 +1,21 @@
 """What a call's `Call` and its tool's `ctx` carry, field by field.
 
-`build_call` and `Contexts` fill `Call` and `ToolContext` positionally (a
-keyword dict per request costs more than the tool), so each field is pinned
-here by name: a field added or moved in the class shows up as a wrong value.
+`build_call` sets each field of a `Call` made without `__init__` (as `classify`
+does a request's `Incoming`), and `Contexts` fills `ToolContext` positionally,
+so each field is pinned here by name: a field added or moved in the class
+shows up as a wrong value or as never set.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from wymcp.core.schema import Tool
 from wymcp.core.server import Exchange, Headers
-from wymcp.core.server._call import build_call
-from wymcp.core.server._jsonrpc import classify
+from wymcp.core.server._call import Call, build_call
+from wymcp.core.server._jsonrpc import Incoming, classify
 from wymcp.core.server._revision import STATELESS
 
 
@@ -135,3 +138,30 @@ async def test_a_stateless_ctx_holds_the_call(make_wire: Any) -> None:
         "stream": True,
         "asker": [True, True],
     }
+
+
+def test_build_call_and_classify_set_every_field_of_their_class() -> None:
+    """Both set fields on an instance made without `__init__`: none may be missed."""
+    params: dict[str, Any] = {"name": "t"}
+    incoming = classify(
+        {"jsonrpc": "2.0", "id": "r", "method": "tools/call", "params": params}
+    )
+    exchange = Exchange("POST", Headers.of([]), None)
+    call = build_call(
+        incoming,
+        exchange,
+        None,  # type: ignore[arg-type]
+        revision=STATELESS,
+        meta={},
+        capabilities={},
+    )
+    for made, cls in ((incoming, Incoming), (call, Call)):
+        unset = [
+            field.name for field in attrs.fields(cls) if not hasattr(made, field.name)
+        ]
+        assert unset == [], f"{cls.__name__} fields never set: {unset}"
+    assert incoming.kind == "request"
+    assert (incoming.method, incoming.id) == ("tools/call", "r")
+    assert incoming.params is params
+    assert (incoming.result, incoming.error) == (None, None)
+    assert incoming.meta == {}

@@ -101,3 +101,37 @@ def test_finish_places_server_info_only_when_stateless():
     assert STATELESS.finish({"resultType": "input_required"}, info)["resultType"] == (
         "input_required"
     )
+
+
+@pytest.mark.parametrize(
+    ("present", "named"),
+    [
+        ((), "protocolVersion"),
+        (("capabilities",), "protocolVersion"),
+        (("version",), "clientCapabilities"),
+    ],
+)
+def test_a_stateless_request_missing_a_meta_field_is_told_the_first_one(
+    present: tuple[str, ...], named: str
+) -> None:
+    from wymcp.core.server import Exchange, Headers
+    from wymcp.core.server._jsonrpc import classify
+    from wymcp.core.server._revision import META_CAPABILITIES, META_VERSION
+    from wymcp.core.server._stateless_ladder import open_stateless
+
+    meta: dict[str, object] = {"other": 1}
+    if "version" in present:
+        meta[META_VERSION] = MODERN
+    if "capabilities" in present:
+        meta[META_CAPABILITIES] = {}
+    incoming = classify(
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": meta}}
+    )
+    exchange = Exchange("POST", Headers.of([]), None, mirrored_headers=False)
+    with pytest.raises(RpcError) as caught:
+        open_stateless(incoming, exchange, None, SUPPORTED)  # type: ignore[arg-type]
+    assert caught.value.code == INVALID_PARAMS
+    assert caught.value.message == "Invalid params"
+    assert caught.value.data == {
+        "reason": f"params._meta must carry 'io.modelcontextprotocol/{named}'."
+    }

@@ -7,6 +7,7 @@ Also the key-set closure, the compiled value roots the gates read, and the MCP
 from wymcp.core.schema._action import Action
 from wymcp.core.schema._action_decorator import action
 from wymcp.core.schema._bindings import (
+    action_binding,
     action_output_schema,
     action_reader,
     dispatch_action,
@@ -86,6 +87,7 @@ __all__ = [
     "UnreadableDataError",
     "ValueNode",
     "action",
+    "action_binding",
     "action_output_schema",
     "action_reader",
     "action_summaries",

@@ -9,7 +9,8 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Final
 
 import attrs
 
@@ -38,6 +39,9 @@ from wymcp.core.schema._unreadable import UnreadableDataError
 
 BINDINGS = "_wymcp_bindings"
 """The instance attribute holding a prepared tool's bindings by action name."""
+
+_NO_BINDINGS: Final[Mapping[str, Any]] = MappingProxyType({})
+"""What a tool without a `__dict__` has (made once, not per call)."""
 
 
 @attrs.frozen(eq=False)
@@ -175,6 +179,16 @@ def dispatch_action(
             return binding.run(tool, data, ctx, read=read)  # type: ignore[no-any-return]
     run: Callable[..., Awaitable[object]] = tool.run_action  # type: ignore[attr-defined]
     return run(action, data, ctx)
+
+
+def action_binding(tool: object, action: str) -> Binding | None:
+    """The `@action` binding of a prepared tool's action, or None (`run_action`).
+
+    One lookup for a call: its `structure` says whether the gated data is read
+    into a class first (`read`), its `run` runs it with `read=False` after.
+    """
+    bindings = getattr(tool, "__dict__", _NO_BINDINGS).get(BINDINGS)
+    return None if bindings is None else bindings.get(action)
 
 
 def action_reader(tool: object, action: str) -> Callable[[Any], Any] | None:

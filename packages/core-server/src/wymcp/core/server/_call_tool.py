@@ -29,8 +29,7 @@ from wymcp.core.schema import (
     ToolError,
     ToolSpec,
     UnreadableDataError,
-    action_reader,
-    dispatch_action,
+    action_binding,
 )
 from wymcp.core.server._call_deadlines import DeadlineError, Deadlines
 from wymcp.core.server._client_key import client_key
@@ -474,12 +473,15 @@ def _dispatch(  # noqa: PLR0917 - the call's parts, the lane and whose turn it t
     """The tool's work on the gated data: its action (read into its class) or run."""
     if action is None:
         return spec.tool.run(gated, ctx)  # type: ignore[no-any-return]
-    reader = action_reader(spec.tool, action)
-    if reader is None:
-        return dispatch_action(spec.tool, action, gated, ctx)
+    # one lookup of the action's binding (not a reader's, then a dispatch's)
+    binding = action_binding(spec.tool, action)
+    if binding is None:
+        return spec.tool.run_action(action, gated, ctx)  # type: ignore[no-any-return]
+    if binding.structure is None:
+        return binding.run(spec.tool, gated, ctx, read=False)
     if lane is not None:
         lane = _client_lane(lane, caller)
-    return read_and_run(spec, action, reader, gated, ctx, lane)
+    return read_and_run(spec, action, binding.read, gated, ctx, lane)
 
 
 async def _awaited(work: Awaitable[Any]) -> Any:

@@ -21,10 +21,10 @@ from wymcp.core.server._revision import (
     META_CAPABILITIES,
     META_LOG_LEVEL,
     META_VERSION,
-    REVISIONS,
+    MODERN,
     STATELESS,
 )
-from wymcp.core.server._stateless_mirror import ABSENT, HeaderIndex, check_standard
+from wymcp.core.server._stateless_mirror import HeaderIndex, check_standard
 
 
 def takes_stateless_path(incoming: Incoming, headers: HeaderIndex) -> bool:
@@ -61,11 +61,13 @@ def open_stateless(
     meta = incoming.params.get("_meta")
     if not isinstance(meta, dict):
         raise invalid_params(f"params._meta must carry '{META_VERSION}'.")
-    version = meta.get(META_VERSION, ABSENT)
-    capabilities = meta.get(META_CAPABILITIES, ABSENT)
-    if version is ABSENT or capabilities is ABSENT:
-        field = META_VERSION if version is ABSENT else META_CAPABILITIES
-        raise invalid_params(f"params._meta must carry '{field}'.")
+    # indexed (a `.get` is a method call each); the first absent one is named
+    try:
+        version = meta[META_VERSION]
+        capabilities = meta[META_CAPABILITIES]
+    except KeyError:
+        field = META_VERSION if META_VERSION not in meta else META_CAPABILITIES
+        raise invalid_params(f"params._meta must carry '{field}'.") from None
     if not isinstance(version, str):
         raise invalid_params(f"params._meta '{META_VERSION}' must be a string.")
     if not isinstance(capabilities, dict):
@@ -74,9 +76,9 @@ def open_stateless(
         check_standard(
             exchange.headers.index, incoming.method, version, incoming.params
         )
-    served = STATELESS.name in versions
-    if REVISIONS.get(version) is not STATELESS or not served:
-        raise unsupported_version([STATELESS.name] if served else [], version)
+    # `REVISIONS.get(version) is STATELESS`, read as the one name it has
+    if version != MODERN or MODERN not in versions:
+        raise unsupported_version([MODERN] if MODERN in versions else [], version)
     level = meta.get(META_LOG_LEVEL)
     if level is not None and not is_level(level):
         raise invalid_params(f"params._meta '{META_LOG_LEVEL}' is not a log level.")

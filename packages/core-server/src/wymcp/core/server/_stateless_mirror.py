@@ -38,6 +38,8 @@ _PLAIN_VERSIONS: Final = frozenset(REVISIONS)
 _PLAIN_METHODS: Final = frozenset().union(*(r.methods for r in REVISIONS.values()))
 """Versions and methods whose header, sent exactly as the body names them,
 passes as sent (visible ASCII, no blanks, no `=?base64?` wrapping)."""
+_PLAIN_FIELDS: Final = {method: NAMED_METHODS.get(method) for method in _PLAIN_METHODS}
+"""Each plain method's field its `Mcp-Name` mirrors (None: no `Mcp-Name`)."""
 _INTEGER: Final = re.compile(r"-?[0-9]+")
 
 
@@ -102,33 +104,34 @@ def check_standard(
     stripping changes: that is accepted at once. Anything else takes the full
     comparison, which says what differs.
     """
-    sent_version = headers.get(VERSION_KEY)
-    sent_method = headers.get(METHOD_KEY)
-    if (
-        sent_version is not None
-        and sent_method is not None
-        and len(sent_version) == 1
-        and len(sent_method) == 1
-        and sent_version[0] == version
-        and sent_method[0] == method
-        and version in _PLAIN_VERSIONS
-        and method in _PLAIN_METHODS
-    ):
-        field = NAMED_METHODS.get(method)
-        if field is None:
-            return
-        sent_name = headers.get(NAME_KEY)
-        body_name = params.get(field)
+    # indexing, not `.get` (a method call each), and one table of the plain
+    # methods' fields: a header or a field absent is a KeyError, the full way
+    try:
+        sent_version = headers[VERSION_KEY]
+        sent_method = headers[METHOD_KEY]
+        field = _PLAIN_FIELDS[method]
         if (
-            sent_name is not None
-            and len(sent_name) == 1
-            and sent_name[0] == body_name
-            and body_name.isascii()
-            and body_name.isprintable()
-            and body_name.strip(" \t") == body_name
-            and not body_name.startswith("=?")
+            len(sent_version) == 1
+            and len(sent_method) == 1
+            and sent_version[0] == version
+            and sent_method[0] == method
+            and version in _PLAIN_VERSIONS
         ):
-            return
+            if field is None:
+                return
+            sent_name = headers[NAME_KEY]
+            body_name = params[field]
+            if (
+                len(sent_name) == 1
+                and sent_name[0] == body_name
+                and body_name.isascii()
+                and body_name.isprintable()
+                and body_name.strip(" \t") == body_name
+                and not body_name.startswith("=?")
+            ):
+                return
+    except KeyError:
+        pass
     _check_standard(headers, method, version, params)
 
 
