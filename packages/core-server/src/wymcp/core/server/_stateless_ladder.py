@@ -21,7 +21,7 @@ from wymcp.core.server._revision import (
     META_CAPABILITIES,
     META_LOG_LEVEL,
     META_VERSION,
-    MODERN,
+    REVISIONS,
     STATELESS,
 )
 from wymcp.core.server._stateless_mirror import HeaderIndex, check_standard
@@ -76,9 +76,9 @@ def open_stateless(
         check_standard(
             exchange.headers.index, incoming.method, version, incoming.params
         )
-    # `REVISIONS.get(version) is STATELESS`, read as the one name it has
-    if version != MODERN or MODERN not in versions:
-        raise unsupported_version([MODERN] if MODERN in versions else [], version)
+    served = STATELESS.name in versions
+    if REVISIONS.get(version) is not STATELESS or not served:
+        raise unsupported_version([STATELESS.name] if served else [], version)
     level = meta.get(META_LOG_LEVEL)
     if level is not None and not is_level(level):
         raise invalid_params(f"params._meta '{META_LOG_LEVEL}' is not a log level.")
