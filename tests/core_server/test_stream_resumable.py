@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -47,3 +48,107 @@ def test_the_endpoint_stream_ends_early_and_keeps_nothing() -> None:
     stream = SseStream.__new__(SseStream)
     assert _ends_early(stream)
     assert not _keeps_events(stream)
+
+
+class _Endpoint:
+    """A stream that can end its response early, as the endpoint's SseStream."""
+
+    def __init__(self) -> None:
+        self.opened = False
+        self.ended: list[str] = []
+
+    async def open(self, headers: Any = None) -> None:
+        del headers
+        self.opened = True
+
+    async def send(self, message: Any, *, event_id: str | None = None) -> None:
+        del message, event_id
+
+    async def end_early(self, event_id: str, retry_ms: int) -> None:
+        del retry_ms
+        self.ended.append(event_id)
+
+
+def _resumable() -> tuple[Any, Any]:
+    from wymcp.core.server._session import Session
+    from wymcp.core.server._stream_resumable import ResumableStream
+
+    session = Session(id="s", protocol_version="2025-11-25")
+    return session, ResumableStream(session, _Endpoint())  # type: ignore[arg-type]
+
+
+async def test_a_resumable_call_answers_and_fails_as_it_ran() -> None:
+    from wymcp.core.server._call_detached import DetachedCalls
+    from wymcp.core.server._exchange import Reply
+    from wymcp.core.server._stream_resumable import run_resumable
+
+    _, stream = _resumable()
+
+    async def answer() -> Reply:
+        await asyncio.sleep(0)
+        return Reply(200, {"ok": 1})
+
+    async def fail() -> Reply:
+        raise LookupError("the tool's own error")
+
+    reply = await run_resumable(stream, answer, DetachedCalls())
+    assert reply.body == {"ok": 1}
+    with pytest.raises(LookupError, match="the tool's own error"):
+        await run_resumable(stream, fail, DetachedCalls())
+
+
+async def test_a_request_cancelled_before_an_early_close_cancels_its_call() -> None:
+    from wymcp.core.server._call_detached import DetachedCalls
+    from wymcp.core.server._exchange import Reply
+    from wymcp.core.server._stream_resumable import run_resumable
+
+    _, stream = _resumable()
+    started, seen = asyncio.Event(), []
+
+    async def slow() -> Reply:
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+        return Reply(200, {})
+
+    detached = DetachedCalls()
+    request = asyncio.create_task(run_resumable(stream, slow, detached))
+    await started.wait()
+    request.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await request
+    assert seen == ["cancelled"]
+    assert len(detached) == 0
+
+
+async def test_a_request_cancelled_after_an_early_close_keeps_its_call() -> None:
+    from wymcp.core.server._call_detached import DetachedCalls
+    from wymcp.core.server._exchange import Reply
+    from wymcp.core.server._session_stream import replay_of
+    from wymcp.core.server._stream_resumable import run_resumable
+
+    session, stream = _resumable()
+    closed, go_on = asyncio.Event(), asyncio.Event()
+
+    async def closes() -> Reply:
+        assert await stream.close_early()
+        closed.set()
+        await go_on.wait()
+        return Reply(200, {"jsonrpc": "2.0", "id": 1, "result": {}})
+
+    detached = DetachedCalls()
+    request = asyncio.create_task(run_resumable(stream, closes, detached))
+    await closed.wait()
+    request.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await request
+    assert len(detached) == 1
+    assert "post-1" in replay_of(session).running
+    go_on.set()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert len(detached) == 0
+    assert "post-1" not in replay_of(session).running  # its answer was kept

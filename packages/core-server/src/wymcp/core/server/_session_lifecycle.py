@@ -20,7 +20,6 @@ from wymcp.core.server._header_names import (
 from wymcp.core.server._jsonrpc import (
     Incoming,
     invalid_params,
-    invalid_request,
     response,
     rpc_error_message,
     session_terminated,
@@ -64,14 +63,6 @@ def wrong_version_header(session: Session, sent: str | None) -> str | None:
         "Incorrect MCP-Protocol-Version header. Expected the version "
         "negotiated during initialize."
     )
-
-
-def check_session_version(session: Session, headers: HeaderIndex) -> None:
-    """-32600 when `MCP-Protocol-Version` names another revision."""
-    sent = headers.get(VERSION_KEY)
-    problem = wrong_version_header(session, sent[0] if sent else None)
-    if problem is not None:
-        raise invalid_request(problem)
 
 
 def deliver(session: Session, incoming: Incoming) -> None:

@@ -12,7 +12,12 @@ from typing import Any
 
 from wymcp.core.server._call import Call, build_call
 from wymcp.core.server._exchange import Exchange, Reply, Stream
-from wymcp.core.server._header_names import SESSION_HEADER, SESSION_KEY, VERSION_HEADER
+from wymcp.core.server._header_names import (
+    SESSION_HEADER,
+    SESSION_KEY,
+    VERSION_HEADER,
+    VERSION_KEY,
+)
 from wymcp.core.server._jsonrpc import (
     Incoming,
     invalid_params,
@@ -35,7 +40,6 @@ from wymcp.core.server._session import (
 from wymcp.core.server._session_declaration import compact
 from wymcp.core.server._session_lifecycle import (
     BEFORE_INITIALIZED,
-    check_session_version,
     deliver,
     duplicated_session_header,
     session_notification,
@@ -75,9 +79,12 @@ class SessionPath:
         a Call at the session's revision.
         """
         headers = exchange.headers.index
-        problem = duplicated_session_header(headers)
-        if problem is not None:
-            raise invalid_request(problem)
+        sids = headers.get(SESSION_KEY)
+        versions = headers.get(VERSION_KEY)
+        if (sids is not None and len(sids) > 1) or (
+            versions is not None and len(versions) > 1
+        ):  # read once here, each header's duplicate is named as before
+            raise invalid_request(str(duplicated_session_header(headers)))
         if incoming.kind == "request" and incoming.method == "initialize":
             return self._initialize(incoming, exchange)
         if incoming.kind == "request" and incoming.method == "ping":
@@ -90,10 +97,12 @@ class SessionPath:
                 meta=incoming.meta,
                 capabilities={},
             )
-        session = self._live_session(incoming, exchange)
+        session = self._live_session(incoming, exchange, sids)
         if isinstance(session, Reply):
             return session
-        check_session_version(session, headers)
+        problem = wrong_version_header(session, versions[0] if versions else None)
+        if problem is not None:
+            raise invalid_request(problem)
         if incoming.kind == "response":
             deliver(session, incoming)
             return Reply(202)
@@ -114,19 +123,20 @@ class SessionPath:
             session=session,
         )
 
-    def _live_session(self, incoming: Incoming, exchange: Exchange) -> Session | Reply:
-        """The live session the request names; 404 when there is none."""
-        sids = exchange.headers.index.get(SESSION_KEY)
+    def _live_session(
+        self, incoming: Incoming, exchange: Exchange, sids: list[str] | None
+    ) -> Session | Reply:
+        """The live session `sids` (the header's values) names; 404 when none."""
         sid = sids[0] if sids else None
         if sid is None:
             raise invalid_request("Missing Mcp-Session-Id header. Initialize first.")
         session = self._store.get(sid.strip())
-        if (
-            session is not None
-            and not session.closed
-            and principal_key(session.principal) == principal_key(exchange.principal)
-        ):
-            return session
+        if session is not None and not session.closed:
+            principal = exchange.principal
+            if session.principal is principal or principal_key(
+                session.principal
+            ) == principal_key(principal):  # the same caller (None: no auth)
+                return session
         if incoming.kind != "request":
             return Reply(404)
         raise session_terminated()

@@ -198,9 +198,14 @@ async def run_resumable(
         return await run()
     if not stream.ends_early:
         return await stream.run(run)
-    call = asyncio.get_running_loop().create_task(stream.run(run))
+    # The call's own end wakes this request (no `asyncio.shield`: its outer
+    # future and done callback cost a loop turn more per call); cancelling
+    # this request cancels only `ended`, never the call.
+    ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    call = ended.get_loop().create_task(_signalled(stream, run, ended))
     try:
-        return await asyncio.shield(call)
+        await ended
+        return call.result()  # the call's step has ended: its answer or error
     except asyncio.CancelledError:
         if stream.closed_early and not call.done() and detached.keep(call):
             raise
@@ -208,3 +213,28 @@ async def run_resumable(
         with contextlib.suppress(BaseException):  # the request's own end is raised
             await call
         raise
+
+
+async def _signalled(
+    stream: ResumableStream,
+    run: Callable[[], Awaitable[Reply]],
+    ended: asyncio.Future[None],
+) -> Reply:
+    """`stream.run(run)`, then wake its request through `ended` (if it waits).
+
+    `ended` is set in the call's last step, so the task is done before the
+    request resumes to read its result. `stream.run` is inlined: a stream
+    not closed early has nothing to finish (one coroutine less per call).
+    """
+    try:
+        try:
+            reply = await run()
+        except BaseException:
+            await stream.abandon()
+            raise
+        if stream.closed_early:
+            reply = await stream.finish(reply)
+        return reply
+    finally:
+        if not ended.done():
+            ended.set_result(None)
