@@ -291,7 +291,7 @@ def sharing_placement(placement: Placement, processes: int) -> Placement:
     under the normal policy instead, as they would in production.
     """
     if processes > 1 and placement.realtime:
-        return replace(placement, realtime=False)
+        return replace(placement, promoted=False)
     return placement
 
 

@@ -252,6 +252,9 @@ class Placement:
     cpus: set[int] | None = None
     nice: int = 0
     realtime: bool = False
+    promoted: bool = True
+    """With `realtime`: whether a started server is put under SCHED_RR (False:
+    it stays under the normal policy, the harness's SCHED_RR not inherited)."""
 
     def apply(self) -> None:
         """Pin and renice the calling process (a child before exec, or the client)."""
@@ -278,7 +281,7 @@ class Placement:
         period's budget and the measured calls that followed sat throttled on an
         idle core for up to 50 ms -- the 30-50 ms p99 of the longer cases.
         """
-        if not self.realtime:
+        if not (self.realtime and self.promoted):
             return
         for task in Path(f"/proc/{pid}/task").iterdir():
             try:

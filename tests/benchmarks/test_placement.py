@@ -93,6 +93,17 @@ def test_servers_sharing_the_server_core_are_not_made_real_time() -> None:
 
     realtime = Placement(cpus={0}, realtime=True)
     assert sharing_placement(realtime, 1) == realtime
-    assert sharing_placement(realtime, 2) == Placement(cpus={0}, realtime=False)
+    shared = sharing_placement(realtime, 2)
+    assert shared == Placement(cpus={0}, realtime=True, promoted=False)
     plain = Placement(cpus={0})
     assert sharing_placement(plain, 2) == plain
+    if os.geteuid() != 0:
+        return  # SCHED_RR needs root: the policies below are not checked
+    with subprocess.Popen(["sleep", "30"]) as child:  # noqa: S607 - a fixed command
+        try:
+            shared.promote(child.pid)
+            assert os.sched_getscheduler(child.pid) == os.SCHED_OTHER
+            realtime.promote(child.pid)
+            assert os.sched_getscheduler(child.pid) == os.SCHED_RR
+        finally:
+            child.kill()
