@@ -10,6 +10,7 @@ import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from wymcp.core.server import Headers
+from wymcp.transport.aiohttp._endpoint import _UNIQUE_KEYS, request_headers
 
 
 def test_distinct_names_index_one_value_each() -> None:
@@ -51,7 +52,7 @@ def test_a_view_of_a_multidict_reads_as_the_index_of_the_same_pairs(
     pairs: list[tuple[str, str]],
 ) -> None:
     built = Headers.of(pairs)
-    viewed = Headers.view(CIMultiDictProxy(CIMultiDict(pairs)))
+    viewed = request_headers(CIMultiDictProxy(CIMultiDict(pairs)))
     assert viewed.index == built.index
     assert list(viewed.index.items()) == list(built.index.items())  # first-came order
     assert len(viewed.index) == len(built.index)
@@ -64,6 +65,21 @@ def test_a_view_of_a_multidict_reads_as_the_index_of_the_same_pairs(
         assert (name.lower() in viewed.index) == (name.lower() in built.index)
 
 
+def test_the_transport_views_headers_only_where_the_multidict_allows() -> None:
+    """multidict before 7 lists each spelling in `keys()`: its headers are copied.
+
+    With multidict 6.9 (the lowest aiohttp 3.14.4 admits) the view saw no
+    repeated name in `[("Mcp-Name", "a"), ("mcp-name", "b")]`; the transport
+    must not hand the engine such a view.
+    """
+    unique = len(CIMultiDict((("a", ""), ("A", ""))).keys()) == 1
+    assert unique == _UNIQUE_KEYS
+    assert (request_headers == Headers.view) == unique
+    pairs = [("Mcp-Name", "a"), ("mcp-name", "b")]
+    assert request_headers(CIMultiDictProxy(CIMultiDict(pairs))).repeated
+
+
+@pytest.mark.skipif(not _UNIQUE_KEYS, reason="the view needs multidict 7's keys()")
 def test_a_view_looks_names_up_in_any_case_and_hands_out_new_lists() -> None:
     index = Headers.view(CIMultiDictProxy(CIMultiDict([("Host", "a")]))).index
     assert index["host"] == index["HoSt"] == ["a"]

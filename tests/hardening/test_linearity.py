@@ -31,6 +31,7 @@ from wymcp.core.server._stateless_mirror import check_params, check_standard
 from wymcp.core.server._uri_template import UriTemplate
 from wymcp.transport.aiohttp import InvalidToken, JwtValidator
 from wymcp.transport.aiohttp._bearer_auth import _BEARER
+from wymcp.transport.aiohttp._endpoint import request_headers
 from wymcp.transport.aiohttp._host_policy import HostPolicy
 from wymcp.transport.aiohttp._json_body import BodyError, decode_json, nesting_depth
 
@@ -229,7 +230,7 @@ def test_header_view_of_many_headers_with_a_repeated_name() -> None:
 
     assert_linear(
         run,
-        lambda n: Headers.view(
+        lambda n: request_headers(
             CIMultiDictProxy(
                 CIMultiDict(
                     [

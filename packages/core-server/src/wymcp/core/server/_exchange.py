@@ -136,7 +136,13 @@ class Headers:
 
     @classmethod
     def view(cls, headers: CaseInsensitiveHeaders) -> Headers:
-        """Read `headers` (aiohttp's `request.headers`) in place, not copied."""
+        """Read `headers` (aiohttp's `request.headers`) in place, not copied.
+
+        Only for a multidict whose `keys()` holds each name once (multidict 7
+        on): an older one lists every spelling sent, and the view would then
+        miss a repeated name. The HTTP transport's `request_headers` checks
+        which it has and copies (`of`) otherwise.
+        """
         return cls(HeaderView(headers))
 
     @classmethod
