@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+from collections.abc import Callable
 
 import pytest
 
@@ -415,31 +416,30 @@ class _AheadLoop(asyncio.SelectorEventLoop):
         return super().time() + 1000
 
 
-def test_a_deadline_counts_on_the_loops_own_clock():
-    """A loop with a clock of its own: the deadline is on that clock, not monotonic."""
-    deadlines = Deadlines()
-    loop = _AheadLoop()
-    try:
-        # on the wrong clock the deadline would be 1,000 s past: stopped at once
-        assert loop.run_until_complete(deadlines.run(finishes(0.05, "ok"), 5)) == "ok"
-        with pytest.raises(DeadlineError):
-            loop.run_until_complete(deadlines.run(finishes(30, "never"), 0.05))
-    finally:
-        loop.close()
+def _behind_loop() -> asyncio.AbstractEventLoop:
+    """A plain loop whose clock is set on the instance, 1,000 s behind.
 
-
-def test_a_clock_set_on_the_loop_itself_is_the_deadline_s_clock():
-    """`loop.time = ...` on the instance (a virtual-clock fixture) is honoured.
-
-    Found by review: reading `time.monotonic` for every asyncio loop class put
-    the deadline on another clock than its timer, so a clock 1,000 s behind
-    made a hanging call never stop.
+    A virtual-clock fixture does this: found by review, reading
+    `time.monotonic` for every asyncio loop class put the deadline on another
+    clock than its timer, so a hanging call never stopped.
     """
-    deadlines = Deadlines()
     loop = asyncio.new_event_loop()
     base = loop.time
     loop.time = lambda: base() - 1000.0  # type: ignore[method-assign]
+    return loop
+
+
+@pytest.mark.parametrize(
+    "make_loop", [_AheadLoop, _behind_loop], ids=["class clock", "instance clock"]
+)
+def test_a_deadline_counts_on_the_loops_own_clock(
+    make_loop: Callable[[], asyncio.AbstractEventLoop],
+) -> None:
+    """A loop with a clock of its own: the deadline is on that clock, not monotonic."""
+    deadlines = Deadlines()
+    loop = make_loop()
     try:
+        # on the wrong clock the deadline is 1,000 s off: stopped at once, or never
         assert loop.run_until_complete(deadlines.run(finishes(0.05, "ok"), 5)) == "ok"
         with pytest.raises(DeadlineError):
             loop.run_until_complete(deadlines.run(finishes(30, "never"), 0.05))
