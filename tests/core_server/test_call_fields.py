@@ -67,10 +67,9 @@ def test_build_call_fills_each_field_from_the_request() -> None:
     assert call.json_bytes == 123
 
 
-def test_without_mirrored_headers_a_call_checks_no_params() -> None:
-    incoming = classify({"jsonrpc": "2.0", "id": 1, "method": "ping"})
-    exchange = Exchange("POST", Headers.of([]), None, mirrored_headers=False)
-    call = build_call(
+def _stateless_call(incoming: Incoming, exchange: Exchange) -> Call:
+    """`build_call` at 2026-07-28, with no stream, `_meta` or capabilities."""
+    return build_call(
         incoming,
         exchange,
         None,  # type: ignore[arg-type]
@@ -78,6 +77,12 @@ def test_without_mirrored_headers_a_call_checks_no_params() -> None:
         meta={},
         capabilities={},
     )
+
+
+def test_without_mirrored_headers_a_call_checks_no_params() -> None:
+    incoming = classify({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    exchange = Exchange("POST", Headers.of([]), None, mirrored_headers=False)
+    call = _stateless_call(incoming, exchange)
     assert call.checks_params is False
     assert call.peer is None
     assert call.json_bytes is None
@@ -147,14 +152,7 @@ def test_build_call_and_classify_set_every_field_of_their_class() -> None:
         {"jsonrpc": "2.0", "id": "r", "method": "tools/call", "params": params}
     )
     exchange = Exchange("POST", Headers.of([]), None)
-    call = build_call(
-        incoming,
-        exchange,
-        None,  # type: ignore[arg-type]
-        revision=STATELESS,
-        meta={},
-        capabilities={},
-    )
+    call = _stateless_call(incoming, exchange)
     for made, cls in ((incoming, Incoming), (call, Call)):
         unset = [
             field.name for field in attrs.fields(cls) if not hasattr(made, field.name)

@@ -8,7 +8,16 @@ from typing import Any
 import pytest
 
 from wymcp.core.server import EndsEarly, KeepsEvents
-from wymcp.core.server._stream_resumable import _ends_early, _keeps_events
+from wymcp.core.server._call_detached import DetachedCalls
+from wymcp.core.server._exchange import Reply
+from wymcp.core.server._session import Session
+from wymcp.core.server._session_stream import replay_of
+from wymcp.core.server._stream_resumable import (
+    ResumableStream,
+    _ends_early,
+    _keeps_events,
+    run_resumable,
+)
 
 
 class _Ends:
@@ -70,17 +79,12 @@ class _Endpoint:
 
 
 def _resumable() -> tuple[Any, Any]:
-    from wymcp.core.server._session import Session
-    from wymcp.core.server._stream_resumable import ResumableStream
 
     session = Session(id="s", protocol_version="2025-11-25")
     return session, ResumableStream(session, _Endpoint())  # type: ignore[arg-type]
 
 
 async def test_a_resumable_call_answers_and_fails_as_it_ran() -> None:
-    from wymcp.core.server._call_detached import DetachedCalls
-    from wymcp.core.server._exchange import Reply
-    from wymcp.core.server._stream_resumable import run_resumable
 
     _, stream = _resumable()
 
@@ -98,9 +102,6 @@ async def test_a_resumable_call_answers_and_fails_as_it_ran() -> None:
 
 
 async def test_a_request_cancelled_before_an_early_close_cancels_its_call() -> None:
-    from wymcp.core.server._call_detached import DetachedCalls
-    from wymcp.core.server._exchange import Reply
-    from wymcp.core.server._stream_resumable import run_resumable
 
     _, stream = _resumable()
     started, seen = asyncio.Event(), []
@@ -125,10 +126,6 @@ async def test_a_request_cancelled_before_an_early_close_cancels_its_call() -> N
 
 
 async def test_a_request_cancelled_after_an_early_close_keeps_its_call() -> None:
-    from wymcp.core.server._call_detached import DetachedCalls
-    from wymcp.core.server._exchange import Reply
-    from wymcp.core.server._session_stream import replay_of
-    from wymcp.core.server._stream_resumable import run_resumable
 
     session, stream = _resumable()
     closed, go_on = asyncio.Event(), asyncio.Event()
